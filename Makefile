@@ -1,0 +1,46 @@
+# microagg: `make demo` and `make test` do all set-up on a fresh machine.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: install demo test lint typecheck unit nojit bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+## demo: anonymize the bundled Census file at k=5; result and JSON summary in demo-output/
+demo: $(STAMP)
+	@mkdir -p demo-output
+	$(VENV)/bin/microagg anonymize --dataset census -k 5 --method mdav --random-state 0 \
+	    -o demo-output/census_k5.csv --summary-json demo-output/census_k5.json
+
+## test: lint, type-check, the whole suite, then a fast subset again with numba's JIT off
+test: lint typecheck unit nojit
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+unit: $(STAMP)
+	$(PY) -m pytest -q --doctest-modules src tests
+
+# Pure-Python kernels give readable tracebacks; a fast subset is enough to prove they run.
+nojit: $(STAMP)
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" -p no:cacheprovider \
+	    tests/test_partition_contract.py tests/test_methods.py tests/test_aggregate.py
+
+## bench: the speed/memory table of benchmarks/ (minutes; not part of make test)
+bench: $(STAMP)
+	$(PY) benchmarks/bench_mdav.py
+
+clean:
+	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

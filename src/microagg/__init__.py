@@ -1,0 +1,41 @@
+"""microagg: safe release of microdata by microaggregation, with verified guarantees.
+
+Public API
+----------
+anonymize          DataFrame in, verified :class:`Release` out.
+Release            The published data with its parameters, seed, checks, metrics, warnings.
+MicroAggregator    scikit-learn style clusterer (``fit_predict`` / ``labels_``).
+partition          ``partition(X, k, method=...)``; the registry is ``partition.PARTITIONERS``.
+load_dataset       Bundled benchmark data sets (Census, Tarragona, EIA, ...).
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .datasets import load_dataset
+from .estimator import MicroAggregator
+from .exceptions import (
+    ConstantColumnWarning,
+    InternalError,
+    PrivacyLeakWarning,
+    PrivacyViolationError,
+    SchemaError,
+)
+from .partition import PARTITIONERS, partition
+from .release import Release, anonymize
+
+__all__ = [
+    "PARTITIONERS",
+    "ConstantColumnWarning",
+    "InternalError",
+    "MicroAggregator",
+    "PrivacyLeakWarning",
+    "PrivacyViolationError",
+    "Release",
+    "SchemaError",
+    "__version__",
+    "anonymize",
+    "load_dataset",
+    "partition",
+]

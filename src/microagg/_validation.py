@@ -1,0 +1,125 @@
+"""Input checks shared by every public function: one message format for all."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "RandomState",
+    "check_k",
+    "check_labels",
+    "check_matrix",
+    "check_nonnegative",
+    "check_random_state",
+]
+
+RandomState = None | int | np.random.Generator
+
+
+def check_matrix(X: ArrayLike, *, caller: str, name: str = "X") -> NDArray[np.float64]:
+    """Return ``X`` as a finite, C-contiguous float64 array of shape (n_samples, n_features).
+
+    Raises ``TypeError`` for non-numeric data and ``ValueError`` for the wrong shape, an empty
+    matrix or non-finite values, naming the offending columns (by position) and counts.
+    """
+    arr = np.asarray(X)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"The {name!r} parameter of {caller} must be a numeric array. "
+            f"Got dtype {arr.dtype} instead."
+        )
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2:
+        raise ValueError(
+            f"The {name!r} parameter of {caller} must be 2-dimensional (n_samples, n_features). "
+            f"Got an array of shape {arr.shape} instead."
+        )
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(
+            f"The {name!r} parameter of {caller} is empty: shape {arr.shape}; "
+            "at least one row and one column are needed."
+        )
+    out = np.ascontiguousarray(arr, dtype=np.float64)
+    finite = np.isfinite(out)
+    if not finite.all():
+        bad = (~finite).sum(axis=0)
+        where = ", ".join(f"column {j}: {int(c)}" for j, c in enumerate(bad) if c)
+        raise ValueError(
+            f"The {name!r} parameter of {caller} contains NaN or infinite values ({where}). "
+            "Impute or drop them first; microagg never imputes silently."
+        )
+    return out
+
+
+def check_k(k: Any, *, n_samples: int, caller: str) -> int:
+    """Return ``k`` as an int after checking ``2 <= k <= n_samples``."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(
+            f"The 'k' parameter of {caller} must be an int >= 2. "
+            f"Got {k!r} of type {type(k).__name__} instead."
+        )
+    k = int(k)
+    if k < 2:
+        raise ValueError(f"The 'k' parameter of {caller} must be an int >= 2. Got {k} instead.")
+    if n_samples < k:
+        raise ValueError(
+            f"n_samples={n_samples} should be >= k={k} in {caller}: "
+            "a group of k records cannot be formed."
+        )
+    return k
+
+
+def check_random_state(random_state: RandomState) -> np.random.Generator:
+    """Turn ``None``, an int seed or a ``Generator`` into a ``numpy.random.Generator``."""
+    if random_state is None or isinstance(random_state, numbers.Integral):
+        if random_state is not None and (isinstance(random_state, bool) or int(random_state) < 0):
+            raise ValueError(
+                f"The 'random_state' parameter must be None, an int >= 0 or a "
+                f"numpy.random.Generator. Got {random_state!r} instead."
+            )
+        return np.random.default_rng(None if random_state is None else int(random_state))
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    raise TypeError(
+        "The 'random_state' parameter must be None, an int >= 0 or a numpy.random.Generator. "
+        f"Got {random_state!r} of type {type(random_state).__name__} instead."
+    )
+
+
+def check_labels(labels: ArrayLike, *, n_samples: int, k: int | None = None) -> NDArray[np.intp]:
+    """Check a partition: one label per row, consecutive from 0, every group >= ``k``."""
+    lab = np.asarray(labels)
+    if lab.shape != (n_samples,):
+        raise ValueError(f"labels must have shape ({n_samples},). Got {lab.shape} instead.")
+    if lab.dtype.kind not in "iu":
+        raise TypeError(f"labels must be integers. Got dtype {lab.dtype} instead.")
+    lab = lab.astype(np.intp, copy=False)
+    if n_samples == 0:
+        return lab
+    counts = np.bincount(lab) if lab.min() >= 0 else np.array([0])
+    if lab.min() < 0 or (counts == 0).any():
+        raise ValueError("labels must be consecutive integers starting at 0.")
+    if k is not None and counts.min() < k:
+        small = int((counts < k).sum())
+        raise ValueError(
+            f"{small} group(s) have fewer than k={k} records (smallest has {int(counts.min())})."
+        )
+    return lab
+
+
+def check_nonnegative(value: Any, *, name: str, caller: str) -> float:
+    """Return ``value`` as a finite float ``>= 0``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"The {name!r} parameter of {caller} must be a float >= 0. "
+            f"Got {value!r} of type {type(value).__name__} instead."
+        )
+    v = float(value)
+    if not np.isfinite(v) or v < 0:
+        raise ValueError(f"The {name!r} parameter of {caller} must be a float >= 0. Got {v} instead.")
+    return v

@@ -1,0 +1,399 @@
+"""Command-line interface: ``microagg anonymize | methods | datasets``."""
+
+from __future__ import annotations
+
+import math
+import pathlib
+import threading
+import time
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import TracebackType
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from microagg.release import Release
+
+__all__ = ["app", "main"]
+
+EXIT_USER_ERROR = 2
+"""Exit status for a user error (bad option, unreadable input, schema problem...)."""
+EXIT_BUG = 3
+"""Exit status for a broken guarantee: a bug in microagg."""
+PROGRESS_DELAY = 1.0
+"""Seconds a run must last before the progress display appears."""
+
+app = typer.Typer(
+    name="microagg",
+    help="Safe release of microdata by microaggregation, with verified guarantees.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class UsageError(ValueError):
+    """A command-line option is wrong or missing (reported like any other user error)."""
+
+
+def _stdout() -> Console:
+    # Made per call so that the console writes to the current sys.stdout (CliRunner swaps it).
+    return Console(highlight=False)
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _fail(message: str, *, bug: bool = False) -> typer.Exit:
+    """Print ``Error: message`` in red on stderr; return the Exit to raise (2, or 3 for a bug)."""
+    text = f"Error: {message}" + (" (this is a bug in microagg; please report it)" if bug else "")
+    _stderr().print(Text(text, style="bold red"), soft_wrap=True)
+    return typer.Exit(code=EXIT_BUG if bug else EXIT_USER_ERROR)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("microagg")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown"
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        _stdout().print(f"microagg {_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version_callback, is_eager=True,
+                     help="Show the version and exit."),
+    ] = False,
+) -> None:
+    """Safe release of microdata by microaggregation, with verified guarantees."""
+
+
+def _split_names(values: Sequence[str] | None) -> list[str] | None:
+    """``["a,b", "c"]`` -> ``["a", "b", "c"]``; ``None`` (option not given) stays ``None``."""
+    if values is None:
+        return None
+    return [name.strip() for value in values for name in value.split(",") if name.strip()]
+
+
+def _parse_value(text: str) -> int | float | str:
+    """A ``--param`` value: an int if it parses as one, else a float, else the string."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _parse_params(items: Sequence[str] | None) -> dict[str, Any]:
+    """``["gamma=0.5"]`` -> ``{"gamma": 0.5}``; a malformed item names ``--param``."""
+    params: dict[str, Any] = {}
+    for item in items or ():
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise UsageError(f"--param must look like name=value. Got {item!r} instead.")
+        if name in params:
+            raise UsageError(f"--param {name!r} is given more than once.")
+        params[name] = _parse_value(value.strip())
+    return params
+
+
+class _DelayedProgress:
+    """A transient progress display over named stages that appears only after a delay.
+
+    The work runs in the calling thread; a :class:`threading.Timer` starts the live display
+    once the run has lasted ``delay`` seconds, so quick runs print nothing. Nothing is shown
+    when the console is not a terminal.
+    """
+
+    def __init__(self, console: Console, stages: Sequence[str], *,
+                 delay: float = PROGRESS_DELAY) -> None:
+        self._progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+            TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+            console=console, transient=True,
+        )
+        self._task = self._progress.add_task(stages[0] if stages else "", total=len(stages))
+        self._lock = threading.Lock()
+        self._started = False
+        self._stopped = False
+        self._timer: threading.Timer | None = None
+        if console.is_terminal:
+            self._timer = threading.Timer(delay, self._start)
+            self._timer.daemon = True
+
+    def _start(self) -> None:
+        with self._lock:
+            if not self._stopped:
+                self._progress.start()
+                self._started = True
+
+    def stage(self, description: str, *, done: int) -> None:
+        """Show that ``done`` stages are complete and ``description`` is running."""
+        self._progress.update(self._task, description=description, completed=done)
+
+    def __enter__(self) -> _DelayedProgress:
+        if self._timer is not None:
+            self._timer.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        with self._lock:
+            self._stopped = True
+            if self._started:
+                self._progress.stop()
+
+
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    """Turn library exceptions into one red line and an exit status (2 user, 3 bug)."""
+    from microagg.exceptions import InternalError, PrivacyViolationError
+
+    try:
+        yield
+    except (PrivacyViolationError, InternalError) as exc:
+        raise _fail(f"{type(exc).__name__}: {exc}", bug=True) from None
+    except (ValueError, TypeError, ImportError, OSError) as exc:
+        # SchemaError is a ValueError; FileNotFoundError and PermissionError are OSErrors.
+        raise _fail(str(exc)) from None
+
+
+def _format_float(value: Any, *, scale: float = 1.0, digits: int = 2) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value) * scale
+        return f"{number:.{digits}f}" if math.isfinite(number) else str(number)
+    return "n/a"
+
+
+def _summary_table(release: Release, *, source: str, output: pathlib.Path,
+                   seconds: float) -> Table:
+    """The rich table printed after a run (rows, groups, k, IL, risk, time)."""
+    metrics = release.metrics
+    k_check = release.checks.get("k_anonymity", {})
+    qis = list(release.params.get("quasi_identifiers", ()))
+    table = Table(title="microagg release", show_header=False, title_justify="left")
+    table.add_column("", style="bold")
+    table.add_column("")
+    rows = [
+        ("input", source),
+        ("output", str(output)),
+        ("method", str(release.params.get("method", "?"))),
+        ("rows", str(release.data.shape[0])),
+        ("quasi-identifiers", f"{len(qis)}: {', '.join(map(str, qis))}"),
+        ("groups", str(metrics.get("n_groups", "n/a"))),
+        ("required k", str(k_check.get("required", "n/a"))),
+        ("achieved k", str(k_check.get("achieved", "n/a"))),
+        ("IL (%)", _format_float(metrics.get("information_loss"))),
+        ("IL original units (%)", _format_float(metrics.get("information_loss_original_units"))),
+        ("DLD risk (%)", _format_float(metrics.get("dld_risk"), scale=100.0)),
+        ("seed", str(release.seed)),
+        ("time (s)", f"{seconds:.2f}"),
+    ]
+    for name, value in rows:
+        table.add_row(name, Text(value))
+    return table
+
+
+@app.command()
+def anonymize(
+    *,
+    input_path: Annotated[
+        pathlib.Path | None,
+        typer.Argument(metavar="INPUT", show_default=False,
+                       help="Input table: .csv/.tsv/.txt (optionally .gz), .parquet or .pq."),
+    ] = None,
+    output: Annotated[
+        pathlib.Path,
+        typer.Option("-o", "--output", show_default=False,
+                     help="Output table (.csv/.tsv/.txt[.gz], .parquet, .pq); written "
+                          "atomically, never over the input."),
+    ],
+    dataset: Annotated[
+        str | None,
+        typer.Option("--dataset", help="Use a bundled data set (see `microagg datasets`) "
+                                       "instead of INPUT."),
+    ] = None,
+    quasi_identifiers: Annotated[
+        list[str] | None,
+        typer.Option("-q", "--quasi-identifiers", show_default=False,
+                     help="Comma-separated numeric columns to mask (repeatable). Default with "
+                          "--dataset: the data set's quasi-identifiers."),
+    ] = None,
+    k: Annotated[int, typer.Option("-k", help="Minimum group size (k >= 2).")] = 5,
+    method: Annotated[
+        str, typer.Option("-m", "--method", help="Partitioner (see `microagg methods`).")
+    ] = "mdav",
+    sensitive: Annotated[
+        list[str] | None,
+        typer.Option("-s", "--sensitive", show_default=False,
+                     help="Comma-separated sensitive columns (published unchanged)."),
+    ] = None,
+    drop: Annotated[
+        list[str] | None,
+        typer.Option("--drop", show_default=False,
+                     help="Comma-separated identifier columns, removed from the output."),
+    ] = None,
+    aggregation: Annotated[
+        str, typer.Option("--aggregation", help="Group representative: mean, median or mode.")
+    ] = "mean",
+    scaling: Annotated[
+        str, typer.Option("--scaling", help="Scaling for distances: standard, minmax or none.")
+    ] = "standard",
+    random_state: Annotated[
+        int | None,
+        typer.Option("--random-state", show_default=False,
+                     help="Seed (an int >= 0); drawn and recorded when omitted."),
+    ] = None,
+    sep: Annotated[
+        str | None,
+        typer.Option("--sep", show_default=False,
+                     help="CSV separator of the input and output; detected when omitted."),
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", show_default=False,
+                     help="Method parameter name=value (repeatable), e.g. --param gamma=0.5."),
+    ] = None,
+    summary_json: Annotated[
+        pathlib.Path | None,
+        typer.Option("--summary-json", show_default=False,
+                     help="Also write the release summary (params, checks, metrics) as JSON."),
+    ] = None,
+) -> None:
+    """Mask the quasi-identifiers of a table by microaggregation and write the release."""
+    start = time.perf_counter()
+    with _user_errors():
+        if (input_path is None) == (dataset is None):
+            raise UsageError(
+                "Give exactly one of INPUT or --dataset "
+                f"(got {'both' if dataset is not None else 'neither'})."
+            )
+        from microagg.io import check_output_path, read_table, write_table, write_text_atomic
+
+        inputs = [input_path] if input_path is not None else []
+        out = check_output_path(output, inputs=inputs, parameter="--output")
+        summary_out = None
+        if summary_json is not None:
+            summary_out = check_output_path(
+                summary_json, inputs=[*inputs, out], extensions=(".json",),
+                parameter="--summary-json",
+            )
+        method_params = _parse_params(param)
+        qi = _split_names(quasi_identifiers)
+        sens = _split_names(sensitive)
+        ids = _split_names(drop)
+        if input_path is not None and not qi:
+            raise UsageError("-q/--quasi-identifiers is required with an INPUT file.")
+
+        console = _stderr()
+        with _DelayedProgress(console, ("read", "anonymize", "write")) as progress:
+            progress.stage("read", done=0)
+            if dataset is not None:
+                from microagg.datasets import load_dataset
+
+                ds = load_dataset(dataset)
+                df = ds.data
+                source = f"dataset {ds.name}"
+                if qi is None:
+                    qi = list(ds.quasi_identifiers)
+                if sens is None:
+                    sens = [c for c in ds.sensitive if c not in qi]
+                if ids is None:
+                    ids = [c for c in ds.identifiers if c not in qi]
+            else:
+                assert input_path is not None  # checked above
+                df = read_table(input_path, sep=sep)
+                source = str(input_path)
+
+            progress.stage("anonymize", done=1)
+            from microagg.release import anonymize as run_anonymize
+
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                release = run_anonymize(
+                    df, quasi_identifiers=qi or [], k=k, method=method,
+                    sensitive=sens or (), identifiers=ids or (), aggregation=aggregation,
+                    scaling=scaling, random_state=random_state,
+                    method_params=method_params or None,
+                )
+
+            progress.stage("write", done=2)
+            write_table(release.data, out, sep=sep)
+            if summary_out is not None:
+                write_text_atomic(release.to_json() + "\n", summary_out)
+            progress.stage("done", done=3)
+
+    notes = list(release.warnings)
+    notes += [str(w.message) for w in caught if str(w.message) not in notes]
+    stdout = _stdout()
+    stdout.print(_summary_table(release, source=source, output=out,
+                                seconds=time.perf_counter() - start))
+    if summary_out is not None:
+        stdout.print(Text(f"summary written to {summary_out}"), soft_wrap=True)
+    for note in notes:
+        stdout.print(Text(f"Warning: {note}", style="yellow"), soft_wrap=True)
+
+
+@app.command()
+def methods() -> None:
+    """List the microaggregation methods (partitioners) and their parameters."""
+    from microagg.partition import ALIASES, PARTITIONERS
+
+    table = Table(title="microaggregation methods", title_justify="left")
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("fixed size")
+    table.add_column("parameters")
+    table.add_column("summary")
+    table.add_column("reference")
+    for name, entry in PARTITIONERS.items():
+        params = ", ".join(f"{p}={default!r}" for p, default in entry.params.items()) or "-"
+        table.add_row(name, "yes" if entry.fixed_size else "no", Text(params),
+                      Text(entry.summary), Text(entry.reference))
+    console = _stdout()
+    console.print(table)
+    if ALIASES:
+        aliases = ", ".join(f"{alias} -> {name}" for alias, name in ALIASES.items())
+        console.print(Text(f"Aliases: {aliases}"), soft_wrap=True)
+
+
+@app.command()
+def datasets() -> None:
+    """List the bundled benchmark data sets."""
+    from microagg.datasets import list_datasets
+
+    table = Table(title="bundled data sets", title_justify="left")
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("rows", justify="right")
+    table.add_column("columns", justify="right")
+    table.add_column("description")
+    for info in list_datasets():
+        table.add_row(info.name, str(info.rows), str(info.columns), Text(info.description))
+    _stdout().print(table)
+
+
+def main() -> None:
+    """Console-script entry point (``microagg = "microagg.cli:main"``)."""
+    app(prog_name="microagg")

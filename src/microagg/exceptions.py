@@ -1,0 +1,39 @@
+"""Exceptions and warnings raised by microagg."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConstantColumnWarning",
+    "InternalError",
+    "PrivacyLeakWarning",
+    "PrivacyViolationError",
+    "SchemaError",
+]
+
+
+class SchemaError(ValueError):
+    """The input table does not fit the requested roles or types (names the columns)."""
+
+
+class PrivacyViolationError(RuntimeError):
+    """A release failed its own guarantee check; nothing was returned or written.
+
+    This always indicates a bug in microagg: the partitioners promise groups of at least k,
+    and the release re-derives the achieved level from the published data before returning.
+    """
+
+
+class InternalError(RuntimeError):
+    """An internal invariant broke. This is a bug in microagg; please report it."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """A choice weakens the privacy that the user may believe they have.
+
+    Examples: a quasi-identifier that is constant (so it cannot be masked and still
+    identifies nothing), or published columns whose combination is rarer than k.
+    """
+
+
+class ConstantColumnWarning(UserWarning):
+    """A quasi-identifier is constant; it is excluded from the distances."""

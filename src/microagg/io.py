@@ -1,0 +1,372 @@
+"""Reading and writing tables (CSV, Parquet): separator detection, atomic writes, path checks."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import importlib
+import os
+import pathlib
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO, Literal
+
+import pandas as pd
+
+__all__ = [
+    "CSV_EXTENSIONS",
+    "PARQUET_EXTENSIONS",
+    "SUPPORTED_EXTENSIONS",
+    "check_output_path",
+    "read_table",
+    "write_table",
+    "write_text_atomic",
+]
+
+PathLike = str | os.PathLike[str]
+
+CSV_EXTENSIONS: tuple[str, ...] = (".csv", ".txt", ".tsv", ".csv.gz", ".txt.gz", ".tsv.gz")
+"""Delimited-text extensions (``.gz`` ones are gzip-compressed)."""
+PARQUET_EXTENSIONS: tuple[str, ...] = (".parquet", ".pq")
+"""Parquet extensions (need the optional dependency pyarrow)."""
+SUPPORTED_EXTENSIONS: tuple[str, ...] = CSV_EXTENSIONS + PARQUET_EXTENSIONS
+"""Every extension :func:`read_table` and :func:`write_table` understand."""
+
+_SNIFF_DELIMITERS = ",;\t|"
+_SNIFF_BYTES = 64 * 1024
+
+_Format = Literal["csv", "parquet"]
+_Compression = Literal["gzip"] | None
+
+
+def _suffix(path: pathlib.Path) -> str:
+    """The lower-case extension that decides the format: ``.csv.gz`` counts as one."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if len(suffixes) >= 2 and suffixes[-1] == ".gz":
+        return "".join(suffixes[-2:])
+    return suffixes[-1] if suffixes else ""
+
+
+def _format_of(path: pathlib.Path, *, parameter: str) -> tuple[_Format, _Compression]:
+    """``("csv", compression)`` or ``("parquet", None)``; an unknown extension lists the valid."""
+    suffix = _suffix(path)
+    if suffix in PARQUET_EXTENSIONS:
+        return "parquet", None
+    if suffix in CSV_EXTENSIONS:
+        return "csv", "gzip" if suffix.endswith(".gz") else None
+    raise ValueError(
+        f"The {parameter!r} path {str(path)!r} has an unsupported extension "
+        f"{suffix or '(none)'!r}. Supported extensions: {', '.join(SUPPORTED_EXTENSIONS)}."
+    )
+
+
+def _require_pyarrow(path: pathlib.Path) -> None:
+    """Import pyarrow lazily; its absence is an ImportError that says what to install."""
+    try:
+        importlib.import_module("pyarrow")
+    except ImportError:
+        raise ImportError(
+            f"Parquet file {str(path)!r} needs the optional dependency pyarrow. "
+            "Install it with: pip install 'microagg[parquet]'"
+        ) from None
+
+
+def _sniff_separator(path: pathlib.Path, compression: _Compression) -> str:
+    """Guess the separator from the start of the file: one of ``, ; TAB |``, else ``,``."""
+    if compression == "gzip":
+        with gzip.open(path, "rb") as packed:
+            raw = packed.read(_SNIFF_BYTES)
+    else:
+        with open(path, "rb") as plain:
+            raw = plain.read(_SNIFF_BYTES)
+    sample = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+    if len(raw) == _SNIFF_BYTES:  # the last line is probably cut: sniff whole lines only
+        cut = max(sample.rfind("\n"), sample.rfind("\r"))
+        if cut > 0:
+            sample = sample[:cut]
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=_SNIFF_DELIMITERS).delimiter
+    except csv.Error:
+        return ","
+
+
+def read_table(path: PathLike, *, sep: str | None = None) -> pd.DataFrame:
+    """Read a CSV or Parquet table, detecting the CSV separator unless it is given.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file ending in one of :data:`SUPPORTED_EXTENSIONS`: ``.csv``, ``.txt``, ``.tsv``
+        (optionally ``.gz``-compressed) or ``.parquet`` / ``.pq``.
+    sep : str, optional
+        CSV field separator. ``None`` detects it from a sample of the file (``,``, ``;``,
+        tab or ``|``; ``,`` when undecided). Ignored for Parquet.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table, with at least one row.
+
+    Raises
+    ------
+    FileNotFoundError
+        If `path` does not exist.
+    ValueError
+        If `path` is not a file, has an unsupported extension, is empty (0 bytes or no
+        columns), has a header but no rows, or cannot be parsed.
+    ImportError
+        If `path` is Parquet and pyarrow is not installed.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "t.csv").write_text("a;b\\n1;2\\n3;4\\n")
+    >>> read_table(folder / "t.csv").shape
+    (2, 2)
+    """
+    file = pathlib.Path(path).expanduser()
+    fmt, compression = _format_of(file, parameter="path")
+    if not file.exists():
+        raise FileNotFoundError(f"Input file {str(file)!r} does not exist.")
+    if not file.is_file():
+        raise ValueError(f"Input path {str(file)!r} is not a regular file.")
+    if file.stat().st_size == 0:
+        raise ValueError(f"Input file {str(file)!r} is empty (0 bytes).")
+    if fmt == "parquet":
+        _require_pyarrow(file)
+        try:
+            df = pd.read_parquet(file, engine="pyarrow")
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"Could not read {str(file)!r} as Parquet: {exc}") from exc
+    else:
+        if sep is not None and not sep:
+            raise ValueError("The 'sep' parameter must be a non-empty string. Got '' instead.")
+        try:
+            if sep is None:
+                sep = _sniff_separator(file, compression)
+            df = pd.read_csv(file, sep=sep, engine="c", compression=compression)
+        except pd.errors.EmptyDataError:
+            raise ValueError(
+                f"Input file {str(file)!r} is empty: no header and no rows."
+            ) from None
+        except (UnicodeDecodeError, pd.errors.ParserError, EOFError, OSError) as exc:
+            raise ValueError(f"Could not parse {str(file)!r} as CSV (sep={sep!r}): {exc}") from exc
+    if df.shape[0] == 0:
+        raise ValueError(
+            f"Input file {str(file)!r} has no rows (only a header with {df.shape[1]} "
+            "column(s))."
+        )
+    return df
+
+
+def _file_mode(path: pathlib.Path) -> int:
+    """Permissions for a new output: those of the file it replaces, else 0o666 minus umask."""
+    with contextlib.suppress(OSError):
+        return path.stat().st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _atomic_write(path: pathlib.Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Call ``write`` on a temporary file beside ``path``, then rename it onto ``path``.
+
+    The temporary file is flushed and fsync'ed before :func:`os.replace`; on any exception,
+    KeyboardInterrupt included, it is removed and the exception re-raised, so ``path`` is
+    either the complete new file or untouched.
+    """
+    mode = _file_mode(path)
+    tmp = tempfile.NamedTemporaryFile(
+        mode="wb", delete=False, dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+    )
+    try:
+        with tmp:
+            write(tmp)
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        os.chmod(tmp.name, mode)
+        os.replace(tmp.name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp.name)
+        raise
+    _fsync_directory(path.parent)
+
+
+def _fsync_directory(directory: pathlib.Path) -> None:
+    """Make the rename durable where the platform allows it (not on Windows)."""
+    with contextlib.suppress(OSError, AttributeError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None) -> None:
+    """Write a table as CSV or Parquet (by extension), atomically.
+
+    The table goes to a temporary file in the same directory, which is flushed, fsync'ed and
+    renamed onto `path`; on any error (or KeyboardInterrupt) the temporary file is removed.
+    A partial output therefore never exists.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table; its index is not written.
+    path : str or path-like
+        Output file ending in one of :data:`SUPPORTED_EXTENSIONS`.
+    sep : str, optional
+        CSV field separator; default ``","`` (a tab for ``.tsv``). Ignored for Parquet.
+
+    Raises
+    ------
+    TypeError
+        If `df` is not a pandas DataFrame.
+    ValueError
+        If `path` has an unsupported extension or `sep` is empty.
+    ImportError
+        If `path` is Parquet and pyarrow is not installed.
+    OSError
+        If the file cannot be written (the output is then absent or unchanged).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> write_table(pd.DataFrame({"a": [1, 2]}), folder / "out.csv")
+    >>> (folder / "out.csv").read_text()
+    'a\\n1\\n2\\n'
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"write_table expects a pandas DataFrame. Got {type(df).__name__} instead.")
+    file = pathlib.Path(path).expanduser()
+    fmt, compression = _format_of(file, parameter="path")
+    if fmt == "parquet":
+        _require_pyarrow(file)
+
+        def write(handle: IO[bytes]) -> None:
+            df.to_parquet(handle, engine="pyarrow", index=False)
+
+    else:
+        if sep is None:
+            sep = "\t" if _suffix(file).startswith(".tsv") else ","
+        if not sep:
+            raise ValueError("The 'sep' parameter must be a non-empty string. Got '' instead.")
+        separator = sep
+
+        def write(handle: IO[bytes]) -> None:
+            df.to_csv(handle, sep=separator, index=False, compression=compression)
+
+    _atomic_write(file, write)
+
+
+def write_text_atomic(text: str, path: PathLike, *, encoding: str = "utf-8") -> None:
+    """Write a text file atomically (temporary file, fsync, rename), e.g. a JSON summary.
+
+    Parameters
+    ----------
+    text : str
+        The whole content.
+    path : str or path-like
+        Output file; any extension.
+    encoding : str, default="utf-8"
+        Text encoding.
+
+    Raises
+    ------
+    TypeError
+        If `text` is not a string.
+    OSError
+        If the file cannot be written (the output is then absent or unchanged).
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"write_text_atomic expects a str. Got {type(text).__name__} instead.")
+    data = text.encode(encoding)
+
+    def write(handle: IO[bytes]) -> None:
+        handle.write(data)
+
+    _atomic_write(pathlib.Path(path).expanduser(), write)
+
+
+def check_output_path(
+    output: PathLike,
+    *,
+    inputs: Iterable[PathLike] = (),
+    extensions: Sequence[str] | None = None,
+    parameter: str = "output",
+) -> pathlib.Path:
+    """Check, before any work, that `output` can be written and overwrites no input.
+
+    Parameters
+    ----------
+    output : str or path-like
+        The path to be written.
+    inputs : iterable of str or path-like, default=()
+        Paths that must not be overwritten (compared after resolving symbolic links, and with
+        :func:`os.path.samefile` when both exist, which also catches hard links).
+    extensions : sequence of str, optional
+        Allowed extensions (lower case, with the dot); default :data:`SUPPORTED_EXTENSIONS`.
+    parameter : str, default="output"
+        Name used for `output` in error messages (e.g. ``"--summary-json"``).
+
+    Returns
+    -------
+    pathlib.Path
+        The resolved output path.
+
+    Raises
+    ------
+    ValueError
+        If `output` is one of `inputs`, has an unsupported extension, is an existing
+        directory, or its parent directory does not exist, is not a directory or is not
+        writable.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> check_output_path(folder / "out.csv", inputs=[folder / "in.csv"]).name
+    'out.csv'
+    """
+    target = pathlib.Path(output).expanduser()
+    resolved = target.resolve()
+    for item in inputs:
+        source = pathlib.Path(item).expanduser()
+        same = source.resolve() == resolved
+        if not same and source.exists() and resolved.exists():
+            same = os.path.samefile(source, resolved)
+        if same:
+            raise ValueError(
+                f"The {parameter!r} path {str(target)!r} is the input file {str(source)!r}; "
+                "microagg never overwrites its input. Choose another output path."
+            )
+    allowed = tuple(SUPPORTED_EXTENSIONS if extensions is None else extensions)
+    suffix = _suffix(target)
+    if suffix not in allowed:
+        raise ValueError(
+            f"The {parameter!r} path {str(target)!r} has an unsupported extension "
+            f"{suffix or '(none)'!r}. Supported extensions: {', '.join(allowed)}."
+        )
+    if resolved.is_dir():
+        raise ValueError(f"The {parameter!r} path {str(target)!r} is an existing directory.")
+    parent = resolved.parent
+    if not parent.exists():
+        raise ValueError(
+            f"The directory of the {parameter!r} path {str(target)!r} does not exist: "
+            f"{str(parent)!r}."
+        )
+    if not parent.is_dir():
+        raise ValueError(
+            f"The {parameter!r} path {str(target)!r} lies under {str(parent)!r}, which is not "
+            "a directory."
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(
+            f"The directory of the {parameter!r} path {str(target)!r} is not writable: "
+            f"{str(parent)!r}."
+        )
+    return resolved

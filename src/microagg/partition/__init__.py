@@ -1,0 +1,131 @@
+"""Partitioners: every way of cutting records into groups of at least k, by name.
+
+Each partitioner has the signature ``f(X, k, *, random_state=None, **params) -> labels``:
+``X`` is a scaled, finite (n_samples, n_features) array; ``labels`` an intp array of group
+numbers 0..g-1, every group with at least ``k`` records. :data:`PARTITIONERS` maps a short
+name to its :class:`Partitioner` entry; the CLI, the benchmarks and the common test suite
+enumerate it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import RandomState
+from .extremes import md
+from .mdav import cbfs, mdav, mdav1, vmdav
+
+__all__ = [
+    "ALIASES",
+    "PARTITIONERS",
+    "Partitioner",
+    "cbfs",
+    "get_partitioner",
+    "md",
+    "mdav",
+    "mdav1",
+    "partition",
+    "vmdav",
+]
+
+
+@dataclass(frozen=True)
+class Partitioner:
+    """A registered partitioner: the function and what a user needs to know about it."""
+
+    name: str
+    function: Callable[..., NDArray[np.intp]]
+    summary: str
+    reference: str
+    fixed_size: bool
+    """Every group has k records except one of k..2k-1 (checked by the common tests)."""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    """Extra keyword parameters and their defaults."""
+    randomized: bool = False
+    """Whether ``random_state`` changes the result."""
+
+    def __call__(self, X: ArrayLike, k: int, *, random_state: RandomState = None,
+                 **params: Any) -> NDArray[np.intp]:
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            allowed = ", ".join(sorted(self.params)) or "none"
+            raise TypeError(
+                f"Unknown parameter(s) {', '.join(unknown)} for method {self.name!r}. "
+                f"Its parameters: {allowed}."
+            )
+        return self.function(X, k, random_state=random_state, **params)
+
+
+_ENTRIES = (
+    Partitioner(
+        "mdav", mdav,
+        "Maximum distance to average vector: two fixed-size groups per step (3k threshold).",
+        "Domingo-Ferrer & Torra, Data Min. Knowl. Disc. 11 (2005)", fixed_size=True),
+    Partitioner(
+        "mdav1", mdav1,
+        "MDAV-1: MDAV with a 2k threshold; last group around the farthest record, rest to nearest.",
+        "Lin, Wen, Hsieh & Chang, Expert Syst. Appl. 37 (2010)", fixed_size=False),
+    Partitioner(
+        "md", md,
+        "Maximum distance: groups around the two records farthest apart.",
+        "Domingo-Ferrer & Mateo-Sanz, IEEE TKDE 14(1) (2002)", fixed_size=False),
+    Partitioner(
+        "cbfs", cbfs,
+        "Centroid-based fixed size: one group per step around the record farthest from the centroid.",
+        "Laszlo & Mukherjee, IEEE TKDE 17(7) (2005)", fixed_size=False),
+    Partitioner(
+        "vmdav", vmdav,
+        "Variable-size MDAV: groups of k grown up to 2k-1 while the next record is close (gamma).",
+        "Solanas, Martínez-Ballesté & Domingo-Ferrer, COMPSTAT (2006)", fixed_size=False,
+        params={"gamma": 0.2}),
+)
+
+PARTITIONERS: Mapping[str, Partitioner] = MappingProxyType({p.name: p for p in _ENTRIES})
+"""Registered partitioners by name (read-only)."""
+
+ALIASES: Mapping[str, str] = MappingProxyType({
+    "mdav-generic": "mdav",  # Solanas (2008) calls the 3k-threshold MDAV "MDAV-generic"
+    "mdav-1": "mdav1",
+    "v-mdav": "vmdav",
+})
+"""Other names users know the methods by."""
+
+
+def get_partitioner(method: str) -> Partitioner:
+    """Look a partitioner up by name or alias; an unknown name lists the valid ones."""
+    key = ALIASES.get(method, method)
+    try:
+        return PARTITIONERS[key]
+    except KeyError:
+        valid = ", ".join(sorted(PARTITIONERS))
+        raise ValueError(f"Unknown method {method!r}. Valid methods: {valid}.") from None
+
+
+def partition(X: ArrayLike, k: int, *, method: str = "mdav", random_state: RandomState = None,
+              **params: Any) -> NDArray[np.intp]:
+    """Partition the rows of ``X`` into groups of at least ``k`` with the named method.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Scaled numeric quasi-identifiers; must be finite.
+    k : int
+        Minimum group size, ``k >= 2``.
+    method : str, default="mdav"
+        A key of :data:`PARTITIONERS` (or of :data:`ALIASES`).
+    random_state : None, int or numpy.random.Generator, default=None
+        Seed for randomized methods.
+    **params
+        Method parameters (see ``PARTITIONERS[method].params``).
+
+    Returns
+    -------
+    labels : ndarray of shape (n_samples,), dtype=intp
+    """
+    return get_partitioner(method)(X, k, random_state=random_state, **params)

@@ -1,0 +1,236 @@
+"""Tests for the command-line interface (typer app in microagg.cli)."""
+
+from __future__ import annotations
+
+import io
+import json
+import pathlib
+import time
+from typing import Any
+
+import pandas as pd
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+import microagg.io
+import microagg.release
+from microagg.cli import EXIT_BUG, EXIT_USER_ERROR, _DelayedProgress, _parse_params, app
+from microagg.exceptions import PrivacyViolationError
+
+runner = CliRunner()
+
+
+def _invoke(*args: str | pathlib.Path) -> Any:
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture
+def people(tmp_path: pathlib.Path) -> pathlib.Path:
+    """A semicolon-separated CSV with an identifier, two numeric QIs, a text and a sensitive."""
+    rows = [f"p{i};{20 + (7 * i) % 40};{1000 + (37 * i) % 500};{'ab'[i % 2]};{i % 3}"
+            for i in range(30)]
+    path = tmp_path / "people.csv"
+    path.write_text("name;age;income;town;disease\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_anonymize_bundled_dataset_writes_table_and_summary(tmp_path: pathlib.Path) -> None:
+    out, summary = tmp_path / "out.csv", tmp_path / "s.json"
+    result = _invoke("anonymize", "--dataset", "census", "-k", "5", "-o", out,
+                     "--summary-json", summary, "--random-state", "7")
+    assert result.exit_code == 0, result.output
+    data = json.loads(summary.read_text())
+    assert data["checks"]["k_anonymity"]["required"] == 5
+    assert data["checks"]["k_anonymity"]["achieved"] >= 5
+    assert data["seed"] == 7
+    assert len(data["params"]["quasi_identifiers"]) == 13  # the data set's own QIs
+    published = pd.read_csv(out)
+    assert published.shape == (1080, 13)
+    assert published.groupby(list(published.columns)).size().min() >= 5
+    assert "achieved k" in result.stdout and "IL (%)" in result.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "s.json"]
+
+
+def test_dataset_identifiers_are_dropped_by_default(tmp_path: pathlib.Path) -> None:
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "eia.parquet"
+    result = _invoke("anonymize", "--dataset", "eia", "-k", "3", "-o", out)
+    assert result.exit_code == 0, result.output
+    published = pd.read_parquet(out)
+    assert "UTILNAME" not in published.columns
+    assert published.shape[0] == 4092
+
+
+def test_anonymize_csv_with_roles(tmp_path: pathlib.Path, people: pathlib.Path) -> None:
+    out, summary = tmp_path / "out.tsv", tmp_path / "s.json"
+    result = _invoke("anonymize", people, "-q", "age,income", "-k", "3", "--drop", "name",
+                     "-s", "disease", "--aggregation", "median", "-o", out,
+                     "--summary-json", summary)
+    assert result.exit_code == 0, result.output
+    published = pd.read_csv(out, sep="\t")
+    original = pd.read_csv(people, sep=";")
+    assert list(published.columns) == ["age", "income", "town", "disease"]
+    assert published["disease"].tolist() == original["disease"].tolist()
+    assert published.groupby(["age", "income"]).size().min() >= 3
+    params = json.loads(summary.read_text())["params"]
+    assert params["aggregation"] == "median"
+    assert params["identifiers"] == ["name"]
+    assert params["sensitive"] == ["disease"]
+
+
+def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # The CLI's job is parsing and passing; a stub avoids compiling another method here.
+    seen: dict[str, Any] = {}
+
+    def stub(df: pd.DataFrame, **kwargs: Any) -> Any:
+        seen.update(kwargs, shape=df.shape)
+        raise ValueError("stub stops here")
+
+    monkeypatch.setattr(microagg.release, "anonymize", stub)
+    result = _invoke("anonymize", people, "-q", "age", "-q", "income", "-k", "4",
+                     "--method", "vmdav", "--param", "gamma=0.5", "--param", "label=x",
+                     "--scaling", "minmax", "--random-state", "11", "-o", tmp_path / "o.csv")
+    assert result.exit_code == EXIT_USER_ERROR
+    assert "stub stops here" in result.stderr
+    assert seen == {
+        "shape": (30, 5), "quasi_identifiers": ["age", "income"], "k": 4, "method": "vmdav",
+        "sensitive": (), "identifiers": (), "aggregation": "mean", "scaling": "minmax",
+        "random_state": 11, "method_params": {"gamma": 0.5, "label": "x"},
+    }
+
+
+def test_output_equal_to_input_is_rejected_before_any_work(
+    tmp_path: pathlib.Path, people: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = people.read_bytes()
+    calls: list[str] = []
+    monkeypatch.setattr(microagg.io, "read_table", lambda *a, **k: calls.append("read"))
+    monkeypatch.setattr(microagg.release, "anonymize", lambda *a, **k: calls.append("anon"))
+    result = _invoke("anonymize", people, "-q", "age,income", "-o", people)
+    assert result.exit_code == EXIT_USER_ERROR
+    assert "Error:" in result.stderr and "never overwrites its input" in result.stderr
+    assert "Traceback" not in result.output
+    assert calls == []
+    assert people.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["people.csv"]
+
+
+def test_summary_json_must_not_overwrite_the_input(tmp_path: pathlib.Path) -> None:
+    src = tmp_path / "in.json"
+    src.write_text("{}")
+    result = _invoke("anonymize", "--dataset", "casc1", "-k", "3", "-o", tmp_path / "o.csv",
+                     "--summary-json", tmp_path / "o.csv")
+    assert result.exit_code == EXIT_USER_ERROR
+    assert "--summary-json" in result.stderr
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_missing_output_directory_is_rejected(tmp_path: pathlib.Path) -> None:
+    result = _invoke("anonymize", "--dataset", "casc1", "-k", "3",
+                     "-o", tmp_path / "missing" / "out.csv")
+    assert result.exit_code == EXIT_USER_ERROR
+    assert "does not exist" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_non_numeric_quasi_identifier_names_the_column(tmp_path: pathlib.Path,
+                                                       people: pathlib.Path) -> None:
+    out = tmp_path / "out.csv"
+    result = _invoke("anonymize", people, "-q", "age,town", "-k", "3", "-o", out)
+    assert result.exit_code == EXIT_USER_ERROR
+    assert result.stderr.startswith("Error:")
+    assert "'town'" in result.stderr
+    assert "Traceback" not in result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-q", "age", "-k", "3"], "exactly one of INPUT or --dataset (got neither)"),
+        (["--dataset", "casc1", "PEOPLE", "-k", "3"], "(got both)"),
+        (["PEOPLE", "-k", "3"], "-q/--quasi-identifiers is required"),
+        (["PEOPLE", "-q", "age", "--param", "gamma"], "--param must look like name=value"),
+        (["PEOPLE", "-q", "age", "--param", "gamma=1"], "Unknown parameter(s) gamma"),
+        (["PEOPLE", "-q", "age", "--method", "nope"], "Valid methods:"),
+        (["PEOPLE", "-q", "age", "-k", "1"], "'k' parameter of anonymize must be an int >= 2"),
+        (["PEOPLE", "-q", "nope"], "Unknown column 'nope'"),
+        (["--dataset", "nope"], "unknown dataset 'nope'"),
+        (["MISSING", "-q", "age"], "does not exist"),
+    ],
+)
+def test_user_errors_exit_2_with_one_red_line(
+    tmp_path: pathlib.Path, people: pathlib.Path, args: list[str], message: str
+) -> None:
+    args = [str(people) if a == "PEOPLE" else str(tmp_path / "gone.csv") if a == "MISSING"
+            else a for a in args]
+    result = _invoke("anonymize", *args, "-o", tmp_path / "out.csv")
+    assert result.exit_code == EXIT_USER_ERROR, result.output
+    assert result.stderr.startswith("Error: ")
+    assert message.lower() in result.stderr.lower()
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_privacy_violation_is_reported_as_a_bug(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise PrivacyViolationError("achieved k=2 < required k=5")
+
+    monkeypatch.setattr(microagg.release, "anonymize", broken)
+    result = _invoke("anonymize", "--dataset", "casc1", "-k", "3", "-o", tmp_path / "o.csv")
+    assert result.exit_code == EXIT_BUG
+    assert "this is a bug" in result.stderr
+    assert "achieved k=2" in result.stderr
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_methods_lists_the_registry() -> None:
+    result = _invoke("methods")
+    assert result.exit_code == 0, result.output
+    assert "mdav" in result.stdout
+    assert "gamma=0.2" in result.stdout
+    assert "Aliases:" in result.stdout and "mdav-generic -> mdav" in result.stdout
+
+
+def test_datasets_lists_the_bundled_sets() -> None:
+    result = _invoke("datasets")
+    assert result.exit_code == 0, result.output
+    assert "census" in result.stdout and "1080" in result.stdout
+
+
+def test_version() -> None:
+    result = _invoke("--version")
+    assert result.exit_code == 0
+    assert result.stdout.startswith("microagg ")
+
+
+def test_parse_params_types() -> None:
+    assert _parse_params(["a=3", "b=0.5", "c=text", "d=1e3", "e="]) == {
+        "a": 3, "b": 0.5, "c": "text", "d": 1000.0, "e": ""}
+    assert isinstance(_parse_params(["a=3"])["a"], int)
+    with pytest.raises(ValueError, match="more than once"):
+        _parse_params(["a=1", "a=2"])
+
+
+def _terminal() -> tuple[Console, io.StringIO]:
+    buffer = io.StringIO()
+    return Console(file=buffer, force_terminal=True, width=80), buffer
+
+
+def test_progress_stays_hidden_for_quick_runs() -> None:
+    console, buffer = _terminal()
+    with _DelayedProgress(console, ("read", "anonymize", "write"), delay=5.0) as progress:
+        progress.stage("anonymize", done=1)
+    assert buffer.getvalue() == ""
+
+
+def test_progress_appears_for_slow_runs() -> None:
+    console, buffer = _terminal()
+    with _DelayedProgress(console, ("read", "anonymize", "write"), delay=0.05) as progress:
+        progress.stage("anonymize", done=1)
+        time.sleep(0.4)
+    assert "anonymize" in buffer.getvalue()

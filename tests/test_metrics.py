@@ -1,0 +1,57 @@
+"""Information loss, DLD linkage risk and group-size summaries on hand-computed cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from microagg.metrics import dld_risk, group_size_summary, information_loss, sse, sst
+
+
+def test_sse_hand_computed():
+    X = np.array([[0.0, 0.0], [2.0, 0.0], [10.0, 4.0], [12.0, 4.0]])
+    assert sse(X, np.array([0, 0, 1, 1])) == 4.0  # each record is 1 away from its centroid
+
+
+def test_sst_value():
+    # mean (6, 2): x deviations 6, 4, 4, 6 -> 104; y deviations 2 each -> 16
+    X = np.array([[0.0, 0.0], [2.0, 0.0], [10.0, 4.0], [12.0, 4.0]])
+    assert sst(X) == 120.0
+    masked = np.array([[1.0, 0.0], [1.0, 0.0], [11.0, 4.0], [11.0, 4.0]])
+    assert information_loss(X, masked) == pytest.approx(100 * 4 / 120)
+
+
+def test_information_loss_bounds_and_constant_file():
+    X = np.array([[1.0], [2.0], [3.0]])
+    assert information_loss(X, X) == 0.0
+    assert information_loss(X, np.full((3, 1), 2.0)) == 100.0
+    assert information_loss(np.ones((3, 2)), np.ones((3, 2))) == 0.0
+
+
+def test_information_loss_shape_mismatch():
+    with pytest.raises(ValueError, match=r"shape \(3, 1\) but masked has shape \(2, 1\)"):
+        information_loss(np.zeros((3, 1)), np.zeros((2, 1)))
+
+
+def test_dld_identity_and_ties():
+    X = np.array([[0.0], [1.0], [10.0], [11.0], [20.0]])
+    assert dld_risk(X, X) == 1.0
+    # groups {0, 1} and {2, 3, 4}: centroid 0.5 ties rows 0 and 1 -> 1/2 each; centroid
+    # 13.67 is nearest to row 3 (11) only -> 1 for row 3, 0 for rows 2 and 4.
+    masked = np.array([[0.5], [0.5], [41 / 3], [41 / 3], [41 / 3]])
+    assert dld_risk(X, masked) == pytest.approx((0.5 + 0.5 + 0 + 1 + 0) / 5)
+
+
+def test_dld_is_low_after_microaggregation_of_spread_data(rng):
+    from microagg.aggregate import group_mean
+    from microagg.partition import mdav
+
+    X = rng.standard_normal((300, 3))
+    masked = group_mean(X, mdav(X, 5))
+    risk = dld_risk(X, masked)
+    assert 0.0 <= risk <= 1 / 5 + 1e-12  # at most one link per group of >= 5
+
+
+def test_group_size_summary():
+    assert group_size_summary(np.array([0, 0, 0, 1, 1, 1, 1])) == {
+        "n_groups": 2, "group_size_min": 3, "group_size_max": 4, "group_size_mean": 3.5}

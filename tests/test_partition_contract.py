@@ -1,0 +1,141 @@
+"""The contract every registered partitioner keeps (STYLE.md, house convention 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from microagg.partition import ALIASES, PARTITIONERS, get_partitioner, partition
+
+METHODS = sorted(PARTITIONERS)
+
+
+def assert_valid_partition(labels: np.ndarray, n: int, k: int, fixed_size: bool) -> None:
+    assert labels.shape == (n,)
+    assert labels.dtype == np.intp
+    counts = np.bincount(labels)
+    assert labels.min() == 0
+    assert (counts > 0).all(), "labels must be consecutive from 0"
+    assert counts.min() >= k
+    if fixed_size:
+        # every group has k records except at most one of k..2k-1
+        assert (counts != k).sum() <= 1
+        assert counts.max() <= 2 * k - 1
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize(("n", "p", "k"), [(50, 3, 3), (97, 5, 4), (23, 1, 5), (10, 2, 10)])
+def test_labels_cover_rows_and_groups_at_least_k(method, n, p, k, rng):
+    X = rng.standard_normal((n, p))
+    labels = PARTITIONERS[method](X, k)
+    assert_valid_partition(labels, n, k, PARTITIONERS[method].fixed_size)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("p", [1, 3])
+def test_input_is_never_modified(method, p, rng):
+    X = rng.standard_normal((40, p))
+    before = X.copy()
+    partition(X, 3, method=method)
+    np.testing.assert_array_equal(X, before)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_deterministic_under_seed(method, rng):
+    X = rng.standard_normal((120, 4))
+    a = partition(X, 4, method=method, random_state=7)
+    b = partition(X, 4, method=method, random_state=7)
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_heavy_duplicates_and_ties(method, rng):
+    # 6 distinct records, each repeated 25 times, in shuffled order; plus an all-equal file
+    X = np.repeat(rng.integers(0, 3, size=(6, 3)).astype(float), 25, axis=0)
+    X = X[rng.permutation(X.shape[0])]
+    labels = partition(X, 4, method=method)
+    assert_valid_partition(labels, X.shape[0], 4, PARTITIONERS[method].fixed_size)
+    same = np.zeros((31, 2))
+    assert_valid_partition(partition(same, 3, method=method), 31, 3,
+                           PARTITIONERS[method].fixed_size)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_n_below_k_names_both_numbers(method):
+    with pytest.raises(ValueError, match=r"n_samples=5 should be >= k=10"):
+        partition(np.zeros((5, 2)), 10, method=method)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize(("k", "exc", "msg"), [
+    (1, ValueError, r"'k' parameter of .* must be an int >= 2. Got 1 instead"),
+    (2.5, TypeError, r"'k' parameter of .* must be an int >= 2. Got 2.5"),
+    (True, TypeError, r"'k' parameter"),
+])
+def test_bad_k(method, k, exc, msg):
+    with pytest.raises(exc, match=msg):
+        partition(np.zeros((5, 2)), k, method=method)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_non_finite_input_is_rejected_with_counts(method):
+    X = np.ones((6, 3))
+    X[1, 2] = np.nan
+    X[4, 2] = np.inf
+    with pytest.raises(ValueError, match=r"column 2: 2"):
+        partition(X, 2, method=method)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_non_numeric_and_empty_input(method):
+    with pytest.raises(TypeError, match="numeric"):
+        partition(np.array([["a", "b"], ["c", "d"]]), 2, method=method)
+    with pytest.raises(ValueError, match="empty"):
+        partition(np.zeros((0, 3)), 2, method=method)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_k_equal_n_gives_one_group(method, rng):
+    X = rng.standard_normal((7, 2))
+    np.testing.assert_array_equal(partition(X, 7, method=method), np.zeros(7, dtype=np.intp))
+
+
+def test_unknown_method_lists_valid_names():
+    with pytest.raises(ValueError, match=r"Unknown method 'nope'. Valid methods: .*mdav"):
+        get_partitioner("nope")
+
+
+def test_unknown_parameter_is_an_error():
+    with pytest.raises(TypeError, match=r"Unknown parameter\(s\) gama .*gamma"):
+        partition(np.zeros((6, 1)), 2, method="vmdav", gama=0.3)
+
+
+def test_aliases_point_to_registered_methods():
+    for alias, name in ALIASES.items():
+        assert get_partitioner(alias) is PARTITIONERS[name]
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    X=arrays(np.float64, st.tuples(st.integers(2, 60), st.integers(1, 4)),
+             elements=st.floats(-1e3, 1e3, allow_nan=False, width=32)),
+    k=st.integers(2, 6),
+    method=st.sampled_from(METHODS),
+)
+def test_property_groups_rows_and_information_loss(X, k, method):
+    from microagg.aggregate import group_mean
+    from microagg.metrics import information_loss
+
+    if X.shape[0] < k:
+        with pytest.raises(ValueError, match="should be >= k"):
+            partition(X, k, method=method)
+        return
+    labels = partition(X, k, method=method, random_state=0)
+    assert_valid_partition(labels, X.shape[0], k, PARTITIONERS[method].fixed_size)
+    il = information_loss(X, group_mean(X, labels))
+    assert 0.0 <= il <= 100.0 + 1e-9
+    np.testing.assert_array_equal(labels, partition(X, k, method=method, random_state=0))
