@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
@@ -22,3 +24,10 @@ def shared_datasets() -> Path:
     if not path.is_dir():
         pytest.skip("../shared/datasets is not available")
     return path
+
+
+# CI runs the property tests with a fixed derandomized seed so that a run is repeatable;
+# locally hypothesis explores new examples each time.
+if os.environ.get("CI"):
+    settings.register_profile("ci", derandomize=True, print_blob=True)
+    settings.load_profile("ci")

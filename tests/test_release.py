@@ -224,3 +224,11 @@ def test_microaggregator_sklearn_face(rng):
     assert clone(est).get_params()["k"] == 5
     with pytest.raises(ValueError, match="'scaling' parameter of MicroAggregator"):
         MicroAggregator(k=5, scaling="weird").fit(X)
+
+
+def test_random_state_forms(people):
+    assert run(people, random_state=np.random.default_rng(3)).seed >= 0
+    with pytest.raises(ValueError, match="'random_state' parameter must be None, an int >= 0"):
+        run(people, random_state=-1)
+    with pytest.raises(TypeError, match="'random_state' parameter"):
+        run(people, random_state="seed")

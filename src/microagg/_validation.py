@@ -15,6 +15,7 @@ __all__ = [
     "check_matrix",
     "check_nonnegative",
     "check_random_state",
+    "resolve_seed",
 ]
 
 RandomState = None | int | np.random.Generator
@@ -123,3 +124,20 @@ def check_nonnegative(value: Any, *, name: str, caller: str) -> float:
     if not np.isfinite(v) or v < 0:
         raise ValueError(f"The {name!r} parameter of {caller} must be a float >= 0. Got {v} instead.")
     return v
+
+
+def resolve_seed(random_state: RandomState) -> tuple[int, np.random.Generator]:
+    """The one seed of a public call: the int to record and the Generator made from it.
+
+    ``None`` draws a fresh seed from the OS, a Generator gives one draw, an int is used as is;
+    recording it makes every release reproducible.
+    """
+    if isinstance(random_state, np.random.Generator):
+        seed = int(random_state.integers(0, 2**63 - 1))
+    else:
+        check_random_state(random_state)  # same validation and messages
+        if random_state is None:
+            seed = int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> 1)
+        else:
+            seed = int(random_state)
+    return seed, np.random.default_rng(seed)

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClusterMixin
 
+from ._scaling import SCALINGS, apply_scaler, fit_scaler
 from ._validation import RandomState, check_matrix
 from .aggregate import aggregate
 from .partition import get_partitioner
@@ -19,8 +20,8 @@ __all__ = ["MicroAggregator"]
 class MicroAggregator(ClusterMixin, BaseEstimator):
     """Microaggregation as a scikit-learn clusterer: groups of at least ``k`` records.
 
-    The data are standardized (z-scores, ddof=1; constant columns dropped) before the
-    partition unless ``scaling="none"``. ``fit_transform`` returns the group means on the
+    The data are standardized (z-scores, ddof=1; constant columns left out of the
+    distances) before the partition unless ``scaling="none"``. ``fit_transform`` returns the group means on the
     original scale, i.e. the masked data.
 
     Parameters
@@ -29,7 +30,7 @@ class MicroAggregator(ClusterMixin, BaseEstimator):
         Minimum group size.
     method : str, default="mdav"
         A key of :data:`microagg.partition.PARTITIONERS`.
-    scaling : {"standard", "none"}, default="standard"
+    scaling : {"standard", "minmax", "none"}, default="standard"
     method_params : mapping, default=None
         Extra method parameters.
     random_state : None, int or numpy.random.Generator, default=None
@@ -59,20 +60,15 @@ class MicroAggregator(ClusterMixin, BaseEstimator):
     def fit(self, X: ArrayLike, y: Any = None) -> MicroAggregator:
         """Partition ``X``; sets ``labels_`` and ``n_groups_``."""
         A = check_matrix(X, caller="MicroAggregator.fit")
-        if self.scaling not in ("standard", "none"):
+        if self.scaling not in SCALINGS:
             raise ValueError(
-                f"The 'scaling' parameter of MicroAggregator must be 'standard' or 'none'. "
-                f"Got {self.scaling!r} instead."
+                f"The 'scaling' parameter of MicroAggregator must be one of "
+                f"{', '.join(SCALINGS)}. Got {self.scaling!r} instead."
             )
-        if self.scaling == "standard":
-            spread = A.std(axis=0, ddof=1) if A.shape[0] > 1 else np.zeros(A.shape[1])
-            keep = spread > 0
-            Z = (A[:, keep] - A[:, keep].mean(axis=0)) / spread[keep] if keep.any() else A
-        else:
-            Z = A
+        Z = apply_scaler(A, fit_scaler(A, self.scaling))
         partitioner = get_partitioner(self.method)
         self.labels_: NDArray[np.intp] = partitioner(
-            np.ascontiguousarray(Z), self.k, random_state=self.random_state,
+            Z, self.k, random_state=self.random_state,
             **dict(self.method_params or {}),
         )
         self.n_groups_ = int(self.labels_.max()) + 1

@@ -15,7 +15,8 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from . import __version__
-from ._validation import RandomState, check_k, check_labels
+from ._scaling import SCALINGS, apply_scaler, fit_scaler
+from ._validation import RandomState, check_k, check_labels, resolve_seed
 from .aggregate import AGGREGATORS, aggregate
 from .exceptions import ConstantColumnWarning, SchemaError
 from .metrics import dld_risk, group_size_summary, information_loss
@@ -23,8 +24,6 @@ from .models import check_k_anonymity
 from .partition import get_partitioner
 
 __all__ = ["SCALINGS", "Release", "anonymize"]
-
-SCALINGS = ("standard", "minmax", "none")
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,42 +170,6 @@ def _quasi_identifier_matrix(df: pd.DataFrame, columns: tuple[str, ...]) -> NDAr
     return np.ascontiguousarray(values)
 
 
-def _scaler(values: NDArray[np.float64], scaling: str, varying: NDArray[np.bool_]
-            ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Centre and spread of the varying columns: z-scores (ddof=1), min-max, or identity."""
-    V = values[:, varying]
-    if scaling == "standard":
-        return V.mean(axis=0), V.std(axis=0, ddof=1)
-    if scaling == "minmax":
-        lo = V.min(axis=0)
-        return lo, V.max(axis=0) - lo
-    return np.zeros(V.shape[1]), np.ones(V.shape[1])
-
-
-def _apply_scaler(values: NDArray[np.float64], varying: NDArray[np.bool_],
-                  scaler: tuple[NDArray[np.float64], NDArray[np.float64]]) -> NDArray[np.float64]:
-    """The varying columns of ``values`` scaled with the ORIGINAL data's ``scaler``."""
-    centre, spread = scaler
-    return np.ascontiguousarray((values[:, varying] - centre) / spread)
-
-
-def _draw_seed(random_state: RandomState) -> tuple[int, np.random.Generator]:
-    """One seed at the public boundary: the int recorded in the release and its Generator."""
-    if isinstance(random_state, np.random.Generator):
-        seed = int(random_state.integers(0, 2**63 - 1))
-    elif random_state is None:
-        seed = int(np.random.SeedSequence().generate_state(2, dtype=np.uint64)[0] >> np.uint64(1))
-    elif isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool) \
-            and int(random_state) >= 0:
-        seed = int(random_state)
-    else:
-        raise TypeError(
-            "The 'random_state' parameter must be None, an int >= 0 or a numpy.random.Generator. "
-            f"Got {random_state!r} instead."
-        )
-    return seed, np.random.default_rng(seed)
-
-
 def anonymize(
     df: pd.DataFrame,
     *,
@@ -282,7 +245,7 @@ def anonymize(
     if df.shape[0] == 0:
         raise SchemaError("The input table has no rows; there is nothing to release.")
     k = check_k(k, n_samples=df.shape[0], caller="anonymize")
-    if scaling not in SCALINGS:
+    if scaling not in SCALINGS:  # checked early: before any work
         raise ValueError(f"Unknown scaling {scaling!r}. Valid scalings: {', '.join(SCALINGS)}.")
     if aggregation not in AGGREGATORS:
         raise ValueError(
@@ -291,7 +254,7 @@ def anonymize(
         )
     partitioner = get_partitioner(method)
     params = dict(method_params or {})
-    seed, rng = _draw_seed(random_state)
+    seed, rng = resolve_seed(random_state)
     values = _quasi_identifier_matrix(df, qi)
     notes: list[str] = []
     varying = np.ptp(values, axis=0) > 0
@@ -304,12 +267,8 @@ def anonymize(
     timings["validate"] = time.perf_counter() - t0
 
     t = time.perf_counter()
-    distance_scaling = scaling
-    if not varying.any():  # every record is alike: keep the columns as they are
-        varying = np.ones(values.shape[1], dtype=bool)
-        distance_scaling = "none"
-    scaler = _scaler(values, distance_scaling, varying)
-    scaled = _apply_scaler(values, varying, scaler)
+    scaler = fit_scaler(values, scaling)
+    scaled = apply_scaler(values, scaler)
     labels = partitioner(scaled, k, random_state=rng, **params)
     labels = check_labels(labels, n_samples=values.shape[0], k=k)
     timings["partition"] = time.perf_counter() - t
@@ -326,7 +285,7 @@ def anonymize(
     timings["verify"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    masked_scaled = _apply_scaler(masked, varying, scaler)
+    masked_scaled = apply_scaler(masked, scaler)
     metrics: dict[str, Any] = {
         "information_loss": information_loss(scaled, masked_scaled),
         "information_loss_original_units": information_loss(values, masked),
