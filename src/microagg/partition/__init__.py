@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -20,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import RandomState
 from .extremes import md
 from .mdav import cbfs, mdav, mdav1, vmdav
+from .sorting import meansort_ps, mhm, multidsort_ps
 
 __all__ = [
     "ALIASES",
@@ -30,6 +32,9 @@ __all__ = [
     "md",
     "mdav",
     "mdav1",
+    "meansort_ps",
+    "mhm",
+    "multidsort_ps",
     "partition",
     "vmdav",
 ]
@@ -84,6 +89,31 @@ _ENTRIES = (
         "Variable-size MDAV: groups of k grown up to 2k-1 while the next record is close (gamma).",
         "Solanas, Martínez-Ballesté & Domingo-Ferrer, COMPSTAT (2006)", fixed_size=False,
         params={"gamma": 0.2}),
+    Partitioner(
+        "multidsort-ps", multidsort_ps,
+        "MultiDSort order + pairwise-systematic groups grown by least SSE increase (seed 003).",
+        "Seed 003, Algorithms 1-2", fixed_size=True,
+        params={"grow": "sse", "normalize": "minmax"}),
+    Partitioner(
+        "meansort-ps", meansort_ps,
+        "Meansort order + pairwise-systematic groups grown by least SSE increase (seed 003).",
+        "Seed 003, Eq. 5 and Algorithm 2", fixed_size=True,
+        params={"grow": "sse", "normalize": "minmax"}),
+    Partitioner(
+        "multidsort-ps-nn", partial(multidsort_ps, grow="nearest"),
+        "MultiDSort + pairwise-systematic with the seed's k-1 nearest records.",
+        "Seed 003, Algorithms 1-2 (nearest-neighbour reading)", fixed_size=True,
+        params={"grow": "nearest", "normalize": "minmax"}),
+    Partitioner(
+        "meansort-ps-nn", partial(meansort_ps, grow="nearest"),
+        "Meansort + pairwise-systematic with the seed's k-1 nearest records.",
+        "Seed 003, Eq. 5 and Algorithm 2 (nearest-neighbour reading)", fixed_size=True,
+        params={"grow": "nearest", "normalize": "minmax"}),
+    Partitioner(
+        "mhm", mhm,
+        "Order the records (NPN, MDAV, MD, CBFS), then cut the order optimally (Hansen-Mukherjee).",
+        "Domingo-Ferrer, Martínez-Ballesté, Mateo-Sanz & Sebé, VLDB J. 15 (2006)",
+        fixed_size=False, params={"ordering": "npn"}),
 )
 
 PARTITIONERS: Mapping[str, Partitioner] = MappingProxyType({p.name: p for p in _ENTRIES})
