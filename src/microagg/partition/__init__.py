@@ -19,7 +19,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import RandomState
-from .extremes import md
+from .density import dba, mdav2
+from .extremes import md, tfrp
 from .mdav import cbfs, mdav, mdav1, vmdav
 from .sorting import meansort_ps, mhm, multidsort_ps
 
@@ -28,14 +29,17 @@ __all__ = [
     "PARTITIONERS",
     "Partitioner",
     "cbfs",
+    "dba",
     "get_partitioner",
     "md",
     "mdav",
     "mdav1",
+    "mdav2",
     "meansort_ps",
     "mhm",
     "multidsort_ps",
     "partition",
+    "tfrp",
     "vmdav",
 ]
 
@@ -110,18 +114,49 @@ _ENTRIES = (
         "Seed 003, Eq. 5 and Algorithm 2 (nearest-neighbour reading)", fixed_size=True,
         params={"grow": "nearest", "normalize": "minmax"}),
     Partitioner(
-        "mhm", mhm,
-        "Order the records (NPN, MDAV, MD, CBFS), then cut the order optimally (Hansen-Mukherjee).",
-        "Domingo-Ferrer, Martínez-Ballesté, Mateo-Sanz & Sebé, VLDB J. 15 (2006)",
-        fixed_size=False, params={"ordering": "npn"}),
+        "tfrp1", partial(tfrp, stage=1),
+        "TFRP-1: groups seeded alternately farthest from two fixed reference points.",
+        "Chang, Li & Huang, J. Syst. Softw. 80 (2007)", fixed_size=False),
+    Partitioner(
+        "tfrp2", tfrp,
+        "TFRP-2: TFRP-1 then dissolution of groups whose records fit better elsewhere.",
+        "Chang, Li & Huang, J. Syst. Softw. 80 (2007)", fixed_size=False),
+    Partitioner(
+        "dba1", partial(dba, stage=1),
+        "DBA-1: groups around the unassigned record of highest k-density.",
+        "Lin, Wen, Hsieh & Chang, Expert Syst. Appl. 37 (2010)", fixed_size=False),
+    Partitioner(
+        "dba2", dba,
+        "DBA-2: DBA-1, then dissolve groups in reverse order and split big ones with MDAV-1.",
+        "Lin, Wen, Hsieh & Chang, Expert Syst. Appl. 37 (2010)", fixed_size=False),
+    Partitioner(
+        "mdav2", mdav2,
+        "MDAV-2: MDAV-1 followed by DBA's second stage.",
+        "Lin, Wen, Hsieh & Chang, Expert Syst. Appl. 37 (2010)", fixed_size=False),
+    *(
+        Partitioner(
+            f"mhm-{ordering}", partial(mhm, ordering=ordering),
+            f"{label} ordering, then the optimal cut of the order into groups of k..2k-1 "
+            "(Hansen-Mukherjee shortest path).",
+            "Domingo-Ferrer, Martínez-Ballesté, Mateo-Sanz & Sebé, VLDB J. 15 (2006)",
+            fixed_size=False, params={"ordering": ordering})
+        for ordering, label in (("npn", "Nearest-point-next"), ("mdav", "MDAV group"),
+                                ("md", "MD group"), ("cbfs", "CBFS group"))
+    ),
 )
 
 PARTITIONERS: Mapping[str, Partitioner] = MappingProxyType({p.name: p for p in _ENTRIES})
 """Registered partitioners by name (read-only)."""
 
 ALIASES: Mapping[str, str] = MappingProxyType({
-    "mdav-generic": "mdav",  # Solanas (2008) calls the 3k-threshold MDAV "MDAV-generic"
+    "mdav-generic": "mdav",
+    "mhm": "mhm-npn",  # Solanas (2008) calls the 3k-threshold MDAV "MDAV-generic"
     "mdav-1": "mdav1",
+    "mdav-2": "mdav2",
+    "tfrp-1": "tfrp1",
+    "tfrp-2": "tfrp2",
+    "dba-1": "dba1",
+    "dba-2": "dba2",
     "v-mdav": "vmdav",
 })
 """Other names users know the methods by."""

@@ -7,6 +7,8 @@ segmentation of an ordering by the Hansen-Mukherjee shortest path (MHM).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
@@ -383,8 +385,9 @@ def mhm(X: ArrayLike, k: int, *, ordering: str = "npn", random_state: RandomStat
         Scaled numeric quasi-identifiers; must be finite.
     k : int
         Minimum group size, ``k >= 2``.
-    ordering : str, default="npn"
-        A key of :data:`ORDERINGS`.
+    ordering : {"npn", "mdav", "md", "cbfs"}, default="npn"
+        A key of :data:`ORDERINGS`: nearest point next, or the groups of MDAV, MD or CBFS
+        laid end to end (see :func:`order_from_groups`).
     random_state : None, int or numpy.random.Generator, default=None
         Unused; accepted so that every partitioner has the same signature.
 
@@ -411,7 +414,47 @@ def mhm(X: ArrayLike, k: int, *, ordering: str = "npn", random_state: RandomStat
     return labels
 
 
+def order_from_groups(X: NDArray[np.float64], labels: NDArray[np.intp], *, paired: bool
+                      ) -> NDArray[np.intp]:
+    """Turn a partition into an ordering for MHM, keeping each group's records together.
+
+    ``paired`` (MDAV, MD: groups are formed two at a time on opposite sides, labels 0, 1,
+    2, 3...): even-labelled groups in creation order, then odd-labelled ones in reverse, so
+    the order walks from one extreme of the file to the other. Otherwise groups follow their
+    creation order. Inside a group, records go from the farthest from the file's centroid to
+    the nearest (reversed for the groups of the second half), ties by row index.
+    """
+    centre = X.mean(axis=0)
+    depth = ((X - centre) ** 2).sum(axis=1)
+    n_groups = int(labels.max()) + 1
+    if paired:
+        sequence = list(range(0, n_groups, 2)) + list(range(1, n_groups, 2))[::-1]
+    else:
+        sequence = list(range(n_groups))
+    back = set(range(1, n_groups, 2)) if paired else set()
+    parts = []
+    for g in sequence:
+        rows = np.flatnonzero(labels == g)
+        key = depth[rows] if g in back else -depth[rows]
+        parts.append(rows[np.lexsort((rows, key))])
+    return np.concatenate(parts).astype(np.intp)
+
+
+def _order_by(method: str, paired: bool) -> Callable[[NDArray[np.float64], int], NDArray[np.intp]]:
+    """An ordering made of the groups of a registered partitioner."""
+
+    def order(X: NDArray[np.float64], k: int) -> NDArray[np.intp]:
+        from . import PARTITIONERS
+
+        return order_from_groups(X, PARTITIONERS[method](X, k), paired=paired)
+
+    return order
+
+
 ORDERINGS = {
     "npn": lambda X, k: npn_order(X),
+    "mdav": _order_by("mdav", paired=True),
+    "md": _order_by("md", paired=True),
+    "cbfs": _order_by("cbfs", paired=False),
 }
 """Orderings for :func:`mhm`: ``f(X, k) -> permutation``."""
