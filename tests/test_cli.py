@@ -234,3 +234,20 @@ def test_progress_appears_for_slow_runs() -> None:
         progress.stage("anonymize", done=1)
         time.sleep(0.4)
     assert "anonymize" in buffer.getvalue()
+
+
+def test_refine_option_runs_the_quality_mode(tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "out.csv"
+    summary = tmp_path / "s.json"
+    result = runner.invoke(app, ["anonymize", "--dataset", "census", "-k", "3", "--method",
+                                 "mdav", "--refine", "0.5", "--random-state", "1", "-o",
+                                 str(out), "--summary-json", str(summary)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(summary.read_text())
+    assert data["params"]["method"] == "mdav-ls"
+    assert data["params"]["method_params"]["start"] == "mdav"
+    assert data["checks"]["k_anonymity"]["achieved"] >= 3
+    assert data["metrics"]["information_loss"] < 5.6922  # MDAV's IL on Census at k=3
+    bad = runner.invoke(app, ["anonymize", "--dataset", "census", "--refine", "0", "-o",
+                              str(tmp_path / "x.csv")])
+    assert bad.exit_code == 2

@@ -81,3 +81,23 @@ def test_vmdav_bad_gamma():
         vmdav(LINE, 3, gamma=-1.0)
     with pytest.raises(TypeError, match=r"'gamma' parameter of vmdav"):
         vmdav(LINE, 3, gamma="big")
+
+
+def test_kward_keeps_separated_clusters_whole():
+    from microagg.partition import kward
+
+    # three tight clusters of 3, 3 and 4 points far apart, k = 3
+    X = np.array([[0.0, 0.0], [0.1, 0.0], [0.0, 0.1],
+                  [50.0, 50.0], [50.1, 50.0], [50.0, 50.1],
+                  [100.0, 0.0], [100.1, 0.0], [100.0, 0.1], [100.1, 0.1]])
+    assert groups(kward(X, 3)) == [[0, 1, 2], [3, 4, 5], [6, 7, 8, 9]]
+
+
+def test_kward_splits_large_clusters_recursively():
+    from microagg.partition import kward
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((90, 2))
+    counts = np.bincount(kward(X, 3))
+    assert counts.min() >= 3
+    assert counts.max() <= 5  # groups of 2k or more are always split again

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from ._numba_cache import reset_stale_cache
+
+reset_stale_cache()  # before any kernel module is imported
+
 from .datasets import load_dataset
 from .estimator import MicroAggregator
 from .exceptions import (

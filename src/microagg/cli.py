@@ -277,6 +277,13 @@ def anonymize(
         typer.Option("--param", show_default=False,
                      help="Method parameter name=value (repeatable), e.g. --param gamma=0.5."),
     ] = None,
+    refine: Annotated[
+        float | None,
+        typer.Option("--refine", metavar="SECONDS", show_default=False,
+                     help="Quality mode: improve the method's partition by local search "
+                          "(mdav-ls) for at most this many seconds. The result then "
+                          "depends on the machine's speed."),
+    ] = None,
     summary_json: Annotated[
         pathlib.Path | None,
         typer.Option("--summary-json", show_default=False,
@@ -302,6 +309,13 @@ def anonymize(
                 parameter="--summary-json",
             )
         method_params = _parse_params(param)
+        if refine is not None:
+            if not refine > 0:
+                raise UsageError(f"--refine must be a number of seconds > 0. Got {refine}.")
+            start_method = "auto" if method == "mdav-ls" else method
+            method_params = {**method_params, "start": start_method, "time_limit": refine,
+                             "rounds": 10**9}
+            method = "mdav-ls"
         qi = _split_names(quasi_identifiers)
         sens = _split_names(sensitive)
         ids = _split_names(drop)

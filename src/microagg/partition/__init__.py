@@ -20,7 +20,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import RandomState
 from .density import dba, mdav2
-from .extremes import md, tfrp
+from .extremes import kward, md, tfrp
+from .local_search import refine
 from .mdav import cbfs, mdav, mdav1, vmdav
 from .sorting import meansort_ps, mhm, multidsort_ps
 
@@ -31,6 +32,7 @@ __all__ = [
     "cbfs",
     "dba",
     "get_partitioner",
+    "kward",
     "md",
     "mdav",
     "mdav1",
@@ -39,6 +41,7 @@ __all__ = [
     "mhm",
     "multidsort_ps",
     "partition",
+    "refine",
     "tfrp",
     "vmdav",
 ]
@@ -133,6 +136,17 @@ _ENTRIES = (
         "mdav2", mdav2,
         "MDAV-2: MDAV-1 followed by DBA's second stage.",
         "Lin, Wen, Hsieh & Chang, Expert Syst. Appl. 37 (2010)", fixed_size=False),
+    Partitioner(
+        "kward", kward,
+        "k-Ward: two extreme seed groups, then Ward merging of clusters below k, recursively.",
+        "Domingo-Ferrer & Mateo-Sanz, IEEE TKDE 14(1) (2002)", fixed_size=False),
+    Partitioner(
+        "mdav-ls", refine,
+        "Quality mode: best of MDAV/MDAV-2/TFRP-2/CBFS, then iterated local search (moves, "
+        "swaps, kicks, optimal re-segmentation).",
+        "This package; Hansen & Mukherjee, IEEE TKDE 15(4) (2003) for the re-segmentation",
+        fixed_size=False, params={"start": "auto", "rounds": 200, "time_limit": None},
+        randomized=True),
     *(
         Partitioner(
             f"mhm-{ordering}", partial(mhm, ordering=ordering),
@@ -151,6 +165,7 @@ PARTITIONERS: Mapping[str, Partitioner] = MappingProxyType({p.name: p for p in _
 ALIASES: Mapping[str, str] = MappingProxyType({
     "mdav-generic": "mdav",
     "mhm": "mhm-npn",  # Solanas (2008) calls the 3k-threshold MDAV "MDAV-generic"
+    "k-ward": "kward",
     "mdav-1": "mdav1",
     "mdav-2": "mdav2",
     "tfrp-1": "tfrp1",
