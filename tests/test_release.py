@@ -232,3 +232,24 @@ def test_random_state_forms(people):
         run(people, random_state=-1)
     with pytest.raises(TypeError, match="'random_state' parameter"):
         run(people, random_state="seed")
+
+
+def test_registry_reachable_from_the_package():
+    import microagg
+
+    assert "mdav" in microagg.partition.PARTITIONERS
+    assert microagg.PARTITIONERS is microagg.partition.PARTITIONERS
+    labels = microagg.partition.partition(np.zeros((6, 1)), 3, method="mdav")
+    assert np.bincount(labels).min() >= 3
+
+
+def test_invalid_partition_from_a_method_is_an_internal_error(people, monkeypatch):
+    from microagg import InternalError
+    from microagg.partition import PARTITIONERS, Partitioner
+
+    broken = Partitioner("broken", lambda X, k, random_state=None: np.arange(X.shape[0]),
+                         "groups of one", "none", fixed_size=False)
+    monkeypatch.setattr("microagg.release.get_partitioner", lambda name: broken)
+    with pytest.raises(InternalError, match=r"'broken' returned an invalid partition"):
+        run(people)
+    assert "broken" not in PARTITIONERS

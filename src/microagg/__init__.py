@@ -5,7 +5,8 @@ Public API
 anonymize          DataFrame in, verified :class:`Release` out.
 Release            The published data with its parameters, seed, checks, metrics, warnings.
 MicroAggregator    scikit-learn style clusterer (``fit_predict`` / ``labels_``).
-partition          ``partition(X, k, method=...)``; the registry is ``partition.PARTITIONERS``.
+partition          the partitioners: ``partition.PARTITIONERS`` (registry by name) and
+                   ``partition.partition(X, k, method=...)``.
 load_dataset       Bundled benchmark data sets (Census, Tarragona, EIA, ...).
 """
 
@@ -17,6 +18,7 @@ from ._numba_cache import reset_stale_cache
 
 reset_stale_cache()  # before any kernel module is imported
 
+from . import partition
 from .datasets import load_dataset
 from .estimator import MicroAggregator
 from .exceptions import (
@@ -26,7 +28,7 @@ from .exceptions import (
     PrivacyViolationError,
     SchemaError,
 )
-from .partition import PARTITIONERS, partition
+from .partition import PARTITIONERS
 from .release import Release, anonymize
 
 __all__ = [

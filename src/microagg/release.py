@@ -18,7 +18,7 @@ from . import __version__
 from ._scaling import SCALINGS, apply_scaler, fit_scaler
 from ._validation import RandomState, check_k, check_labels, resolve_seed
 from .aggregate import AGGREGATORS, aggregate
-from .exceptions import ConstantColumnWarning, SchemaError
+from .exceptions import ConstantColumnWarning, InternalError, SchemaError
 from .metrics import dld_risk, group_size_summary, information_loss
 from .models import check_k_anonymity
 from .partition import get_partitioner
@@ -270,7 +270,13 @@ def anonymize(
     scaler = fit_scaler(values, scaling)
     scaled = apply_scaler(values, scaler)
     labels = partitioner(scaled, k, random_state=rng, **params)
-    labels = check_labels(labels, n_samples=values.shape[0], k=k)
+    try:
+        labels = check_labels(labels, n_samples=values.shape[0], k=k)
+    except (TypeError, ValueError) as error:
+        raise InternalError(
+            f"Method {partitioner.name!r} returned an invalid partition ({error}). Nothing "
+            "was released. This is a bug in microagg."
+        ) from error
     timings["partition"] = time.perf_counter() - t
 
     t = time.perf_counter()

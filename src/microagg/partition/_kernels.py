@@ -22,6 +22,7 @@ from numba import njit, prange
 __all__ = [
     "active_sums",
     "assign_to_nearest_centroid",
+    "claim_nearest",
     "distance_pass",
     "farthest",
     "insert_sorted",
@@ -285,6 +286,20 @@ def sq_dist_one(Xt, i, point):  # pragma: no cover - numba
         diff = Xt[j, i] - point[j]
         d = d + diff * diff
     return d
+
+
+@njit(cache=True)
+def claim_nearest(Xt, index, n, dist, taken, seed, k, near, labels, label):  # pragma: no cover
+    """Give ``label`` to ``seed`` and its ``k - 1`` nearest records not yet ``taken``, and
+    mark them taken (``near`` receives the k - 1 positions). Positions are rows: for the
+    kernels that keep every record in place and flag the assigned ones."""
+    point = Xt[:, seed].copy()
+    taken[seed] = True
+    labels[seed] = label
+    distance_pass(Xt, n, point, dist, taken, index, -1, k - 1, False, near)
+    for t in range(k - 1):
+        taken[near[t]] = True
+        labels[near[t]] = label
 
 
 @njit(cache=True)

@@ -8,7 +8,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.neighbors import NearestNeighbors
 
 from .._validation import RandomState, check_k, check_matrix
-from ._kernels import assign_to_nearest_centroid, distance_pass, make_workspace
+from ._kernels import assign_to_nearest_centroid, claim_nearest, make_workspace
 from .mdav import mdav1
 from .refine import decompose_groups, split_large_groups
 
@@ -43,13 +43,7 @@ def _dba1_kernel(X, k, order):  # pragma: no cover - numba
         while taken[order[head]]:
             head += 1
         seed = order[head]
-        point = Xt[:, seed].copy()
-        taken[seed] = True
-        labels[seed] = g
-        distance_pass(Xt, n, point, dist, taken, index, -1, k - 1, False, near)
-        for t in range(k - 1):
-            taken[near[t]] = True
-            labels[near[t]] = g
+        claim_nearest(Xt, index, n, dist, taken, seed, k, near, labels, g)
         g += 1
         m -= k
     if m > 0:

@@ -10,6 +10,7 @@ from .._validation import RandomState, check_k, check_matrix
 from ._kernels import (
     active_sums,
     assign_to_nearest_centroid,
+    claim_nearest,
     distance_pass,
     farthest,
     make_workspace,
@@ -155,13 +156,7 @@ def _tfrp_kernel(X, k, low, high):  # pragma: no cover - numba
     while m >= k:
         ref = d_low if g % 2 == 0 else d_high
         seed = farthest(ref, n, taken, index)
-        point = Xt[:, seed].copy()
-        taken[seed] = True
-        labels[seed] = g
-        distance_pass(Xt, n, point, dist, taken, index, -1, k - 1, False, near)
-        for t in range(k - 1):
-            taken[near[t]] = True
-            labels[near[t]] = g
+        claim_nearest(Xt, index, n, dist, taken, seed, k, near, labels, g)
         g += 1
         m -= k
     if m > 0:

@@ -20,7 +20,7 @@ from .._validation import RandomState, check_k, check_matrix, resolve_seed
 
 __all__ = ["local_search", "refine"]
 
-_NEIGHBOUR_GROUPS = 8  # groups searched around each record's own group
+_NEIGHBOUR_GROUPS = 12  # groups searched around each record's own group
 
 
 @njit(cache=True)

@@ -14,7 +14,7 @@ from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import RandomState, check_k, check_matrix
-from ._kernels import distance_pass, make_workspace
+from ._kernels import claim_nearest, distance_pass, make_workspace
 
 __all__ = [
     "ORDERINGS",
@@ -117,23 +117,19 @@ def _grow(Xt, index, n, taken, seed, k, grow_sse, labels, label):  # pragma: no 
     """
     p = Xt.shape[0]
     dist = np.empty(n)
-    taken[seed] = True
-    labels[index[seed]] = label
     if not grow_sse:
-        near = np.empty(k - 1, dtype=np.int64)
-        point = Xt[:, seed].copy()
-        distance_pass(Xt, n, point, dist, taken, index, -1, k - 1, False, near)
-        for t in range(k - 1):
-            taken[near[t]] = True
-            labels[index[near[t]]] = label
+        claim_nearest(Xt, index, n, dist, taken, seed, k, np.empty(k - 1, dtype=np.int64),
+                      labels, label)
         return
+    taken[seed] = True
+    labels[seed] = label
     centroid = Xt[:, seed].copy()
     one = np.empty(1, dtype=np.int64)
     for size in range(1, k):
         distance_pass(Xt, n, centroid, dist, taken, index, -1, 1, False, one)
         e = one[0]
         taken[e] = True
-        labels[index[e]] = label
+        labels[e] = label
         for j in range(p):
             centroid[j] += (Xt[j, e] - centroid[j]) / (size + 1)
 
