@@ -24,6 +24,7 @@ from .extremes import kward, md, tfrp
 from .local_search import refine
 from .mdav import cbfs, mdav, mdav1, vmdav
 from .sorting import meansort_ps, mhm, multidsort_ps
+from .top_down import top_down
 
 __all__ = [
     "ALIASES",
@@ -140,6 +141,11 @@ _ENTRIES = (
         "kward", kward,
         "k-Ward: two extreme seed groups, then Ward merging of clusters below k, recursively.",
         "Domingo-Ferrer & Mateo-Sanz, IEEE TKDE 14(1) (2002)", fixed_size=False),
+    Partitioner(
+        "top-down", top_down,
+        "c-means++ subsets, then recursive splits around the farthest pair into groups of k..2k-1.",
+        "Seed 000, Algorithms 1-3", fixed_size=False,
+        params={"c": 1, "normalize": "minmax"}, randomized=True),
     Partitioner(
         "mdav-ls", refine,
         "Quality mode: best of MDAV/MDAV-2/TFRP-2/CBFS, then iterated local search (moves, "

@@ -119,14 +119,17 @@ def _swap(X, x, a, y, b, labels, sums, members, slot):  # pragma: no cover - num
 
 
 @njit(cache=True)
-def _descend(X, labels, k, cap, order, width):  # pragma: no cover - numba
+def _descend(X, labels, k, cap, order, width, tol, max_passes):  # pragma: no cover - numba
     """Apply improving moves and swaps until none is left; returns the SSE decrease.
 
     For a record x of group A (centroid a, size nA) and a neighbouring group B (b, nB):
     moving x to B changes the SSE by ``nB/(nB+1) |x-b|^2 - nA/(nA-1) |x-a|^2`` (allowed
     while nA > k and nB < cap); swapping x with y of B by
     ``|y-a|^2 - |x-a|^2 - |x-y|^2/nA + |x-b|^2 - |y-b|^2 - |x-y|^2/nB``.
-    Each record takes its best improving change, if any.
+    Each record takes its best improving change, if any. A change counts only if it lowers
+    the SSE by more than ``tol`` (a small fraction of the data's spread: rounding in the
+    running sums must not make a change and its reverse both look improving), and at most
+    ``max_passes`` sweeps are made.
     """
     n, p = X.shape
     n_groups = int(labels.max()) + 1
@@ -135,8 +138,10 @@ def _descend(X, labels, k, cap, order, width):  # pragma: no cover - numba
     b_c = np.empty(p)
     gain = 0.0
     improved = True
-    while improved:
+    passes = 0
+    while improved and passes < max_passes:
         improved = False
+        passes += 1
         near = _near_groups(sums, count, width)
         for t in range(n):
             x = order[t]
@@ -145,7 +150,7 @@ def _descend(X, labels, k, cap, order, width):  # pragma: no cover - numba
             for j in range(p):
                 a_c[j] = sums[a, j] / na
             dxa = _sq(X, x, a_c)
-            best = -1e-12 * (1.0 + dxa)
+            best = -tol
             best_b = -1
             best_y = -1
             for u in range(near.shape[1]):
@@ -212,8 +217,12 @@ def local_search(X: NDArray[np.float64], labels: NDArray[np.intp], k: int, *,
                  rng: np.random.Generator) -> NDArray[np.intp]:
     """Moves and swaps to a local optimum (groups stay within k..max(2k-1, largest))."""
     out = np.asarray(labels, dtype=np.intp).copy()
+    spread = float(((X - X.mean(axis=0)) ** 2).sum()) / X.shape[0]
+    if spread == 0.0:  # all records alike: nothing can improve
+        return np.unique(out, return_inverse=True)[1].astype(np.intp)
     cap = max(2 * k - 1, int(np.bincount(out).max()))
-    _descend(X, out, k, cap, rng.permutation(X.shape[0]), _NEIGHBOUR_GROUPS)
+    _descend(X, out, k, cap, rng.permutation(X.shape[0]), _NEIGHBOUR_GROUPS,
+             1e-9 * spread, 1000)
     return np.unique(out, return_inverse=True)[1].astype(np.intp)
 
 
