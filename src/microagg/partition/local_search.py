@@ -242,6 +242,12 @@ def refine(X: ArrayLike, k: int, *, start: str = "auto", rounds: int = 200,
     With ``time_limit=None`` the result depends only on the data and ``random_state``; a
     time limit makes the number of rounds, hence the result, depend on the machine.
 
+    Scale: each local-search sweep finds every group's nearest groups by brute force
+    (O(g^2 p) for g groups) and the MDAV-2 / TFRP-2 starts are O(g^2 p) too, so the quality
+    mode is meant for files of up to some tens of thousands of records (the benchmark files
+    take seconds per round set); on larger files use ``start="mdav"`` with a time limit, or
+    a plain method.
+
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
