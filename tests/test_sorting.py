@@ -157,3 +157,22 @@ def test_mhm_orderings_are_permutations_and_cut_them_optimally(rng):
         assert sorted(order.tolist()) == list(range(60)), name
         labels, cost = mhm_segment(X, order, 3)
         assert sse(X, labels) == pytest.approx(cost)
+
+
+@pytest.mark.parametrize("method", ["tfrp", "dba"])
+def test_stage_must_be_1_or_2(method):
+    from microagg.partition.density import dba
+    from microagg.partition.extremes import tfrp
+
+    func = {"tfrp": tfrp, "dba": dba}[method]
+    with pytest.raises(ValueError, match=rf"'stage' parameter of {method} must be one of 1, 2"):
+        func(TOY, 2, stage=3)
+    with pytest.raises(ValueError, match=r"'stage' parameter"):
+        func(TOY, 2, stage=True)
+
+
+def test_unknown_mhm_ordering_lists_the_valid_ones():
+    from microagg.partition import mhm
+
+    with pytest.raises(ValueError, match=r"'ordering' parameter of mhm must be one of cbfs, md"):
+        mhm(TOY, 2, ordering="random")

@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "RandomState",
+    "check_choice",
     "check_k",
     "check_labels",
     "check_matrix",
@@ -111,6 +112,16 @@ def check_labels(labels: ArrayLike, *, n_samples: int, k: int | None = None) -> 
             f"{small} group(s) have fewer than k={k} records (smallest has {int(counts.min())})."
         )
     return lab
+
+
+def check_choice(value: Any, allowed: tuple[Any, ...], *, name: str, caller: str) -> Any:
+    """Return ``value`` if it is one of ``allowed``; else a ValueError listing them."""
+    if isinstance(value, bool) or value not in allowed:
+        raise ValueError(
+            f"The {name!r} parameter of {caller} must be one of "
+            f"{', '.join(map(str, allowed))}. Got {value!r} instead."
+        )
+    return value
 
 
 def check_nonnegative(value: Any, *, name: str, caller: str) -> float:

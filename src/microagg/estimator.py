@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClusterMixin
 
 from ._scaling import SCALINGS, apply_scaler, fit_scaler
-from ._validation import RandomState, check_matrix
+from ._validation import RandomState, check_choice, check_matrix
 from .aggregate import aggregate
 from .partition import get_partitioner
 
@@ -60,11 +60,7 @@ class MicroAggregator(ClusterMixin, BaseEstimator):
     def fit(self, X: ArrayLike, y: Any = None) -> MicroAggregator:
         """Partition ``X``; sets ``labels_`` and ``n_groups_``."""
         A = check_matrix(X, caller="MicroAggregator.fit")
-        if self.scaling not in SCALINGS:
-            raise ValueError(
-                f"The 'scaling' parameter of MicroAggregator must be one of "
-                f"{', '.join(SCALINGS)}. Got {self.scaling!r} instead."
-            )
+        check_choice(self.scaling, SCALINGS, name="scaling", caller="MicroAggregator")
         Z = apply_scaler(A, fit_scaler(A, self.scaling))
         partitioner = get_partitioner(self.method)
         self.labels_: NDArray[np.intp] = partitioner(

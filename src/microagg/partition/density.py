@@ -7,7 +7,7 @@ from numba import njit
 from numpy.typing import ArrayLike, NDArray
 from sklearn.neighbors import NearestNeighbors
 
-from .._validation import RandomState, check_k, check_matrix
+from .._validation import RandomState, check_choice, check_k, check_matrix
 from ._kernels import assign_to_nearest_centroid, claim_nearest, make_workspace
 from .mdav import mdav1
 from .refine import decompose_groups, split_large_groups
@@ -86,7 +86,7 @@ def dba(X: ArrayLike, k: int, *, stage: int = 2, random_state: RandomState = Non
     """
     X = check_matrix(X, caller="dba")
     k = check_k(k, n_samples=X.shape[0], caller="dba")
-    _check_stage(stage, "dba")
+    check_choice(stage, (1, 2), name="stage", caller="dba")
     density = k_density(X, k)
     order = np.lexsort((np.arange(X.shape[0]), -density))
     labels = _dba1_kernel(X, k, order)
@@ -109,9 +109,3 @@ def mdav2(X: ArrayLike, k: int, *, random_state: RandomState = None) -> NDArray[
 def _second_stage(X: NDArray[np.float64], labels: NDArray[np.intp], k: int) -> NDArray[np.intp]:
     return split_large_groups(X, decompose_groups(X, labels, reverse=True), k)
 
-
-def _check_stage(stage: int, caller: str) -> None:
-    if stage not in (1, 2) or isinstance(stage, bool):
-        raise ValueError(
-            f"The 'stage' parameter of {caller} must be 1 or 2. Got {stage!r} instead."
-        )

@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import RandomState, check_k, check_matrix
+from .._validation import RandomState, check_choice, check_k, check_matrix
 from ._kernels import (
     active_sums,
     assign_to_nearest_centroid,
@@ -203,8 +203,7 @@ def tfrp(X: ArrayLike, k: int, *, stage: int = 2, random_state: RandomState = No
     """
     X = check_matrix(X, caller="tfrp")
     k = check_k(k, n_samples=X.shape[0], caller="tfrp")
-    if stage not in (1, 2) or isinstance(stage, bool):
-        raise ValueError(f"The 'stage' parameter of tfrp must be 1 or 2. Got {stage!r} instead.")
+    check_choice(stage, (1, 2), name="stage", caller="tfrp")
     labels = _tfrp_kernel(X, k, float(X.min()), float(X.max()))
     if stage == 2:
         labels = decompose_groups(X, labels, reverse=False, max_size=4 * k - 1)

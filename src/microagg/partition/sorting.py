@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import RandomState, check_k, check_matrix
+from .._validation import RandomState, check_choice, check_k, check_matrix
 from ._kernels import claim_nearest, distance_pass, make_workspace
 
 __all__ = [
@@ -38,6 +38,12 @@ def minmax_normalize(X: NDArray[np.float64]) -> NDArray[np.float64]:
     span = X.max(axis=0) - lo
     span[span == 0] = 1.0
     return np.ascontiguousarray((X - lo) / span)
+
+
+def normalized(X: NDArray[np.float64], normalize: str, *, caller: str) -> NDArray[np.float64]:
+    """``X`` min-max normalized (``"minmax"``) or as given (``"none"``)."""
+    check_choice(normalize, _NORMALIZE, name="normalize", caller=caller)
+    return minmax_normalize(X) if normalize == "minmax" else X
 
 
 @njit(cache=True)
@@ -187,18 +193,8 @@ def _ps(X: ArrayLike, k: int, *, multid: bool, grow: str, normalize: str, caller
         ) -> NDArray[np.intp]:
     A = check_matrix(X, caller=caller)
     k = check_k(k, n_samples=A.shape[0], caller=caller)
-    if grow not in _GROW:
-        raise ValueError(
-            f"The 'grow' parameter of {caller} must be one of {', '.join(_GROW)}. "
-            f"Got {grow!r} instead."
-        )
-    if normalize not in _NORMALIZE:
-        raise ValueError(
-            f"The 'normalize' parameter of {caller} must be one of {', '.join(_NORMALIZE)}. "
-            f"Got {normalize!r} instead."
-        )
-    if normalize == "minmax":
-        A = minmax_normalize(A)
+    check_choice(grow, _GROW, name="grow", caller=caller)
+    A = normalized(A, normalize, caller=caller)
     return _ps_kernel(A, k, multid, grow == "sse")
 
 
@@ -399,14 +395,8 @@ def mhm(X: ArrayLike, k: int, *, ordering: str = "npn", random_state: RandomStat
     """
     A = check_matrix(X, caller="mhm")
     k = check_k(k, n_samples=A.shape[0], caller="mhm")
-    try:
-        order_of = ORDERINGS[ordering]
-    except KeyError:
-        raise ValueError(
-            f"The 'ordering' parameter of mhm must be one of {', '.join(sorted(ORDERINGS))}. "
-            f"Got {ordering!r} instead."
-        ) from None
-    labels, _ = mhm_segment(A, order_of(A, k), k)
+    check_choice(ordering, tuple(sorted(ORDERINGS)), name="ordering", caller="mhm")
+    labels, _ = mhm_segment(A, ORDERINGS[ordering](A, k), k)
     return labels
 
 

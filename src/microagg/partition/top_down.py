@@ -10,7 +10,7 @@ from sklearn.cluster import KMeans, kmeans_plusplus
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
 from ._kernels import claim_nearest, make_workspace
 from .extremes import _farthest_pair
-from .sorting import minmax_normalize
+from .sorting import normalized
 
 __all__ = ["top_down"]
 
@@ -121,13 +121,7 @@ def top_down(X: ArrayLike, k: int, *, c: int = 1, normalize: str = "minmax",
     k = check_k(k, n_samples=A.shape[0], caller="top_down")
     if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
         raise ValueError(f"The 'c' parameter of top_down must be an int >= 1. Got {c!r} instead.")
-    if normalize not in ("minmax", "none"):
-        raise ValueError(
-            f"The 'normalize' parameter of top_down must be 'minmax' or 'none'. "
-            f"Got {normalize!r} instead."
-        )
-    if normalize == "minmax":
-        A = minmax_normalize(A)
+    A = normalized(A, normalize, caller="top_down")
     seed, _ = resolve_seed(random_state)
     subsets = _subsets(A, k, int(c), seed % (2**32))
     labels = np.empty(A.shape[0], dtype=np.intp)
