@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test lint typecheck unit nojit bench clean
+.PHONY: install demo test lint typecheck unit nojit bench reproduce-seed000 clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ nojit: $(STAMP)
 ## bench: the speed/memory table of benchmarks/ (minutes; not part of make test)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_mdav.py
+
+## reproduce-seed000: seed 000's experiments, tables and figures (about 10 min; needs matplotlib)
+reproduce-seed000: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,plots]'
+	$(PY) benchmarks/seed000_reproduction.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache

@@ -98,7 +98,41 @@ def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
         "shape": (30, 5), "quasi_identifiers": ["age", "income"], "k": 4, "method": "vmdav",
         "sensitive": (), "identifiers": (), "aggregation": "mean", "scaling": "minmax",
         "random_state": 11, "method_params": {"gamma": 0.5, "label": "x"},
+        "aggregation_params": None, "epsilon": None, "bounds": None, "intruder_knows": None,
     }
+    seen.clear()
+    _invoke("anonymize", people, "-q", "age,income", "--aggregation", "rho", "--rho", "0.8",
+            "--intruder-knows", "age", "-o", tmp_path / "o.csv")
+    assert seen["aggregation_params"] == {"rho": 0.8} and seen["intruder_knows"] == ["age"]
+    assert seen["method"] is None and seen["scaling"] is None
+    seen.clear()
+    _invoke("anonymize", people, "-q", "age,income", "--epsilon", "0.5", "--bounds",
+            "age=0:120", "--bounds", "income=-10:1e4", "-o", tmp_path / "o.csv")
+    assert seen["epsilon"] == 0.5
+    assert seen["bounds"] == {"age": (0.0, 120.0), "income": (-10.0, 1e4)}
+
+
+def test_noisy_and_private_releases_from_the_cli(tmp_path: pathlib.Path) -> None:
+    out, summary = tmp_path / "rho.csv", tmp_path / "rho.json"
+    result = _invoke("anonymize", "--dataset", "pima", "-k", "5", "--method", "top-down",
+                     "--aggregation", "rho", "--rho", "0.5", "-o", out, "--summary-json",
+                     summary, "--random-state", "1")
+    assert result.exit_code == 0, result.output
+    checks = json.loads(summary.read_text())["checks"]
+    assert checks["group_k"]["achieved"] >= 5 and checks["k_anonymity"]["required"] is None
+    assert "not k-anonymous" in result.stdout
+    bounds = ["pregnancies=0:20", "glucose=0:250", "blood_pressure=0:150",
+              "skin_thickness=0:100", "insulin=0:900", "bmi=0:70", "diabetes_pedigree=0:3",
+              "age=18:100"]
+    out = tmp_path / "dp.csv"
+    result = _invoke("anonymize", "--dataset", "pima", "-k", "60", "--epsilon", "2",
+                     *[a for b in bounds for a in ("--bounds", b)], "--drop", "outcome",
+                     "-o", out, "--random-state", "1")
+    assert result.exit_code == 0, result.output
+    assert "epsilon=2.0 (holds)" in result.stdout
+    published = pd.read_csv(out)
+    assert published.shape == (768, 8)
+    assert published.groupby(list(published.columns)).size().min() >= 60
 
 
 def test_output_equal_to_input_is_rejected_before_any_work(
@@ -159,6 +193,13 @@ def test_non_numeric_quasi_identifier_names_the_column(tmp_path: pathlib.Path,
         (["PEOPLE", "-q", "nope"], "Unknown column 'nope'"),
         (["--dataset", "nope"], "unknown dataset 'nope'"),
         (["MISSING", "-q", "age"], "does not exist"),
+        (["PEOPLE", "-q", "age", "--rho", "0.5"], "--rho applies to --aggregation rho"),
+        (["PEOPLE", "-q", "age", "--epsilon", "1", "--bounds", "age=0-9"],
+         "--bounds must look like column=lower:upper"),
+        (["PEOPLE", "-q", "age", "--epsilon", "1", "--bounds", "age=0:9", "--bounds",
+          "age=1:2"], "--bounds gives 'age' more than once"),
+        (["PEOPLE", "-q", "age", "--epsilon", "1"], "'name', 'income', 'town', 'disease' would"),
+        (["PEOPLE", "-q", "age", "--aggregation", "rho", "--rho", "3"], "'rho' parameter"),
     ],
 )
 def test_user_errors_exit_2_with_one_red_line(

@@ -42,6 +42,37 @@ def test_dld_identity_and_ties():
     assert dld_risk(X, masked) == pytest.approx((0.5 + 0.5 + 0 + 1 + 0) / 5)
 
 
+def test_dld_a_foreign_link_does_not_erase_a_correct_one():
+    # masked 0.1 links to original 0 (correct); masked 0.2 also links to original 0 (wrong
+    # for record 1). Record 0 keeps its link: DLD = 1/2. (An earlier version let the second
+    # vector overwrite the first and returned 0.)
+    assert dld_risk([[0.0], [10.0]], [[0.1], [0.2]]) == 0.5
+
+
+def test_dld_matches_brute_force_on_noisy_releases(rng):
+    X = rng.integers(0, 4, size=(60, 2)).astype(float)  # many exact ties
+    masked = X + rng.integers(-1, 2, size=X.shape)
+    d = ((masked[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    nearest = d == d.min(axis=1, keepdims=True)
+    expected = np.mean([nearest[i, i] / nearest[i].sum() for i in range(len(X))])
+    assert dld_risk(X, masked) == pytest.approx(expected)
+
+
+def test_dld_restricted_to_known_attributes():
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [5.0, 9.0]])
+    masked = np.array([[0.1, 0.0], [0.9, 0.0], [5.0, 9.0]])
+    assert dld_risk(X, masked) == 1.0
+    # an intruder who knows only the second attribute cannot tell rows 0 and 1 apart
+    assert dld_risk(X, masked, attributes=[1]) == pytest.approx((0.5 + 0.5 + 1) / 3)
+    assert dld_risk(X, masked, attributes=[0, 1]) == 1.0
+
+
+@pytest.mark.parametrize("attributes", [[], [2], [-1], [0, 0], [0.5]])
+def test_dld_rejects_bad_attributes(attributes):
+    with pytest.raises(ValueError, match=r"distinct column positions in 0\.\.1"):
+        dld_risk(np.zeros((3, 2)), np.zeros((3, 2)), attributes=attributes)
+
+
 def test_dld_is_low_after_microaggregation_of_spread_data(rng):
     from microagg.aggregate import group_mean
     from microagg.partition import mdav

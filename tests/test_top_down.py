@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from microagg.partition import top_down
+from microagg.partition import bottom_up, top_down
 
 
 def groups(labels):
@@ -50,3 +50,42 @@ def test_bad_parameters(rng):
         top_down(X, 3, c=0)
     with pytest.raises(ValueError, match=r"'normalize' parameter of top_down"):
         top_down(X, 3, normalize="zscore")
+
+
+# --- the bottom-up comparator -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("c", [1, 4])
+def test_bottom_up_groups_have_k_to_2k_minus_1(c, rng):
+    X = rng.standard_normal((301, 3))
+    counts = np.bincount(bottom_up(X, 5, c=c, random_state=3))
+    assert counts.min() >= 5 and counts.max() <= 9
+
+
+def test_bottom_up_grows_each_seed_with_its_nearest_records():
+    # two tight clumps far apart: whatever seed is drawn, its k - 1 nearest are its clump
+    X = np.array([[0.0], [0.1], [0.2], [10.0], [10.1], [10.2]])
+    for seed in range(10):
+        assert groups(bottom_up(X, 3, random_state=seed)) == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_bottom_up_depends_on_the_seed_and_reproduces(rng):
+    X = rng.standard_normal((200, 2))
+    a = bottom_up(X, 4, random_state=1)
+    np.testing.assert_array_equal(a, bottom_up(X, 4, random_state=1))
+    assert any(groups(a) != groups(bottom_up(X, 4, random_state=s)) for s in range(2, 6))
+
+
+def test_bottom_up_leftovers_join_the_nearest_group():
+    # 0, 1, 2 | 10, 11 with k = 2: whichever groups form, the record left over must not
+    # create a group below k, and 10 and 11 stay together
+    X = np.array([[0.0], [1.0], [2.0], [10.0], [11.0]])
+    for seed in range(10):
+        labels = bottom_up(X, 2, normalize="none", random_state=seed)
+        assert np.bincount(labels).min() >= 2
+        assert labels[3] == labels[4]
+
+
+def test_bottom_up_bad_c():
+    with pytest.raises(ValueError, match="'c' parameter of bottom_up must be an int >= 1"):
+        bottom_up(np.zeros((10, 1)), 2, c=0)

@@ -1,8 +1,13 @@
-"""Aggregators: the representative that replaces each group's values (mean, median, mode).
+"""Aggregators: what replaces each group's values (mean, median, mode, or noisy values).
 
 Contract: ``f(values, labels, *, random_state=None, **params) -> masked`` where ``values`` is a
 finite (n_samples, n_columns) float array on the ORIGINAL scale and ``labels`` a partition;
-``masked`` has the same shape, and rows of one group are identical in every column.
+``masked`` has the same shape. For the deterministic aggregators (mean, median, mode) rows
+of one group are identical in every column, so the published values are k-anonymous. The
+noisy aggregators (``rho`` with rho > 0, ``random-k``) draw a different value for every
+record inside its group's range: the published values are then NOT k-anonymous (typically
+every record is unique) and the noise is NOT differential privacy; see
+``docs/guarantees.md``. :data:`NOISY_AGGREGATORS` names them.
 """
 
 from __future__ import annotations
@@ -15,9 +20,21 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import RandomState, check_labels, check_matrix
+from ._validation import RandomState, check_labels, check_matrix, resolve_seed
 
-__all__ = ["AGGREGATORS", "aggregate", "group_mean", "group_median", "group_mode"]
+__all__ = [
+    "AGGREGATION_PARAMS",
+    "AGGREGATORS",
+    "NOISY_AGGREGATORS",
+    "aggregate",
+    "group_mean",
+    "group_median",
+    "group_mode",
+    "group_ranges",
+    "is_noisy",
+    "random_k_anonymous",
+    "rho_aggregation",
+]
 
 
 def _segments(labels: NDArray[np.intp]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
@@ -108,12 +125,156 @@ def group_mode(values: ArrayLike, labels: ArrayLike, *, random_state: RandomStat
     return _segment_stat(V, order, starts, 1)[lab]
 
 
+def group_ranges(values: ArrayLike, labels: ArrayLike
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Per-group minimum, maximum and mean of every column, each of shape (n_groups, p).
+
+    Examples
+    --------
+    >>> lo, hi, mean = group_ranges([[1.0], [3.0], [10.0], [20.0]], [0, 0, 1, 1])
+    >>> lo.ravel().tolist(), hi.ravel().tolist(), mean.ravel().tolist()
+    ([1.0, 10.0], [3.0, 20.0], [2.0, 15.0])
+    """
+    V = check_matrix(values, caller="group_ranges", name="values")
+    lab = check_labels(labels, n_samples=V.shape[0])
+    order, starts = _segments(lab)
+    sorted_rows = V[order]
+    lo = np.minimum.reduceat(sorted_rows, starts[:-1], axis=0)
+    hi = np.maximum.reduceat(sorted_rows, starts[:-1], axis=0)
+    mean = np.add.reduceat(sorted_rows, starts[:-1], axis=0) / np.diff(starts)[:, None]
+    return lo, hi, mean
+
+
+def _check_rho(rho: float) -> float:
+    if isinstance(rho, bool) or not isinstance(rho, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= float(rho) <= 1.0:
+        raise ValueError(f"The 'rho' parameter must be a number in [0, 1]. Got {rho!r} instead.")
+    return float(rho)
+
+
+def rho_aggregation(values: ArrayLike, labels: ArrayLike, *, rho: float = 0.5,
+                    random_state: RandomState = None) -> NDArray[np.float64]:
+    """Random rho-aggregation: each record becomes its group's mean plus bounded uniform noise.
+
+    For a group with mean ``m``, maximum ``a`` and minimum ``b`` in a column, every record of
+    the group gets ``m + u`` with ``u`` uniform on ``[rho (b - m), rho (a - m)]``, drawn
+    independently per record and column (seed 000, Algorithm 4). ``rho = 0`` is classic
+    mean microaggregation; ``rho = 1`` spreads the records uniformly over the group's range.
+    The record's own value is not used, only its group's minimum, mean and maximum.
+
+    What it does NOT promise: for rho > 0 the published values are almost surely all
+    distinct, so the release is not k-anonymous; and the noise range is set by the data
+    (the group's extremes are real records), so it is not differential privacy, whatever the
+    paper's proof sketch says. What holds: each published value lies in its group's noise
+    interval, and the noise is drawn over a group of at least k records.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples, n_columns)
+        Values on the original scale.
+    labels : array-like of shape (n_samples,)
+        The partition.
+    rho : float in [0, 1], default=0.5
+        Scale of the noise interval.
+    random_state : None, int or numpy.random.Generator, default=None
+
+    Returns
+    -------
+    masked : ndarray of shape (n_samples, n_columns)
+
+    References
+    ----------
+    Seed 000, section 3.3 (Definition 6, Algorithm 4).
+
+    Examples
+    --------
+    >>> rho_aggregation([[1.0], [3.0], [10.0], [20.0]], [0, 0, 1, 1], rho=0.0).ravel().tolist()
+    [2.0, 2.0, 15.0, 15.0]
+    >>> out = rho_aggregation([[1.0], [3.0], [10.0], [20.0]], [0, 0, 1, 1], rho=1.0,
+    ...                       random_state=0)
+    >>> bool(((out[:2] >= 1) & (out[:2] <= 3)).all() and ((out[2:] >= 10) & (out[2:] <= 20)).all())
+    True
+    """
+    rho = _check_rho(rho)
+    V = check_matrix(values, caller="rho_aggregation", name="values")
+    lab = check_labels(labels, n_samples=V.shape[0])
+    lo, hi, mean = group_ranges(V, lab)
+    if rho == 0.0:
+        return mean[lab]
+    _, rng = resolve_seed(random_state)
+    low = mean + rho * (lo - mean)
+    high = mean + rho * (hi - mean)
+    u = rng.random(V.shape)
+    return low[lab] + u * (high - low)[lab]
+
+
+def random_k_anonymous(values: ArrayLike, labels: ArrayLike, *,
+                       random_state: RandomState = None) -> NDArray[np.float64]:
+    """Random k-anonymity noise of Song et al.: each record moved uniformly within its group's
+    range, folded back into the range.
+
+    For a group with maximum ``a`` and minimum ``b`` in a column, a record ``x`` becomes
+    ``x + u`` with ``u`` uniform on ``[-(a - b)/2, (a - b)/2]``; a value above ``a`` is
+    lowered by ``a - b`` and one below ``b`` raised by ``a - b`` (seed 000, Eq. 6), so every
+    published value lies in ``[b, a]``. Unlike :func:`rho_aggregation` the noise is centred
+    on the record itself. The same caveats apply: not k-anonymous, not differential privacy.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples, n_columns)
+    labels : array-like of shape (n_samples,)
+    random_state : None, int or numpy.random.Generator, default=None
+
+    Returns
+    -------
+    masked : ndarray of shape (n_samples, n_columns)
+
+    References
+    ----------
+    Seed 000, section 2.5 and Eq. 6, after Song, Ma, Tian & Al-Rodhaan, IEEE Access 7 (2019).
+
+    Examples
+    --------
+    >>> out = random_k_anonymous([[1.0], [3.0], [10.0], [20.0]], [0, 0, 1, 1], random_state=0)
+    >>> bool(((out[:2] >= 1) & (out[:2] <= 3)).all() and ((out[2:] >= 10) & (out[2:] <= 20)).all())
+    True
+    """
+    V = check_matrix(values, caller="random_k_anonymous", name="values")
+    lab = check_labels(labels, n_samples=V.shape[0])
+    lo, hi, _ = group_ranges(V, lab)
+    _, rng = resolve_seed(random_state)
+    width = (hi - lo)[lab]
+    out = V + (rng.random(V.shape) - 0.5) * width
+    top, bottom = hi[lab], lo[lab]
+    out = np.where(out > top, out - width, out)
+    out = np.where(out < bottom, out + width, out)
+    # rounding can leave a value a hair outside [b, a]: the interval is the promise
+    return np.clip(out, bottom, top)
+
+
 AGGREGATORS: Mapping[str, Callable[..., NDArray[np.float64]]] = MappingProxyType({
     "mean": group_mean,
     "median": group_median,
     "mode": group_mode,
+    "rho": rho_aggregation,
+    "random-k": random_k_anonymous,
 })
 """Registered aggregators by name (read-only)."""
+
+AGGREGATION_PARAMS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
+    "mean": {}, "median": {}, "mode": {}, "rho": {"rho": 0.5}, "random-k": {},
+})
+"""Each aggregator's keyword parameters and their defaults."""
+
+NOISY_AGGREGATORS = frozenset({"rho", "random-k"})
+"""Aggregators that give each record its own noisy value (no syntactic k-anonymity)."""
+
+
+def is_noisy(method: str, params: Mapping[str, Any]) -> bool:
+    """Whether ``method`` with ``params`` publishes per-record noisy values (rho=0 does not)."""
+    if method == "rho":
+        return _check_rho(params.get("rho", AGGREGATION_PARAMS["rho"]["rho"])) > 0.0
+    return method in NOISY_AGGREGATORS
 
 
 def aggregate(values: ArrayLike, labels: ArrayLike, *, method: str = "mean",
@@ -125,4 +286,9 @@ def aggregate(values: ArrayLike, labels: ArrayLike, *, method: str = "mean",
         raise ValueError(
             f"Unknown aggregation {method!r}. Valid aggregations: {', '.join(sorted(AGGREGATORS))}."
         ) from None
+    unknown = sorted(set(params) - set(AGGREGATION_PARAMS[method]))
+    if unknown:
+        allowed = ", ".join(sorted(AGGREGATION_PARAMS[method])) or "none"
+        raise TypeError(f"Unknown parameter(s) {', '.join(unknown)} for aggregation "
+                        f"{method!r}. Its parameters: {allowed}.")
     return func(values, labels, random_state=random_state, **params)

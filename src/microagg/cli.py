@@ -85,6 +85,28 @@ def _root(
     """Safe release of microdata by microaggregation, with verified guarantees."""
 
 
+def _parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]] | None:
+    """``["age=0:120"]`` -> ``{"age": (0.0, 120.0)}``; a malformed item names ``--bounds``."""
+    if not items:
+        return None
+    parsed: dict[str, tuple[float, float]] = {}
+    for item in items:
+        name, eq, rest = item.partition("=")
+        low, colon, high = rest.partition(":")
+        try:
+            pair = (float(low), float(high))
+        except ValueError:
+            pair = None
+        if not eq or not colon or not name or pair is None:
+            raise UsageError(
+                f"--bounds must look like column=lower:upper (numbers). Got {item!r} instead."
+            )
+        if name in parsed:
+            raise UsageError(f"--bounds gives {name!r} more than once.")
+        parsed[name] = pair
+    return parsed
+
+
 def _split_names(values: Sequence[str] | None) -> list[str] | None:
     """``["a,b", "c"]`` -> ``["a", "b", "c"]``; ``None`` (option not given) stays ``None``."""
     if values is None:
@@ -193,6 +215,8 @@ def _summary_table(release: Release, *, source: str, output: pathlib.Path,
     """The rich table printed after a run (rows, groups, k, IL, risk, time)."""
     metrics = release.metrics
     k_check = release.checks.get("k_anonymity", {})
+    group_check = release.checks.get("group_k", {})
+    dp_check = release.checks.get("differential_privacy")
     qis = list(release.params.get("quasi_identifiers", ()))
     table = Table(title="microagg release", show_header=False, title_justify="left")
     table.add_column("", style="bold")
@@ -204,11 +228,22 @@ def _summary_table(release: Release, *, source: str, output: pathlib.Path,
         ("rows", str(release.data.shape[0])),
         ("quasi-identifiers", f"{len(qis)}: {', '.join(map(str, qis))}"),
         ("groups", str(metrics.get("n_groups", "n/a"))),
-        ("required k", str(k_check.get("required", "n/a"))),
-        ("achieved k", str(k_check.get("achieved", "n/a"))),
+        ("aggregation", str(release.params.get("aggregation", "?"))
+         + "".join(f" {n}={v}" for n, v in release.params.get("aggregation_params", {}).items())),
+        ("required k", str(group_check.get("required", "n/a"))),
+        ("smallest group", str(group_check.get("achieved", "n/a"))),
+        ("achieved k (published values)",
+         str(k_check.get("achieved", "n/a"))
+         + ("" if k_check.get("required") is not None else "  (noisy: not k-anonymous)")),
         ("IL (%)", _format_float(metrics.get("information_loss"), digits=4)),
         ("IL original units (%)", _format_float(metrics.get("information_loss_original_units"), digits=4)),
         ("DLD risk (%)", _format_float(metrics.get("dld_risk"), scale=100.0)),
+        *((("DLD risk, intruder's columns (%)",
+            _format_float(metrics["dld_risk_known"], scale=100.0)),)
+          if "dld_risk_known" in metrics else ()),
+        *((("epsilon-DP", f"epsilon={dp_check['epsilon']} "
+            + ("(holds)" if dp_check["holds"] else "(does NOT hold: bounds from the data)")),)
+          if dp_check is not None else ()),
         ("seed", str(release.seed)),
         ("time (s)", f"{seconds:.2f}"),
     ]
@@ -244,8 +279,10 @@ def anonymize(
     ] = None,
     k: Annotated[int, typer.Option("-k", help="Minimum group size (k >= 2).")] = 5,
     method: Annotated[
-        str, typer.Option("-m", "--method", help="Partitioner (see `microagg methods`).")
-    ] = "mdav",
+        str | None,
+        typer.Option("-m", "--method", show_default=False,
+                     help="Partitioner (see `microagg methods`); default mdav."),
+    ] = None,
     sensitive: Annotated[
         list[str] | None,
         typer.Option("-s", "--sensitive", show_default=False,
@@ -257,11 +294,39 @@ def anonymize(
                      help="Comma-separated identifier columns, removed from the output."),
     ] = None,
     aggregation: Annotated[
-        str, typer.Option("--aggregation", help="Group representative: mean, median or mode.")
+        str, typer.Option("--aggregation",
+                          help="Group representative: mean, median, mode, or the noisy rho "
+                               "(with --rho) and random-k (not k-anonymous, not DP).")
     ] = "mean",
+    rho: Annotated[
+        float | None,
+        typer.Option("--rho", show_default=False,
+                     help="Noise scale of --aggregation rho, in [0, 1] (default 0.5)."),
+    ] = None,
     scaling: Annotated[
-        str, typer.Option("--scaling", help="Scaling for distances: standard, minmax or none.")
-    ] = "standard",
+        str | None,
+        typer.Option("--scaling", show_default=False,
+                     help="Scaling for distances: standard (default), minmax or none."),
+    ] = None,
+    epsilon: Annotated[
+        float | None,
+        typer.Option("--epsilon", show_default=False,
+                     help="Epsilon-differentially private release (insensitive partition + "
+                          "Laplace noise on the group means); give --bounds for every "
+                          "quasi-identifier."),
+    ] = None,
+    bounds: Annotated[
+        list[str] | None,
+        typer.Option("--bounds", show_default=False,
+                     help="Public bounds for --epsilon as column=lower:upper (repeatable), "
+                          "e.g. --bounds age=0:120."),
+    ] = None,
+    intruder_knows: Annotated[
+        list[str] | None,
+        typer.Option("--intruder-knows", show_default=False,
+                     help="Comma-separated quasi-identifiers an intruder holds: adds the "
+                          "linkage risk on those columns only."),
+    ] = None,
     random_state: Annotated[
         int | None,
         typer.Option("--random-state", show_default=False,
@@ -312,10 +377,16 @@ def anonymize(
         if refine is not None:
             if not refine > 0:
                 raise UsageError(f"--refine must be a number of seconds > 0. Got {refine}.")
-            start_method = "auto" if method == "mdav-ls" else method
+            start_method = "auto" if method in (None, "mdav-ls") else method
             method_params = {**method_params, "start": start_method, "time_limit": refine,
                              "rounds": 10**9}
             method = "mdav-ls"
+        agg_params: dict[str, Any] = {}
+        if rho is not None:
+            if aggregation != "rho":
+                raise UsageError(f"--rho applies to --aggregation rho, not {aggregation!r}.")
+            agg_params["rho"] = rho
+        parsed_bounds = _parse_bounds(bounds)
         qi = _split_names(quasi_identifiers)
         sens = _split_names(sensitive)
         ids = _split_names(drop)
@@ -334,7 +405,7 @@ def anonymize(
                 if qi is None:
                     qi = list(ds.quasi_identifiers)
                 if sens is None:
-                    sens = [c for c in ds.sensitive if c not in qi]
+                    sens = [c for c in ds.sensitive if c not in qi and c not in (ids or ())]
                 if ids is None:
                     ids = [c for c in ds.identifiers if c not in qi]
             else:
@@ -350,8 +421,10 @@ def anonymize(
                 release = run_anonymize(
                     df, quasi_identifiers=qi or [], k=k, method=method,
                     sensitive=sens or (), identifiers=ids or (), aggregation=aggregation,
-                    scaling=scaling, random_state=random_state,
-                    method_params=method_params or None,
+                    aggregation_params=agg_params or None, scaling=scaling,
+                    random_state=random_state, method_params=method_params or None,
+                    epsilon=epsilon, bounds=parsed_bounds,
+                    intruder_knows=_split_names(intruder_knows),
                 )
 
             progress.stage("write", done=2)

@@ -17,10 +17,17 @@ from numpy.typing import NDArray
 from . import __version__
 from ._scaling import SCALINGS, apply_scaler, fit_scaler
 from ._validation import RandomState, check_k, check_labels, resolve_seed
-from .aggregate import AGGREGATORS, aggregate
-from .exceptions import ConstantColumnWarning, InternalError, SchemaError
+from .aggregate import AGGREGATION_PARAMS, AGGREGATORS, aggregate, group_ranges, is_noisy
+from .dp import check_epsilon, dp_microaggregation
+from .exceptions import (
+    ConstantColumnWarning,
+    InternalError,
+    PrivacyLeakWarning,
+    PrivacyViolationError,
+    SchemaError,
+)
 from .metrics import dld_risk, group_size_summary, information_loss
-from .models import check_k_anonymity
+from .models import check_k_anonymity, k_anonymity
 from .partition import get_partitioner
 
 __all__ = ["SCALINGS", "Release", "anonymize"]
@@ -170,18 +177,81 @@ def _quasi_identifier_matrix(df: pd.DataFrame, columns: tuple[str, ...]) -> NDAr
     return np.ascontiguousarray(values)
 
 
+def _bounds_for(
+    df: pd.DataFrame, qi: tuple[str, ...], values: NDArray[np.float64],
+    bounds: Mapping[str, Sequence[float]] | None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64], tuple[str, ...]]:
+    """Public bounds per quasi-identifier: from ``bounds``, else the data's range (named)."""
+    given = dict(bounds or {})
+    unknown = sorted(set(given) - set(qi))
+    if unknown:
+        raise SchemaError(
+            f"bounds name column(s) {', '.join(map(repr, unknown))} that are not "
+            f"quasi-identifiers; quasi-identifiers: {', '.join(map(repr, qi))}."
+        )
+    lower = values.min(axis=0)
+    upper = values.max(axis=0)
+    for j, col in enumerate(qi):
+        if col not in given:
+            continue
+        pair = given[col]
+        try:
+            lo, hi = (float(v) for v in pair)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"bounds[{col!r}] must be a pair (lower, upper) of numbers. Got {pair!r}."
+            ) from None
+        if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
+            raise ValueError(
+                f"bounds[{col!r}] must be finite with lower <= upper. Got ({lo}, {hi})."
+            )
+        lower[j], upper[j] = lo, hi
+    from_data = tuple(c for c in qi if c not in given)
+    return lower, upper, from_data
+
+
+def _syntactic_k_check(k_required: int | None, achieved: int) -> Mapping[str, Any]:
+    return MappingProxyType({
+        "required": k_required,
+        "achieved": achieved,
+        "model": "k-anonymity: smallest number of published records sharing the same "
+                 "quasi-identifier values, counted on the published data"
+                 + ("" if k_required is not None else
+                    " (reported, not promised: a noisy aggregation gives each record its own "
+                    "values)"),
+    })
+
+
+def _check_noise_within_groups(values: NDArray[np.float64], masked: NDArray[np.float64],
+                               labels: NDArray[np.intp], qi: tuple[str, ...]) -> None:
+    """Every noisy value must lie in its group's [min, max] on the original data."""
+    lo, hi, _ = group_ranges(values, labels)
+    tol = 1e-9 * np.maximum(1.0, np.abs(values).max(axis=0))
+    outside = (masked < lo[labels] - tol) | (masked > hi[labels] + tol)
+    if outside.any():
+        cols = [qi[j] for j in np.flatnonzero(outside.any(axis=0))]
+        raise PrivacyViolationError(
+            f"{int(outside.sum())} published values of {', '.join(map(repr, cols))} lie "
+            "outside their group's range. Nothing was released. This is a bug in microagg."
+        )
+
+
 def anonymize(
     df: pd.DataFrame,
     *,
     quasi_identifiers: str | Sequence[str],
     k: int,
-    method: str = "mdav",
+    method: str | None = None,
     sensitive: str | Sequence[str] = (),
     identifiers: str | Sequence[str] = (),
     aggregation: str = "mean",
-    scaling: str = "standard",
+    aggregation_params: Mapping[str, Any] | None = None,
+    scaling: str | None = None,
     random_state: RandomState = None,
     method_params: Mapping[str, Any] | None = None,
+    epsilon: float | None = None,
+    bounds: Mapping[str, Sequence[float]] | None = None,
+    intruder_knows: str | Sequence[str] | None = None,
 ) -> Release:
     """Mask the quasi-identifiers of ``df`` by microaggregation and return a verified release.
 
@@ -191,6 +261,18 @@ def anonymize(
     unchanged; the row order is kept. The achieved k-anonymity is re-derived from the
     published quasi-identifiers and a shortfall raises :class:`PrivacyViolationError`.
 
+    Two further modes:
+
+    * a noisy aggregation (``aggregation="rho"`` with ``rho > 0``, or ``"random-k"``) gives
+      every record its own value inside its group's range. ``checks["group_k"]`` then holds
+      the group size the noise is drawn over (verified, at least ``k``) and
+      ``checks["k_anonymity"]`` the syntactic k of the published values (reported, usually
+      1). Neither mode is differential privacy.
+    * ``epsilon=...`` makes an epsilon-differentially private release (:mod:`microagg.dp`):
+      an insensitive partition on the bound-rescaled quasi-identifiers, Laplace noise on the
+      group means, rows shuffled. Every published column must be a quasi-identifier (other
+      columns would void the guarantee) and the bounds should come from ``bounds``.
+
     Parameters
     ----------
     df : pandas.DataFrame
@@ -199,22 +281,34 @@ def anonymize(
         Numeric columns to mask (key variables an intruder may know).
     k : int
         Minimum group size, ``2 <= k <= len(df)``.
-    method : str, default="mdav"
-        A partitioner name, see :data:`microagg.partition.PARTITIONERS`.
+    method : str, default=None
+        A partitioner name, see :data:`microagg.partition.PARTITIONERS`; ``None`` means
+        ``"mdav"`` (and the insensitive partition with ``epsilon``).
     sensitive : str or sequence of str, default=()
         Confidential columns: published unchanged (later privacy models check them).
     identifiers : str or sequence of str, default=()
         Direct identifiers: removed from the release.
-    aggregation : {"mean", "median", "mode"}, default="mean"
-        Group representative for the quasi-identifiers.
-    scaling : {"standard", "minmax", "none"}, default="standard"
+    aggregation : {"mean", "median", "mode", "rho", "random-k"}, default="mean"
+        Group representative for the quasi-identifiers (see :data:`~microagg.aggregate.AGGREGATORS`).
+    aggregation_params : mapping, default=None
+        Parameters of the aggregation, e.g. ``{"rho": 0.5}``.
+    scaling : {"standard", "minmax", "none"}, default=None
         Scaling of the quasi-identifiers for the distances (z-scores with ddof=1, min-max to
-        [0, 1], or none). It affects grouping only; aggregation uses the original values.
+        [0, 1], or none; ``None`` means ``"standard"``). It affects grouping only;
+        aggregation uses the original values. Not allowed with ``epsilon`` (the bounds scale).
     random_state : None, int or numpy.random.Generator, default=None
         The single source of randomness. ``None`` draws a seed, which is recorded in
         ``Release.seed`` so that the release can be reproduced.
     method_params : mapping, default=None
         Extra parameters of the method (e.g. ``{"gamma": 0.5}`` for ``vmdav``).
+    epsilon : float, default=None
+        Make an epsilon-differentially private release with this budget (> 0).
+    bounds : mapping of column -> (lower, upper), default=None
+        Public bounds of the quasi-identifiers for ``epsilon``. Columns left out get the
+        data's range, with a :class:`PrivacyLeakWarning`: then the guarantee does not hold.
+    intruder_knows : str or sequence of str, default=None
+        Quasi-identifiers an intruder holds; adds ``metrics["dld_risk_known"]``, the linkage
+        risk on those columns only.
 
     Returns
     -------
@@ -225,6 +319,9 @@ def anonymize(
     ConstantColumnWarning
         A quasi-identifier is constant: it is excluded from the distances (it identifies
         nobody and is published unchanged).
+    PrivacyLeakWarning
+        ``epsilon`` with bounds computed from the data, or a noisy aggregation (not
+        k-anonymous, not differentially private).
 
     Examples
     --------
@@ -233,6 +330,10 @@ def anonymize(
     >>> release = anonymize(df, quasi_identifiers=["age", "income"], k=3, random_state=0)
     >>> release.k, release.data["age"].round(2).tolist()
     (3, [29.0, 29.0, 29.0, 49.67, 49.67, 49.67])
+    >>> noisy = anonymize(df, quasi_identifiers=["age", "income"], k=3, aggregation="rho",
+    ...                   aggregation_params={"rho": 0.5}, random_state=0)
+    >>> noisy.checks["group_k"]["achieved"], noisy.k
+    (3, 1)
     """
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -241,19 +342,35 @@ def anonymize(
     qi = _as_names(quasi_identifiers, "quasi_identifiers")
     sens = _as_names(sensitive, "sensitive")
     ids = _as_names(identifiers, "identifiers")
+    known = _as_names(intruder_knows, "intruder_knows")
     _validate_roles(df, qi, sens, ids)
+    not_qi = [c for c in known if c not in qi]
+    if not_qi:
+        raise SchemaError(f"intruder_knows names {', '.join(map(repr, not_qi))}, which are not "
+                          f"quasi-identifiers; quasi-identifiers: {', '.join(map(repr, qi))}.")
     if df.shape[0] == 0:
         raise SchemaError("The input table has no rows; there is nothing to release.")
     k = check_k(k, n_samples=df.shape[0], caller="anonymize")
-    if scaling not in SCALINGS:  # checked early: before any work
+    if scaling is not None and scaling not in SCALINGS:  # checked early: before any work
         raise ValueError(f"Unknown scaling {scaling!r}. Valid scalings: {', '.join(SCALINGS)}.")
     if aggregation not in AGGREGATORS:
         raise ValueError(
             f"Unknown aggregation {aggregation!r}. "
             f"Valid aggregations: {', '.join(sorted(AGGREGATORS))}."
         )
-    partitioner = get_partitioner(method)
-    params = dict(method_params or {})
+    agg_params = {**AGGREGATION_PARAMS[aggregation], **(aggregation_params or {})}
+    unknown = sorted(set(agg_params) - set(AGGREGATION_PARAMS[aggregation]))
+    if unknown:
+        allowed = ", ".join(sorted(AGGREGATION_PARAMS[aggregation])) or "none"
+        raise TypeError(f"Unknown parameter(s) {', '.join(unknown)} for aggregation "
+                        f"{aggregation!r}. Its parameters: {allowed}.")
+    noisy = is_noisy(aggregation, agg_params)
+    if epsilon is not None:
+        epsilon = check_epsilon(epsilon)
+        _check_dp_request(df, qi, ids, method, aggregation, scaling, method_params)
+    elif bounds is not None:
+        raise ValueError("bounds are used only with epsilon (the differentially private "
+                         "release); pass epsilon too, or drop bounds.")
     seed, rng = resolve_seed(random_state)
     values = _quasi_identifier_matrix(df, qi)
     notes: list[str] = []
@@ -266,28 +383,92 @@ def anonymize(
         notes.append(msg)
     timings["validate"] = time.perf_counter() - t0
 
-    t = time.perf_counter()
-    scaler = fit_scaler(values, scaling)
-    scaled = apply_scaler(values, scaler)
-    labels = partitioner(scaled, k, random_state=rng, **params)
-    try:
-        labels = check_labels(labels, n_samples=values.shape[0], k=k)
-    except (TypeError, ValueError) as error:
-        raise InternalError(
-            f"Method {partitioner.name!r} returned an invalid partition ({error}). Nothing "
-            "was released. This is a bug in microagg."
-        ) from error
-    timings["partition"] = time.perf_counter() - t
-
-    t = time.perf_counter()
-    masked = aggregate(values, labels, method=aggregation, random_state=rng)
+    checks: dict[str, Any] = {}
     published = df.drop(columns=list(ids))
+    t = time.perf_counter()
+    if epsilon is None:
+        partitioner = get_partitioner(method or "mdav")
+        params = dict(method_params or {})
+        scaling = scaling or "standard"
+        scaler = fit_scaler(values, scaling)
+        scaled = apply_scaler(values, scaler)
+        labels = partitioner(scaled, k, random_state=rng, **params)
+        try:
+            labels = check_labels(labels, n_samples=values.shape[0], k=k)
+        except (TypeError, ValueError) as error:
+            raise InternalError(
+                f"Method {partitioner.name!r} returned an invalid partition ({error}). Nothing "
+                "was released. This is a bug in microagg."
+            ) from error
+        timings["partition"] = time.perf_counter() - t
+        t = time.perf_counter()
+        masked = aggregate(values, labels, method=aggregation, random_state=rng, **agg_params)
+        timings["aggregate"] = time.perf_counter() - t
+        method_name = partitioner.name
+        all_params = MappingProxyType({**partitioner.params, **params})
+        if noisy:
+            msg = (f"Aggregation {aggregation!r} gives every record its own noisy values: the "
+                   f"published quasi-identifiers are not k-anonymous (the noise is drawn over "
+                   f"groups of at least {k}), and bounded data-dependent noise is not "
+                   "differential privacy.")
+            warnings.warn(msg, PrivacyLeakWarning, stacklevel=2)
+            notes.insert(0, msg)
+    else:
+        lower, upper, from_data = _bounds_for(df, qi, values, bounds)
+        if from_data:
+            msg = (f"Bounds of {', '.join(map(repr, from_data))} were computed from the data: "
+                   "they reveal the extreme records, so the release is NOT "
+                   f"{epsilon}-differentially private. Pass public bounds (bounds=... / "
+                   "--bounds) for the guarantee to hold.")
+            warnings.warn(msg, PrivacyLeakWarning, stacklevel=2)
+            notes.insert(0, msg)
+        result = dp_microaggregation(values, k, epsilon=epsilon, lower=lower, upper=upper,
+                                     random_state=rng)
+        labels, masked = result.labels, result.masked
+        timings["partition_and_noise"] = time.perf_counter() - t
+        method_name, scaling = "insensitive", "bounds"
+        all_params = MappingProxyType({})
+        scaler = fit_scaler(values, "standard")  # for the measurements only
+        scaled = apply_scaler(values, scaler)
+        checks["differential_privacy"] = MappingProxyType({
+            "epsilon": epsilon,
+            "holds": not from_data,
+            "neighbouring": "one record replaced by another (n is public)",
+            "covered_columns": qi,
+            "bounds": MappingProxyType({c: (float(lower[j]), float(upper[j]))
+                                        for j, c in enumerate(qi)}),
+            "bounds_from_data": from_data,
+            "sensitivity_l1": result.sensitivity,
+            "laplace_scale_rescaled": result.laplace_scale,
+            "model": "epsilon-differential privacy of the published values and group labels "
+                     "as an unordered table (rows shuffled); the metrics in this release are "
+                     "computed from the original data and are not covered",
+        })
+        if result.clipped_values:
+            notes.append(f"{result.clipped_values} values lay outside their bounds and were "
+                         "clipped before the noise (this count is not private).")
     for j, col in enumerate(qi):
         published[col] = masked[:, j]
-    timings["aggregate"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    achieved = check_k_anonymity(published.loc[:, list(qi)].to_numpy(dtype=np.float64), k)
+    achieved = k_anonymity(published.loc[:, list(qi)].to_numpy(dtype=np.float64))
+    if noisy:
+        _check_noise_within_groups(values, masked, labels, qi)
+        checks["k_anonymity"] = _syntactic_k_check(None, achieved)
+    else:
+        check_k_anonymity(published.loc[:, list(qi)].to_numpy(dtype=np.float64), k)
+        checks["k_anonymity"] = _syntactic_k_check(k, achieved)
+    group_min = int(np.bincount(labels).min())
+    if group_min < k:  # pragma: no cover - check_labels / dp guarantee it
+        raise PrivacyViolationError(f"A group has {group_min} < k={k} records. Nothing was "
+                                    "released. This is a bug in microagg.")
+    checks["group_k"] = MappingProxyType({
+        "required": k,
+        "achieved": group_min,
+        "model": "size of the smallest group over which each representative"
+                 + (" and its noise are" if noisy or epsilon is not None else " is")
+                 + " computed (from the release's labels)",
+    })
     timings["verify"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -298,33 +479,66 @@ def anonymize(
         "dld_risk": dld_risk(scaled, masked_scaled),
         **group_size_summary(labels),
     }
+    if known:  # the linkage on the known columns only (constant ones tell nobody apart)
+        cols = [int(varying[:j].sum()) for j, c in enumerate(qi) if c in known and varying[j]]
+        metrics["dld_risk_known"] = (dld_risk(scaled, masked_scaled, attributes=cols)
+                                     if cols else 1.0 / values.shape[0])
     timings["measure"] = time.perf_counter() - t
+
+    if epsilon is not None:  # the input order would say which rows share a rank block
+        order = rng.permutation(published.shape[0])
+        published = published.iloc[order].reset_index(drop=True)
+        labels = labels[order]
     timings["total"] = time.perf_counter() - t0
 
     return Release(
         data=published,
         labels=labels,
         params=MappingProxyType({
-            "method": partitioner.name,
+            "method": method_name,
             "k": k,
             "quasi_identifiers": qi,
             "sensitive": sens,
             "identifiers": ids,
             "aggregation": aggregation,
+            "aggregation_params": MappingProxyType(agg_params),
             "scaling": scaling,
-            "method_params": MappingProxyType({**partitioner.params, **params}),
+            "method_params": all_params,
+            "epsilon": epsilon,
+            "intruder_knows": known,
             "microagg_version": __version__,
         }),
         seed=seed,
-        checks=MappingProxyType({
-            "k_anonymity": MappingProxyType({
-                "required": k,
-                "achieved": achieved,
-                "model": "k-anonymity: smallest number of published records sharing the same "
-                         "quasi-identifier values, counted on the published data",
-            }),
-        }),
+        checks=MappingProxyType(checks),
         metrics=MappingProxyType(metrics),
         warnings=tuple(notes),
         timings=MappingProxyType(timings),
     )
+
+
+def _check_dp_request(df: pd.DataFrame, qi: tuple[str, ...], ids: tuple[str, ...],
+                      method: str | None, aggregation: str, scaling: str | None,
+                      method_params: Mapping[str, Any] | None) -> None:
+    """With ``epsilon``, refuse every option that would void or contradict the guarantee."""
+    problems = []
+    if method not in (None, "insensitive"):
+        problems.append(f"method={method!r}: the differentially private release needs the "
+                        "insensitive partition (method=None or 'insensitive'); a data-driven "
+                        "partition changes too much when one record changes.")
+    if aggregation != "mean":
+        problems.append(f"aggregation={aggregation!r}: the release publishes Laplace-noised "
+                        "group means (aggregation='mean').")
+    if scaling is not None:
+        problems.append(f"scaling={scaling!r}: the bounds scale the data; leave scaling unset.")
+    if method_params:
+        problems.append(f"method_params={dict(method_params)!r}: the insensitive partition "
+                        "takes none.")
+    others = [str(c) for c in df.columns if c not in qi and c not in ids]
+    if others:
+        problems.append(
+            f"column(s) {', '.join(map(repr, others))} would be published unchanged next to "
+            "the noisy values, which voids the guarantee; make them quasi-identifiers (noised) "
+            "or identifiers (dropped).")
+    if problems:
+        raise SchemaError("Cannot make an epsilon-differentially private release: "
+                          + " ".join(problems))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.spatial import cKDTree
@@ -11,8 +13,10 @@ from .._validation import check_matrix
 __all__ = ["dld_risk"]
 
 
-def dld_risk(original: ArrayLike, masked: ArrayLike, labels: ArrayLike | None = None) -> float:
-    """Distance-based record linkage risk: the share of correctly linked records.
+def dld_risk(original: ArrayLike, masked: ArrayLike, labels: ArrayLike | None = None, *,
+             attributes: Sequence[int] | None = None) -> float:
+    """Distance-based record linkage risk: the share of correctly linked records (DLD, Eq. 4
+    of seed 000).
 
     An intruder links each masked record to its nearest original record (squared Euclidean
     distance on the arrays as given: scale both with the ORIGINAL's scaling first). A masked
@@ -20,6 +24,20 @@ def dld_risk(original: ArrayLike, masked: ArrayLike, labels: ArrayLike | None = 
     originals at exactly the nearest distance, 0 otherwise; the result is the mean over
     records, in [0, 1]. O(n log n) with a k-d tree; masked records that are identical (a
     microaggregated group) are linked once.
+
+    The linkage runs on the same attributes on both sides: the masked columns against the
+    original data restricted to those columns. ``attributes`` restricts both further, to the
+    columns an intruder actually knows (the variant used when the external file holds only
+    some of the quasi-identifiers).
+
+    Parameters
+    ----------
+    original, masked : array-like of shape (n_samples, n_columns)
+        Row ``i`` of ``masked`` is the release of row ``i`` of ``original``.
+    labels : ignored
+        Accepted for the common metric signature.
+    attributes : sequence of int, default=None
+        Column positions known to the intruder; ``None`` means all columns.
 
     References
     ----------
@@ -32,11 +50,23 @@ def dld_risk(original: ArrayLike, masked: ArrayLike, labels: ArrayLike | None = 
     1.0
     >>> dld_risk([[0.0], [1.0], [10.0], [11.0]], [[0.5], [0.5], [10.5], [10.5]])
     0.5
+    >>> dld_risk([[0.0, 5.0], [1.0, 5.0]], [[0.1, 5.0], [0.9, 5.0]], attributes=[1])
+    0.5
     """
     A = check_matrix(original, caller="dld_risk", name="original")
     B = check_matrix(masked, caller="dld_risk", name="masked")
     if A.shape != B.shape:
         raise ValueError(f"original has shape {A.shape} but masked has shape {B.shape}.")
+    if attributes is not None:
+        cols = np.asarray(attributes)
+        if cols.ndim != 1 or cols.size == 0 or not np.issubdtype(cols.dtype, np.integer) \
+                or cols.min() < 0 or cols.max() >= A.shape[1] or np.unique(cols).size != cols.size:
+            raise ValueError(
+                f"The 'attributes' parameter of dld_risk must list distinct column positions "
+                f"in 0..{A.shape[1] - 1}. Got {list(attributes)!r} instead."
+            )
+        A = np.ascontiguousarray(A[:, cols])
+        B = np.ascontiguousarray(B[:, cols])
     unique, inverse = np.unique(B, axis=0, return_inverse=True)
     inverse = inverse.ravel()
     tree = cKDTree(A)
@@ -49,5 +79,8 @@ def dld_risk(original: ArrayLike, masked: ArrayLike, labels: ArrayLike | None = 
         cand = np.asarray(cand, dtype=np.intp)
         d = ((A[cand] - unique[u]) ** 2).sum(axis=1)
         tied = cand[d == d.min()]
-        score[tied] = np.where(inverse[tied] == u, 1.0 / tied.size, 0.0)
+        # only the originals released as this very vector score; the others keep the score
+        # their own masked vector gives them
+        own = tied[inverse[tied] == u]
+        score[own] = 1.0 / tied.size
     return float(score.mean())

@@ -24,12 +24,13 @@ from .extremes import kward, md, tfrp
 from .local_search import refine
 from .mdav import cbfs, mdav, mdav1, vmdav
 from .sorting import meansort_ps, mhm, multidsort_ps
-from .top_down import top_down
+from .top_down import bottom_up, top_down
 
 __all__ = [
     "ALIASES",
     "PARTITIONERS",
     "Partitioner",
+    "bottom_up",
     "cbfs",
     "dba",
     "get_partitioner",
@@ -44,6 +45,7 @@ __all__ = [
     "partition",
     "refine",
     "tfrp",
+    "top_down",
     "vmdav",
 ]
 
@@ -145,6 +147,11 @@ _ENTRIES = (
         "top-down", top_down,
         "c-means++ subsets, then recursive splits around the farthest pair into groups of k..2k-1.",
         "Seed 000, Algorithms 1-3", fixed_size=False,
+        params={"c": 1, "normalize": "minmax"}, randomized=True),
+    Partitioner(
+        "bottom-up", bottom_up,
+        "Seed 000's comparator: random seeds each grow a group of their k-1 nearest records.",
+        "Seed 000, section 4.2, after Song et al., IEEE Access 7 (2019)", fixed_size=False,
         params={"c": 1, "normalize": "minmax"}, randomized=True),
     Partitioner(
         "mdav-ls", refine,
