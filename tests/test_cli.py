@@ -235,6 +235,8 @@ def test_methods_lists_the_registry() -> None:
     assert "mdav" in result.stdout
     assert "gamma=0.2" in result.stdout
     assert "Aliases:" in result.stdout and "mdav-generic -> mdav" in result.stdout
+    assert "rho (rho=0.5) [noisy: not k-anonymous, not DP]" in result.stdout
+    assert "bottom-up" in result.stdout
 
 
 def test_datasets_lists_the_bundled_sets() -> None:

@@ -464,6 +464,15 @@ def methods() -> None:
     if ALIASES:
         aliases = ", ".join(f"{alias} -> {name}" for alias, name in ALIASES.items())
         console.print(Text(f"Aliases: {aliases}"), soft_wrap=True)
+    from microagg.aggregate import AGGREGATION_PARAMS, NOISY_AGGREGATORS
+
+    aggs = ", ".join(
+        name + "".join(f" ({p}={d!r})" for p, d in AGGREGATION_PARAMS[name].items())
+        + (" [noisy: not k-anonymous, not DP]" if name in NOISY_AGGREGATORS else "")
+        for name in AGGREGATION_PARAMS
+    )
+    console.print(Text(f"Aggregations (--aggregation): {aggs}. Differentially private "
+                       "release: --epsilon with --bounds."), soft_wrap=True)
 
 
 @app.command()
