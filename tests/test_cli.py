@@ -99,6 +99,7 @@ def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
         "sensitive": (), "identifiers": (), "aggregation": "mean", "scaling": "minmax",
         "random_state": 11, "method_params": {"gamma": 0.5, "label": "x"},
         "aggregation_params": None, "epsilon": None, "bounds": None, "intruder_knows": None,
+        "hierarchies": None, "l": None, "diversity": "distinct", "diversity_c": 2.0,
     }
     seen.clear()
     _invoke("anonymize", people, "-q", "age,income", "--aggregation", "rho", "--rho", "0.8",
@@ -110,6 +111,33 @@ def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
             "age=0:120", "--bounds", "income=-10:1e4", "-o", tmp_path / "o.csv")
     assert seen["epsilon"] == 0.5
     assert seen["bounds"] == {"age": (0.0, 120.0), "income": (-10.0, 1e4)}
+
+
+def test_mixed_release_with_hierarchies_and_l_diversity(tmp_path: pathlib.Path,
+                                                        people: pathlib.Path) -> None:
+    hierarchy = tmp_path / "town.csv"
+    hierarchy.write_text("a;*\nb;*\n")
+    out, summary = tmp_path / "out.csv", tmp_path / "s.json"
+    result = _invoke("anonymize", people, "-q", "age,income,town", "--hierarchy",
+                     f"town={hierarchy}", "-s", "disease", "--drop", "name", "-k", "3", "-l",
+                     "2", "--diversity", "entropy", "-o", out, "--summary-json", summary,
+                     "--random-state", "0")
+    assert result.exit_code == 0, result.output
+    data = json.loads(summary.read_text())
+    assert data["params"]["method"] == "mage"
+    assert data["checks"]["l_diversity"]["achieved"] >= 2
+    published = pd.read_csv(out, sep=None, engine="python")
+    assert published.groupby(["age", "income", "town"]).size().min() >= 3
+    assert "l-diversity (entropy)" in result.stdout and "NCP (%)" in result.stdout
+
+
+def test_adult_uses_its_bundled_hierarchies(tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "adult.csv"
+    result = _invoke("anonymize", "--dataset", "adult", "-q", "age,sex,education", "-k", "10",
+                     "-o", out, "--random-state", "0")
+    assert result.exit_code == 0, result.output
+    published = pd.read_csv(out)
+    assert published.groupby(["age", "sex", "education"]).size().min() >= 10
 
 
 def test_noisy_and_private_releases_from_the_cli(tmp_path: pathlib.Path) -> None:
@@ -200,13 +228,18 @@ def test_non_numeric_quasi_identifier_names_the_column(tmp_path: pathlib.Path,
           "age=1:2"], "--bounds gives 'age' more than once"),
         (["PEOPLE", "-q", "age", "--epsilon", "1"], "'name', 'income', 'town', 'disease' would"),
         (["PEOPLE", "-q", "age", "--aggregation", "rho", "--rho", "3"], "'rho' parameter"),
+        (["PEOPLE", "-q", "age,town"], "'town' (dtype"),
+        (["PEOPLE", "-q", "age,town", "--hierarchy", "town"], "--hierarchy must look like"),
+        (["PEOPLE", "-q", "age,town", "--hierarchy", "town=MISSING"], "does not exist"),
+        (["PEOPLE", "-q", "age", "-s", "disease", "-l", "9"], "cannot be made distinct 9"),
+        (["PEOPLE", "-q", "age", "-l", "2"], "needs at least one sensitive column"),
     ],
 )
 def test_user_errors_exit_2_with_one_red_line(
     tmp_path: pathlib.Path, people: pathlib.Path, args: list[str], message: str
 ) -> None:
     args = [str(people) if a == "PEOPLE" else str(tmp_path / "gone.csv") if a == "MISSING"
-            else a for a in args]
+            else a.replace("MISSING", str(tmp_path / "gone.csv")) for a in args]
     result = _invoke("anonymize", *args, "-o", tmp_path / "out.csv")
     assert result.exit_code == EXIT_USER_ERROR, result.output
     assert result.stderr.startswith("Error: ")

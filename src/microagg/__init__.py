@@ -28,12 +28,14 @@ from .exceptions import (
     PrivacyViolationError,
     SchemaError,
 )
+from .hierarchy import Hierarchy
 from .partition import PARTITIONERS
 from .release import Release, anonymize
 
 __all__ = [
     "PARTITIONERS",
     "ConstantColumnWarning",
+    "Hierarchy",
     "InternalError",
     "MicroAggregator",
     "PrivacyLeakWarning",

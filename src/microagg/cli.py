@@ -85,6 +85,19 @@ def _root(
     """Safe release of microdata by microaggregation, with verified guarantees."""
 
 
+def _parse_hierarchies(items: list[str] | None) -> dict[str, str]:
+    """``["education=edu.csv"]`` -> ``{"education": "edu.csv"}``; names ``--hierarchy``."""
+    parsed: dict[str, str] = {}
+    for item in items or []:
+        name, eq, path = item.partition("=")
+        if not eq or not name or not path:
+            raise UsageError(f"--hierarchy must look like COLUMN=FILE. Got {item!r} instead.")
+        if name in parsed:
+            raise UsageError(f"--hierarchy gives {name!r} more than once.")
+        parsed[name] = path
+    return parsed
+
+
 def _parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]] | None:
     """``["age=0:120"]`` -> ``{"age": (0.0, 120.0)}``; a malformed item names ``--bounds``."""
     if not items:
@@ -217,6 +230,7 @@ def _summary_table(release: Release, *, source: str, output: pathlib.Path,
     k_check = release.checks.get("k_anonymity", {})
     group_check = release.checks.get("group_k", {})
     dp_check = release.checks.get("differential_privacy")
+    l_check = release.checks.get("l_diversity")
     qis = list(release.params.get("quasi_identifiers", ()))
     table = Table(title="microagg release", show_header=False, title_justify="left")
     table.add_column("", style="bold")
@@ -236,6 +250,17 @@ def _summary_table(release: Release, *, source: str, output: pathlib.Path,
          str(k_check.get("achieved", "n/a"))
          + ("" if k_check.get("required") is not None else "  (noisy: not k-anonymous)")),
         ("IL (%)", _format_float(metrics.get("information_loss"), digits=4)),
+        *((("NCP (%)", _format_float(metrics["ncp"], scale=100.0, digits=3)),
+           ("IL(Omega), normalized", _format_float(metrics["il_omega_normalized"], digits=4)))
+          if "ncp" in metrics else ()),
+        *(((f"l-diversity ({l_check['diversity']})",
+            f"required {l_check['required']}, achieved {l_check['achieved']:.3g}"),)
+          if l_check is not None else ()),
+        *((("homogeneous classes",
+            "; ".join(f"{c}: {h['homogeneous_classes']} of {h['classes']} "
+                      f"({100 * h['homogeneous_share']:.2f}% of records)"
+                      for c, h in metrics["homogeneity"].items())),)
+          if "homogeneity" in metrics else ()),
         ("IL original units (%)", _format_float(metrics.get("information_loss_original_units"), digits=4)),
         ("DLD risk (%)", _format_float(metrics.get("dld_risk"), scale=100.0)),
         *((("DLD risk, intruder's columns (%)",
@@ -321,6 +346,24 @@ def anonymize(
                      help="Public bounds for --epsilon as column=lower:upper (repeatable), "
                           "e.g. --bounds age=0:120."),
     ] = None,
+    hierarchy: Annotated[
+        list[str] | None,
+        typer.Option("--hierarchy", show_default=False,
+                     help="Generalization hierarchy of a categorical quasi-identifier as "
+                          "COL=FILE (ARX CSV: value;level1;...;*), repeatable. With --dataset "
+                          "adult the bundled hierarchies are used."),
+    ] = None,
+    l_div: Annotated[
+        float | None,
+        typer.Option("-l", "--l-diversity", show_default=False,
+                     help="Require l-diversity of the sensitive columns (e.g. -l 2)."),
+    ] = None,
+    diversity: Annotated[
+        str, typer.Option("--diversity", help="distinct, entropy or recursive.")
+    ] = "distinct",
+    diversity_c: Annotated[
+        float, typer.Option("--diversity-c", help="c of recursive (c, l)-diversity.")
+    ] = 2.0,
     intruder_knows: Annotated[
         list[str] | None,
         typer.Option("--intruder-knows", show_default=False,
@@ -387,6 +430,7 @@ def anonymize(
                 raise UsageError(f"--rho applies to --aggregation rho, not {aggregation!r}.")
             agg_params["rho"] = rho
         parsed_bounds = _parse_bounds(bounds)
+        hierarchies = _parse_hierarchies(hierarchy)
         qi = _split_names(quasi_identifiers)
         sens = _split_names(sensitive)
         ids = _split_names(drop)
@@ -408,6 +452,9 @@ def anonymize(
                     sens = [c for c in ds.sensitive if c not in qi and c not in (ids or ())]
                 if ids is None:
                     ids = [c for c in ds.identifiers if c not in qi]
+                for col, path in ds.hierarchies.items():  # categorical QIs get the bundled ones
+                    if col in qi and col not in hierarchies and ds.data[col].dtype.kind not in "biuf":
+                        hierarchies[col] = str(path)
             else:
                 assert input_path is not None  # checked above
                 df = read_table(input_path, sep=sep)
@@ -425,6 +472,8 @@ def anonymize(
                     random_state=random_state, method_params=method_params or None,
                     epsilon=epsilon, bounds=parsed_bounds,
                     intruder_knows=_split_names(intruder_knows),
+                    hierarchies=hierarchies or None, l=l_div, diversity=diversity,
+                    diversity_c=diversity_c,
                 )
 
             progress.stage("write", done=2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -17,7 +18,14 @@ from numpy.typing import NDArray
 from . import __version__
 from ._scaling import SCALINGS, apply_scaler, fit_scaler
 from ._validation import RandomState, check_k, check_labels, resolve_seed
-from .aggregate import AGGREGATION_PARAMS, AGGREGATORS, aggregate, group_ranges, is_noisy
+from .aggregate import (
+    AGGREGATION_PARAMS,
+    AGGREGATORS,
+    NOISY_AGGREGATORS,
+    aggregate,
+    group_ranges,
+    is_noisy,
+)
 from .dp import check_epsilon, dp_microaggregation
 from .exceptions import (
     ConstantColumnWarning,
@@ -26,9 +34,27 @@ from .exceptions import (
     PrivacyViolationError,
     SchemaError,
 )
-from .metrics import dld_risk, group_size_summary, information_loss
-from .models import check_k_anonymity, k_anonymity
-from .partition import get_partitioner
+from .generalize import NUMERIC_MODES, generalize
+from .hierarchy import Hierarchy
+from .metrics import (
+    dld_risk,
+    group_size_summary,
+    homogeneity,
+    il_omega,
+    information_loss,
+    normalized_certainty_penalty,
+    query_answering,
+)
+from .models import (
+    DIVERSITIES,
+    ILOmegaCost,
+    check_k_anonymity,
+    check_l_diversity,
+    enforce_l_diversity,
+    k_anonymity,
+)
+from .partition import PARTITIONERS, get_partitioner
+from .partition.mixed import MixedData
 
 __all__ = ["SCALINGS", "Release", "anonymize"]
 
@@ -252,6 +278,10 @@ def anonymize(
     epsilon: float | None = None,
     bounds: Mapping[str, Sequence[float]] | None = None,
     intruder_knows: str | Sequence[str] | None = None,
+    hierarchies: Mapping[str, Hierarchy | str | os.PathLike[str]] | None = None,
+    l: float | None = None,
+    diversity: str = "distinct",
+    diversity_c: float = 2.0,
 ) -> Release:
     """Mask the quasi-identifiers of ``df`` by microaggregation and return a verified release.
 
@@ -309,6 +339,20 @@ def anonymize(
     intruder_knows : str or sequence of str, default=None
         Quasi-identifiers an intruder holds; adds ``metrics["dld_risk_known"]``, the linkage
         risk on those columns only.
+    hierarchies : mapping of column -> Hierarchy or path, default=None
+        Generalization hierarchies (ARX-style CSV files or :class:`Hierarchy` objects). A
+        quasi-identifier with a hierarchy, or with a non-numeric type, is categorical: the
+        release then uses a mixed-data method (``mage`` by default) and publishes each
+        categorical value as its group's closest common generalization; numeric
+        quasi-identifiers get the group mean (``aggregation="mean"``) or the group's
+        interval (``aggregation="interval"``).
+    l : float, default=None
+        Require l-diversity of every sensitive column in every published class: failing
+        groups are dissolved and their records reassigned (seed 002, section 3), and the
+        achieved l is re-derived from the published data.
+    diversity : {"distinct", "entropy", "recursive"}, default="distinct"
+    diversity_c : float, default=2.0
+        The constant c of recursive (c, l)-diversity.
 
     Returns
     -------
@@ -351,6 +395,20 @@ def anonymize(
     if df.shape[0] == 0:
         raise SchemaError("The input table has no rows; there is nothing to release.")
     k = check_k(k, n_samples=df.shape[0], caller="anonymize")
+    if l is not None:
+        _check_diversity_request(df, sens, l, diversity, diversity_c)
+    loaded = _load_hierarchies(df, qi, hierarchies)
+    if loaded:
+        if epsilon is not None or bounds is not None or is_noisy_name(aggregation) \
+                or aggregation_params:
+            raise SchemaError(
+                "Categorical quasi-identifiers (" + ", ".join(map(repr, loaded)) + ") are "
+                "generalized with their hierarchies; epsilon, bounds and the noisy "
+                "aggregations apply to numeric quasi-identifiers only.")
+        return _anonymize_mixed(
+            df, qi=qi, sens=sens, ids=ids, k=k, method=method, hierarchies=loaded,
+            aggregation=aggregation, random_state=random_state, method_params=method_params,
+            l=l, diversity=diversity, diversity_c=diversity_c, t0=t0)
     if scaling is not None and scaling not in SCALINGS:  # checked early: before any work
         raise ValueError(f"Unknown scaling {scaling!r}. Valid scalings: {', '.join(SCALINGS)}.")
     if aggregation not in AGGREGATORS:
@@ -365,6 +423,11 @@ def anonymize(
         raise TypeError(f"Unknown parameter(s) {', '.join(unknown)} for aggregation "
                         f"{aggregation!r}. Its parameters: {allowed}.")
     noisy = is_noisy(aggregation, agg_params)
+    if l is not None and (noisy or epsilon is not None):
+        raise SchemaError("l-diversity is checked on the published classes; a noisy "
+                          "aggregation or an epsilon release has none (every published record "
+                          "differs or rows are shuffled). Drop l, or use a deterministic "
+                          "aggregation without epsilon.")
     if epsilon is not None:
         epsilon = check_epsilon(epsilon)
         _check_dp_request(df, qi, ids, method, aggregation, scaling, method_params)
@@ -401,6 +464,11 @@ def anonymize(
                 "was released. This is a bug in microagg."
             ) from error
         timings["partition"] = time.perf_counter() - t
+        if l is not None:
+            t = time.perf_counter()
+            labels = enforce_l_diversity(labels, [df[c].to_numpy() for c in sens], l=l,
+                                         diversity=diversity, c=diversity_c, X=scaled)
+            timings["l_diversity"] = time.perf_counter() - t
         t = time.perf_counter()
         masked = aggregate(values, labels, method=aggregation, random_state=rng, **agg_params)
         timings["aggregate"] = time.perf_counter() - t
@@ -469,6 +537,8 @@ def anonymize(
                  + (" and its noise are" if noisy or epsilon is not None else " is")
                  + " computed (from the release's labels)",
     })
+    if not noisy and epsilon is None:
+        checks.update(_sensitive_checks(published, qi, sens, l, diversity, diversity_c))
     timings["verify"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -479,6 +549,8 @@ def anonymize(
         "dld_risk": dld_risk(scaled, masked_scaled),
         **group_size_summary(labels),
     }
+    if sens and not noisy and epsilon is None:
+        metrics["homogeneity"] = _homogeneity_by_column(published, qi, sens)
     if known:  # the linkage on the known columns only (constant ones tell nobody apart)
         cols = [int(varying[:j].sum()) for j, c in enumerate(qi) if c in known and varying[j]]
         metrics["dld_risk_known"] = (dld_risk(scaled, masked_scaled, attributes=cols)
@@ -506,6 +578,8 @@ def anonymize(
             "method_params": all_params,
             "epsilon": epsilon,
             "intruder_knows": known,
+            "l": l,
+            "diversity": diversity if l is not None else None,
             "microagg_version": __version__,
         }),
         seed=seed,
@@ -514,6 +588,11 @@ def anonymize(
         warnings=tuple(notes),
         timings=MappingProxyType(timings),
     )
+
+
+def is_noisy_name(aggregation: str) -> bool:
+    """Whether ``aggregation`` names a noisy aggregator (whatever its parameters)."""
+    return aggregation in NOISY_AGGREGATORS
 
 
 def _check_dp_request(df: pd.DataFrame, qi: tuple[str, ...], ids: tuple[str, ...],
@@ -542,3 +621,209 @@ def _check_dp_request(df: pd.DataFrame, qi: tuple[str, ...], ids: tuple[str, ...
     if problems:
         raise SchemaError("Cannot make an epsilon-differentially private release: "
                           + " ".join(problems))
+
+
+# ------------------------------------------------------------------------------------------
+# l-diversity and categorical quasi-identifiers
+
+
+def _check_diversity_request(df: pd.DataFrame, sens: tuple[str, ...], l: float,
+                             diversity: str, c: float) -> None:
+    if diversity not in DIVERSITIES:
+        raise ValueError(f"Unknown diversity {diversity!r}. Valid: {', '.join(DIVERSITIES)}.")
+    if isinstance(l, bool) or not isinstance(l, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(l) or l < 1:
+        raise ValueError(f"The 'l' parameter must be a number >= 1. Got {l!r} instead.")
+    if diversity == "recursive" and (isinstance(c, bool) or not isinstance(
+            c, (int, float, np.integer, np.floating)) or not c > 0):
+        raise ValueError(f"The 'diversity_c' parameter must be a number > 0. Got {c!r}.")
+    if not sens:
+        raise SchemaError("l-diversity needs at least one sensitive column (sensitive=...).")
+    missing = [f"{c!r}: {int(n)}" for c, n in ((c, df[c].isna().sum()) for c in sens) if n]
+    if missing:
+        raise SchemaError(f"Sensitive columns have missing values ({'; '.join(missing)} of "
+                          f"{len(df)} rows); l-diversity counts sensitive values, so fill or "
+                          "drop them first.")
+
+
+def _published_classes(published: pd.DataFrame, qi: tuple[str, ...]) -> NDArray[np.intp]:
+    """Equivalence class of each published row: rows with identical quasi-identifiers."""
+    codes = np.column_stack([pd.factorize(published[c], use_na_sentinel=False)[0] for c in qi])
+    return np.unique(codes, axis=0, return_inverse=True)[1].ravel().astype(np.intp)
+
+
+def _sensitive_checks(published: pd.DataFrame, qi: tuple[str, ...], sens: tuple[str, ...],
+                      l: float | None, diversity: str, c: float) -> dict[str, Any]:
+    """l-diversity re-derived from the published classes (raises below the required l)."""
+    if l is None or not sens:
+        return {}
+    classes = _published_classes(published, qi)
+    achieved = {col: check_l_diversity(classes, published[col].to_numpy(), l,
+                                       diversity=diversity, c=c) for col in sens}
+    return {"l_diversity": MappingProxyType({
+        "required": l,
+        "achieved": min(achieved.values()),
+        "by_column": MappingProxyType(achieved),
+        "diversity": diversity,
+        **({"c": c} if diversity == "recursive" else {}),
+        "model": f"{diversity} l-diversity of every sensitive column in every class of "
+                 "identical published quasi-identifiers",
+    })}
+
+
+def _homogeneity_by_column(published: pd.DataFrame, qi: tuple[str, ...],
+                           sens: tuple[str, ...]) -> Mapping[str, Any]:
+    classes = _published_classes(published, qi)
+    return MappingProxyType({col: MappingProxyType(homogeneity(classes, published[col]))
+                             for col in sens})
+
+
+def _load_hierarchies(df: pd.DataFrame, qi: tuple[str, ...],
+                      hierarchies: Mapping[str, Any] | None) -> dict[str, Hierarchy]:
+    """The categorical quasi-identifiers and their hierarchies (loaded, checked)."""
+    given = dict(hierarchies or {})
+    unknown = sorted(set(given) - set(qi))
+    if unknown:
+        raise SchemaError(f"hierarchies name column(s) {', '.join(map(repr, unknown))} that are "
+                          f"not quasi-identifiers; quasi-identifiers: {', '.join(map(repr, qi))}.")
+    categorical = [c for c in qi if c in given or not (
+        pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]))]
+    lacking = [f"{c!r} (dtype {df[c].dtype})" for c in categorical if c not in given]
+    if lacking:
+        raise SchemaError(
+            f"Quasi-identifiers {', '.join(lacking)} are not numeric and have no hierarchy. "
+            "Give one per column (hierarchies={col: file} / --hierarchy COL=FILE; "
+            "Hierarchy.flat(values) generalizes straight to '*'), or encode them as numbers.")
+    loaded: dict[str, Hierarchy] = {}
+    for col in categorical:
+        h = given[col]
+        if not isinstance(h, Hierarchy):
+            h = Hierarchy.from_csv(h, column=col)
+        elif not h.column:
+            h = Hierarchy(h.paths, column=col, source=h.source)
+        n_missing = int(df[col].isna().sum())
+        if n_missing:
+            raise SchemaError(f"Quasi-identifier {col!r} has {n_missing} missing values in "
+                              f"{len(df)} rows; microagg never imputes silently.")
+        loaded[col] = h
+    return loaded
+
+
+def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, ...],
+                     ids: tuple[str, ...], k: int, method: str | None,
+                     hierarchies: dict[str, Hierarchy], aggregation: str,
+                     random_state: RandomState, method_params: Mapping[str, Any] | None,
+                     l: float | None, diversity: str, diversity_c: float,
+                     t0: float) -> Release:
+    """The release of mixed numeric + categorical quasi-identifiers (seed 002)."""
+    timings: dict[str, float] = {}
+    if aggregation not in NUMERIC_MODES:
+        raise ValueError(f"With categorical quasi-identifiers the aggregation is the numeric "
+                         f"columns' representative: one of {', '.join(NUMERIC_MODES)}. "
+                         f"Got {aggregation!r}.")
+    partitioner = get_partitioner(method or "mage")
+    if not partitioner.mixed:
+        capable = ", ".join(sorted(n for n, p in PARTITIONERS.items() if p.mixed))
+        raise SchemaError(f"Method {partitioner.name!r} works on numeric data only; with "
+                          f"categorical quasi-identifiers use one of: {capable}.")
+    params = dict(method_params or {})
+    seed, rng = resolve_seed(random_state)
+    num_cols = tuple(c for c in qi if c not in hierarchies)
+    cat_cols = tuple(c for c in qi if c in hierarchies)
+    numeric = _quasi_identifier_matrix(df, num_cols) if num_cols else np.zeros((len(df), 0))
+    codes = np.column_stack([hierarchies[c].encode(df[c].to_numpy()) for c in cat_cols])
+    tables = tuple(hierarchies[c].tables() for c in cat_cols)
+    data = MixedData.build(numeric if num_cols else None, codes, tables)
+    timings["validate"] = time.perf_counter() - t0
+
+    t = time.perf_counter()
+    labels = partitioner(data, k, random_state=rng, **params)
+    try:
+        labels = check_labels(labels, n_samples=len(df), k=k)
+    except (TypeError, ValueError) as error:
+        raise InternalError(f"Method {partitioner.name!r} returned an invalid partition "
+                            f"({error}). Nothing was released. This is a bug in microagg."
+                            ) from error
+    timings["partition"] = time.perf_counter() - t
+    if l is not None:
+        t = time.perf_counter()
+        cost = ILOmegaCost(numeric, codes, tables, labels, int(labels.max()) + 1)
+        labels = enforce_l_diversity(labels, [df[c].to_numpy() for c in sens], l=l,
+                                     diversity=diversity, c=diversity_c, cost=cost)
+        timings["l_diversity"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    gen = generalize(numeric, codes, tables, labels, numeric_mode=aggregation)
+    published = df.drop(columns=list(ids))
+    for j, col in enumerate(num_cols):
+        if aggregation == "mean":
+            published[col] = gen.numeric[:, j]
+        else:
+            published[col] = [f"[{a:g}, {b:g}]" for a, b in zip(gen.low[:, j], gen.high[:, j],
+                                                               strict=True)]
+    for j, col in enumerate(cat_cols):
+        published[col] = gen.labels[j]
+    timings["aggregate"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    classes = _published_classes(published, qi)
+    achieved = int(np.bincount(classes).min())
+    if achieved < k:
+        raise PrivacyViolationError(
+            f"The published quasi-identifiers are only {achieved}-anonymous, below the "
+            f"required k={k}. Nothing was released. This is a bug in microagg.")
+    checks: dict[str, Any] = {
+        "k_anonymity": _syntactic_k_check(k, achieved),
+        "group_k": MappingProxyType({
+            "required": k, "achieved": int(np.bincount(labels).min()),
+            "model": "size of the smallest group (from the release's labels)"}),
+        **_sensitive_checks(published, qi, sens, l, diversity, diversity_c),
+    }
+    timings["verify"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    spans = numeric.max(axis=0) - numeric.min(axis=0) if num_cols else np.zeros(0)
+    lo, hi = (gen.low, gen.high)
+    if aggregation == "mean" and num_cols:  # the class's interval, for the loss measures
+        lo = generalize(numeric, None, (), labels, numeric_mode="interval").low
+        hi = generalize(numeric, None, (), labels, numeric_mode="interval").high
+    metrics: dict[str, Any] = {
+        "il_omega": il_omega(lo, hi, spans, gen.nodes, tables),
+        "il_omega_normalized": il_omega(lo, hi, spans, gen.nodes, tables, normalized=True),
+        "ncp": normalized_certainty_penalty(lo, hi, spans, gen.nodes, tables),
+        "query_answering": MappingProxyType(query_answering(
+            numeric, gen.low, gen.high, codes, gen.nodes, tables, k=k, random_state=0)),
+        **group_size_summary(labels),
+    }
+    if num_cols and aggregation == "mean":
+        scaler = fit_scaler(numeric, "standard")
+        metrics["information_loss"] = information_loss(apply_scaler(numeric, scaler),
+                                                       apply_scaler(gen.numeric, scaler))
+    if sens:
+        metrics["homogeneity"] = _homogeneity_by_column(published, qi, sens)
+    timings["measure"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t0
+    return Release(
+        data=published,
+        labels=labels,
+        params=MappingProxyType({
+            "method": partitioner.name,
+            "k": k,
+            "quasi_identifiers": qi,
+            "numeric_quasi_identifiers": num_cols,
+            "categorical_quasi_identifiers": cat_cols,
+            "hierarchies": MappingProxyType({c: hierarchies[c].source for c in cat_cols}),
+            "sensitive": sens,
+            "identifiers": ids,
+            "aggregation": aggregation,
+            "method_params": MappingProxyType({**partitioner.params, **params}),
+            "l": l,
+            "diversity": diversity if l is not None else None,
+            "microagg_version": __version__,
+        }),
+        seed=seed,
+        checks=MappingProxyType(checks),
+        metrics=MappingProxyType(metrics),
+        warnings=(),
+        timings=MappingProxyType(timings),
+    )

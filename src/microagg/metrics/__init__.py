@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from .risk import dld_risk
+from .generalization import il_omega, normalized_certainty_penalty
+from .risk import dld_risk, homogeneity, query_answering
 from .utility import group_size_summary, information_loss, sse, sst
 
-__all__ = ["dld_risk", "group_size_summary", "information_loss", "sse", "sst"]
+__all__ = [
+    "dld_risk",
+    "group_size_summary",
+    "homogeneity",
+    "il_omega",
+    "information_loss",
+    "normalized_certainty_penalty",
+    "query_answering",
+    "sse",
+    "sst",
+]

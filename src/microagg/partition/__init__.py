@@ -23,18 +23,21 @@ from .density import dba, mdav2
 from .extremes import kward, md, tfrp
 from .local_search import refine
 from .mdav import cbfs, mdav, mdav1, vmdav
+from .mixed import MixedData, mage
 from .sorting import meansort_ps, mhm, multidsort_ps
 from .top_down import bottom_up, top_down
 
 __all__ = [
     "ALIASES",
     "PARTITIONERS",
+    "MixedData",
     "Partitioner",
     "bottom_up",
     "cbfs",
     "dba",
     "get_partitioner",
     "kward",
+    "mage",
     "md",
     "mdav",
     "mdav1",
@@ -64,8 +67,11 @@ class Partitioner:
     """Extra keyword parameters and their defaults."""
     randomized: bool = False
     """Whether ``random_state`` changes the result."""
+    mixed: bool = False
+    """Whether it also takes :class:`~microagg.partition.mixed.MixedData` (categorical
+    quasi-identifiers with hierarchies)."""
 
-    def __call__(self, X: ArrayLike, k: int, *, random_state: RandomState = None,
+    def __call__(self, X: ArrayLike | MixedData, k: int, *, random_state: RandomState = None,
                  **params: Any) -> NDArray[np.intp]:
         unknown = sorted(set(params) - set(self.params))
         if unknown:
@@ -153,6 +159,12 @@ _ENTRIES = (
         "Seed 000's comparator: random seeds each grow a group of their k-1 nearest records.",
         "Seed 000, section 4.2, after Song et al., IEEE Access 7 (2019)", fixed_size=False,
         params={"c": 1, "normalize": "minmax"}, randomized=True),
+    Partitioner(
+        "mage", mage,
+        "MAGE: mixed-distance cluster partition, then CKA merging into classes of >= k "
+        "(numeric + categorical with hierarchies).",
+        "Seed 002; Han, Yu, Yu, Lu & Liu, Knowl.-Based Syst. 55 (2014)", fixed_size=False,
+        params={"c": None, "max_iter": 100}, randomized=True, mixed=True),
     Partitioner(
         "mdav-ls", refine,
         "Quality mode: best of MDAV/MDAV-2/TFRP-2/CBFS, then iterated local search (moves, "
