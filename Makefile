@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test lint typecheck unit nojit bench reproduce-seed000 clean
+.PHONY: install demo test lint typecheck unit nojit bench reproduce-seed000 reproduce-seed002 clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ bench: $(STAMP)
 reproduce-seed000: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[dev,plots]'
 	$(PY) benchmarks/seed000_reproduction.py
+
+## reproduce-seed002: MAGE / l-diversity on Adult and the ARX side-by-side (about 5 min)
+reproduce-seed002: $(STAMP)
+	$(PY) benchmarks/seed002_adult.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache

@@ -200,7 +200,7 @@ def test_missing_output_directory_is_rejected(tmp_path: pathlib.Path) -> None:
 def test_non_numeric_quasi_identifier_names_the_column(tmp_path: pathlib.Path,
                                                        people: pathlib.Path) -> None:
     out = tmp_path / "out.csv"
-    result = _invoke("anonymize", people, "-q", "age,town", "-k", "3", "-o", out)
+    result = _invoke("anonymize", people, "-q", "age,town", "-k", "3", "-m", "mdav", "-o", out)
     assert result.exit_code == EXIT_USER_ERROR
     assert result.stderr.startswith("Error:")
     assert "'town'" in result.stderr
@@ -228,7 +228,7 @@ def test_non_numeric_quasi_identifier_names_the_column(tmp_path: pathlib.Path,
           "age=1:2"], "--bounds gives 'age' more than once"),
         (["PEOPLE", "-q", "age", "--epsilon", "1"], "'name', 'income', 'town', 'disease' would"),
         (["PEOPLE", "-q", "age", "--aggregation", "rho", "--rho", "3"], "'rho' parameter"),
-        (["PEOPLE", "-q", "age,town"], "'town' (dtype"),
+        (["PEOPLE", "-q", "age,town", "-m", "mdav"], "works on numeric data only"),
         (["PEOPLE", "-q", "age,town", "--hierarchy", "town"], "--hierarchy must look like"),
         (["PEOPLE", "-q", "age,town", "--hierarchy", "town=MISSING"], "does not exist"),
         (["PEOPLE", "-q", "age", "-s", "disease", "-l", "9"], "cannot be made distinct 9"),

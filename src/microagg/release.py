@@ -688,23 +688,20 @@ def _load_hierarchies(df: pd.DataFrame, qi: tuple[str, ...],
                           f"not quasi-identifiers; quasi-identifiers: {', '.join(map(repr, qi))}.")
     categorical = [c for c in qi if c in given or not (
         pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]))]
-    lacking = [f"{c!r} (dtype {df[c].dtype})" for c in categorical if c not in given]
-    if lacking:
-        raise SchemaError(
-            f"Quasi-identifiers {', '.join(lacking)} are not numeric and have no hierarchy. "
-            "Give one per column (hierarchies={col: file} / --hierarchy COL=FILE; "
-            "Hierarchy.flat(values) generalizes straight to '*'), or encode them as numbers.")
     loaded: dict[str, Hierarchy] = {}
     for col in categorical:
+        n_missing = int(df[col].isna().sum())
+        if n_missing:
+            raise SchemaError(f"Quasi-identifier {col!r} has {n_missing} missing values in "
+                              f"{len(df)} rows; microagg never imputes silently.")
+        if col not in given:  # no hierarchy: a group keeps its value or shows '*'
+            loaded[col] = Hierarchy.flat(df[col].to_numpy(), column=col)
+            continue
         h = given[col]
         if not isinstance(h, Hierarchy):
             h = Hierarchy.from_csv(h, column=col)
         elif not h.column:
             h = Hierarchy(h.paths, column=col, source=h.source)
-        n_missing = int(df[col].isna().sum())
-        if n_missing:
-            raise SchemaError(f"Quasi-identifier {col!r} has {n_missing} missing values in "
-                              f"{len(df)} rows; microagg never imputes silently.")
         loaded[col] = h
     return loaded
 
@@ -724,8 +721,11 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
     partitioner = get_partitioner(method or "mage")
     if not partitioner.mixed:
         capable = ", ".join(sorted(n for n, p in PARTITIONERS.items() if p.mixed))
-        raise SchemaError(f"Method {partitioner.name!r} works on numeric data only; with "
-                          f"categorical quasi-identifiers use one of: {capable}.")
+        cats = ", ".join(f"{c!r} (dtype {df[c].dtype}, hierarchy: {h.source})"
+                         for c, h in hierarchies.items())
+        raise SchemaError(f"Method {partitioner.name!r} works on numeric data only, and "
+                          f"{cats} are categorical; use one of: {capable}, or encode them as "
+                          "numbers.")
     params = dict(method_params or {})
     seed, rng = resolve_seed(random_state)
     num_cols = tuple(c for c in qi if c not in hierarchies)
@@ -824,6 +824,9 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
         seed=seed,
         checks=MappingProxyType(checks),
         metrics=MappingProxyType(metrics),
-        warnings=(),
+        warnings=tuple(
+            f"Quasi-identifier {c!r} is not numeric and has no hierarchy: a flat one is used "
+            "(a group shows its value when all its records share it, '*' otherwise)."
+            for c in cat_cols if hierarchies[c].source == "flat"),
         timings=MappingProxyType(timings),
     )
