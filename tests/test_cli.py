@@ -100,6 +100,7 @@ def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
         "random_state": 11, "method_params": {"gamma": 0.5, "label": "x"},
         "aggregation_params": None, "epsilon": None, "bounds": None, "intruder_knows": None,
         "hierarchies": None, "l": None, "diversity": "distinct", "diversity_c": 2.0,
+        "t": None, "t_distance": "auto",
     }
     seen.clear()
     _invoke("anonymize", people, "-q", "age,income", "--aggregation", "rho", "--rho", "0.8",
@@ -129,6 +130,25 @@ def test_mixed_release_with_hierarchies_and_l_diversity(tmp_path: pathlib.Path,
     published = pd.read_csv(out, sep=None, engine="python")
     assert published.groupby(["age", "income", "town"]).size().min() >= 3
     assert "l-diversity (entropy)" in result.stdout and "NCP (%)" in result.stdout
+
+
+def test_cdt_and_t_closeness_from_the_cli(tmp_path: pathlib.Path, people: pathlib.Path) -> None:
+    pytest.importorskip("kmedoids")
+    out, summary = tmp_path / "cdt.csv", tmp_path / "cdt.json"
+    result = _invoke("anonymize", people, "-q", "age,income,town", "-s", "disease",
+                     "--drop", "name", "-m", "cdt", "-k", "3", "--param", "max_clusters=5",
+                     "-o", out, "--summary-json", summary, "--random-state", "0")
+    assert result.exit_code == 0, result.output
+    data = json.loads(summary.read_text())
+    assert data["params"]["method"] == "cdt" and data["checks"]["k_anonymity"]["achieved"] >= 3
+    assert "distinct_l" in data["metrics"] and "UL / P(Q) / P(S) (%)" in result.stdout
+    out = tmp_path / "t.csv"
+    result = _invoke("anonymize", people, "-q", "age,income", "-s", "disease", "--drop",
+                     "name,town", "-k", "3", "-t", "0.3", "-o", out, "--summary-json", summary,
+                     "--random-state", "0")
+    assert result.exit_code == 0, result.output
+    assert json.loads(summary.read_text())["checks"]["t_closeness"]["achieved"] <= 0.3
+    assert "t-closeness" in result.stdout
 
 
 def test_adult_uses_its_bundled_hierarchies(tmp_path: pathlib.Path) -> None:

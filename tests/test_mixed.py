@@ -199,7 +199,7 @@ def test_mixed_errors(adult_sample, tmp_path):
     assert "'education' is not numeric and has no hierarchy: a flat one" in flat.warnings[0]
     assert set(flat.data["education"]) <= set(df["education"]) | {"*"}
     hs = {"education": hier["education"]}
-    with pytest.raises(SchemaError, match=r"works on numeric data only, and .*education.* use one of: mage"):
+    with pytest.raises(SchemaError, match=r"works on numeric data only, and .*education.* use one of: cdt, mage"):
         anonymize(df, quasi_identifiers=["age", "education"], k=5, hierarchies=hs,
                   method="mdav")
     with pytest.raises(SchemaError, match="epsilon, bounds and the noisy aggregations"):
@@ -208,7 +208,7 @@ def test_mixed_errors(adult_sample, tmp_path):
     with pytest.raises(ValueError, match="one of mean, interval"):
         anonymize(df, quasi_identifiers=["age", "education"], k=5, hierarchies=hs,
                   aggregation="median")
-    with pytest.raises(SchemaError, match="'sex' that are not quasi-identifiers"):
+    with pytest.raises(SchemaError, match="'sex' that are neither quasi-identifiers nor sensitive"):
         anonymize(df, quasi_identifiers=["age", "education"], k=5,
                   hierarchies={**hs, "sex": hier["sex"]})
     broken = df.copy()

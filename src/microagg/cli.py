@@ -231,6 +231,7 @@ def _summary_table(release: Release, *, source: str, output: pathlib.Path,
     group_check = release.checks.get("group_k", {})
     dp_check = release.checks.get("differential_privacy")
     l_check = release.checks.get("l_diversity")
+    t_check = release.checks.get("t_closeness")
     qis = list(release.params.get("quasi_identifiers", ()))
     table = Table(title="microagg release", show_header=False, title_justify="left")
     table.add_column("", style="bold")
@@ -256,6 +257,13 @@ def _summary_table(release: Release, *, source: str, output: pathlib.Path,
         *(((f"l-diversity ({l_check['diversity']})",
             f"required {l_check['required']}, achieved {l_check['achieved']:.3g}"),)
           if l_check is not None else ()),
+        *((("t-closeness", f"required {t_check['required']}, achieved {t_check['achieved']:.3g}"),)
+          if t_check is not None else ()),
+        *((("UL / P(Q) / P(S) (%)",
+            f"{100 * metrics['utility_loss']:.2f} / "
+            f"{100 * metrics['privacy_of_quasi_identifiers']:.2f} / "
+            f"{100 * metrics['privacy_of_sensitive']:.2f}"),)
+          if "utility_loss" in metrics and "privacy_of_sensitive" in metrics else ()),
         *((("homogeneous classes",
             "; ".join(f"{c}: {h['homogeneous_classes']} of {h['classes']} "
                       f"({100 * h['homogeneous_share']:.2f}% of records)"
@@ -364,6 +372,15 @@ def anonymize(
     diversity_c: Annotated[
         float, typer.Option("--diversity-c", help="c of recursive (c, l)-diversity.")
     ] = 2.0,
+    t_close: Annotated[
+        float | None,
+        typer.Option("-t", "--t-closeness", show_default=False,
+                     help="Require t-closeness of the sensitive columns (e.g. -t 0.2)."),
+    ] = None,
+    t_distance: Annotated[
+        str, typer.Option("--t-distance",
+                          help="EMD ground distance: auto, equal, ordered or hierarchical.")
+    ] = "auto",
     intruder_knows: Annotated[
         list[str] | None,
         typer.Option("--intruder-knows", show_default=False,
@@ -473,7 +490,7 @@ def anonymize(
                     epsilon=epsilon, bounds=parsed_bounds,
                     intruder_knows=_split_names(intruder_knows),
                     hierarchies=hierarchies or None, l=l_div, diversity=diversity,
-                    diversity_c=diversity_c,
+                    diversity_c=diversity_c, t=t_close, t_distance=t_distance,
                 )
 
             progress.stage("write", done=2)

@@ -45,8 +45,9 @@ class Generalized:
 
     ``numeric`` holds the published numeric values (group means, or NaN in interval mode);
     ``low`` and ``high`` the group's interval on the original scale (equal to the mean in
-    mean mode); ``nodes`` the published hierarchy node of each categorical column and
-    ``labels`` its text.
+    mean mode); ``nodes`` the published hierarchy node of each categorical column, ``labels``
+    its text, and ``covered`` how many leaves the published value stands for (the node's
+    leaves, or the size of a value set).
     """
 
     numeric: NDArray[np.float64]
@@ -54,12 +55,17 @@ class Generalized:
     high: NDArray[np.float64]
     nodes: NDArray[np.intp]
     labels: tuple[NDArray[np.object_], ...]
+    covered: NDArray[np.intp]
 
 
 def generalize(numeric: ArrayLike | None, codes: ArrayLike | None,
                tables: Sequence[HierarchyTables], labels: ArrayLike, *,
-               numeric_mode: str = "mean") -> Generalized:
+               numeric_mode: str = "mean",
+               categorical_sets: Sequence[bool] | None = None) -> Generalized:
     """Generalize every group (see the module docstring).
+
+    ``categorical_sets[j]`` publishes column j as the sorted set of the group's values
+    (``"Chennai, Madurai"``, seed 004's Table 9) instead of their common ancestor.
 
     Examples
     --------
@@ -94,9 +100,21 @@ def generalize(numeric: ArrayLike | None, codes: ArrayLike | None,
     else:
         published = np.full_like(mean, np.nan)
     nodes = np.empty((n, len(tables)), dtype=np.intp)
+    covered = np.empty((n, len(tables)), dtype=np.intp)
     texts = []
+    sets = list(categorical_sets) if categorical_sets is not None else [False] * len(tables)
     for j, t in enumerate(tables):
         node = class_nodes(cod[:, j], lab, t)[lab]
         nodes[:, j] = node
-        texts.append(np.asarray(t.node_labels, dtype=object)[node])
-    return Generalized(numeric=published, low=lo, high=hi, nodes=nodes, labels=tuple(texts))
+        if sets[j]:
+            pairs = np.unique(np.stack([lab, cod[:, j]], axis=1), axis=0)
+            leaves = np.asarray(t.leaves, dtype=object)
+            groups = np.split(pairs[:, 1], np.flatnonzero(np.diff(pairs[:, 0])) + 1)
+            text = np.array([", ".join(sorted(leaves[g])) for g in groups], dtype=object)
+            texts.append(text[lab])
+            covered[:, j] = np.array([g.size for g in groups])[lab]
+        else:
+            texts.append(np.asarray(t.node_labels, dtype=object)[node])
+            covered[:, j] = t.node_leaves[node]
+    return Generalized(numeric=published, low=lo, high=hi, nodes=nodes, labels=tuple(texts),
+                       covered=covered)

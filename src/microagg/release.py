@@ -43,17 +43,27 @@ from .metrics import (
     il_omega,
     information_loss,
     normalized_certainty_penalty,
+    privacy_of_quasi_identifiers,
+    privacy_of_release,
+    privacy_of_sensitive,
     query_answering,
+    utility_loss,
 )
 from .models import (
     DIVERSITIES,
+    GROUND_DISTANCES,
     ILOmegaCost,
+    SensitiveDistribution,
     check_k_anonymity,
     check_l_diversity,
+    check_t_closeness,
     enforce_l_diversity,
+    enforce_t_closeness,
     k_anonymity,
+    l_diversity,
 )
 from .partition import PARTITIONERS, get_partitioner
+from .partition.dissimilar import Columns
 from .partition.mixed import MixedData
 
 __all__ = ["SCALINGS", "Release", "anonymize"]
@@ -282,6 +292,8 @@ def anonymize(
     l: float | None = None,
     diversity: str = "distinct",
     diversity_c: float = 2.0,
+    t: float | None = None,
+    t_distance: str = "auto",
 ) -> Release:
     """Mask the quasi-identifiers of ``df`` by microaggregation and return a verified release.
 
@@ -353,6 +365,14 @@ def anonymize(
     diversity : {"distinct", "entropy", "recursive"}, default="distinct"
     diversity_c : float, default=2.0
         The constant c of recursive (c, l)-diversity.
+    t : float, default=None
+        Require t-closeness of every sensitive column: the Earth Mover's Distance between
+        each published class's distribution and the table's is at most ``t``; classes are
+        merged (the farthest with its cheapest partner) until it holds, and the achieved t
+        is re-derived from the published data.
+    t_distance : {"auto", "equal", "ordered", "hierarchical"}, default="auto"
+        Ground distance of the EMD: ``auto`` is hierarchical for a sensitive column with a
+        hierarchy (in ``hierarchies``), ordered for a numeric one, equal otherwise.
 
     Returns
     -------
@@ -381,6 +401,7 @@ def anonymize(
     """
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
+    t_level = t  # `t` is reused as a stopwatch below
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"anonymize expects a pandas DataFrame. Got {type(df).__name__} instead.")
     qi = _as_names(quasi_identifiers, "quasi_identifiers")
@@ -397,18 +418,20 @@ def anonymize(
     k = check_k(k, n_samples=df.shape[0], caller="anonymize")
     if l is not None:
         _check_diversity_request(df, sens, l, diversity, diversity_c)
-    loaded = _load_hierarchies(df, qi, hierarchies)
-    if loaded:
+    loaded, sensitive_hierarchies = _load_hierarchies(df, qi, sens, hierarchies)
+    closeness = _closeness_targets(df, sens, t, t_distance, sensitive_hierarchies)
+    if loaded or method == "cdt":
         if epsilon is not None or bounds is not None or is_noisy_name(aggregation) \
                 or aggregation_params:
             raise SchemaError(
-                "Categorical quasi-identifiers (" + ", ".join(map(repr, loaded)) + ") are "
-                "generalized with their hierarchies; epsilon, bounds and the noisy "
-                "aggregations apply to numeric quasi-identifiers only.")
+                "Categorical quasi-identifiers (" + ", ".join(map(repr, loaded)) + ") and "
+                "the cdt method generalize; epsilon, bounds and the noisy aggregations apply "
+                "to numeric microaggregation only.")
         return _anonymize_mixed(
             df, qi=qi, sens=sens, ids=ids, k=k, method=method, hierarchies=loaded,
             aggregation=aggregation, random_state=random_state, method_params=method_params,
-            l=l, diversity=diversity, diversity_c=diversity_c, t0=t0)
+            l=l, diversity=diversity, diversity_c=diversity_c, t=t, closeness=closeness,
+            t0=t0)
     if scaling is not None and scaling not in SCALINGS:  # checked early: before any work
         raise ValueError(f"Unknown scaling {scaling!r}. Valid scalings: {', '.join(SCALINGS)}.")
     if aggregation not in AGGREGATORS:
@@ -423,8 +446,8 @@ def anonymize(
         raise TypeError(f"Unknown parameter(s) {', '.join(unknown)} for aggregation "
                         f"{aggregation!r}. Its parameters: {allowed}.")
     noisy = is_noisy(aggregation, agg_params)
-    if l is not None and (noisy or epsilon is not None):
-        raise SchemaError("l-diversity is checked on the published classes; a noisy "
+    if (l is not None or t is not None) and (noisy or epsilon is not None):
+        raise SchemaError("l-diversity and t-closeness are checked on the published classes; a noisy "
                           "aggregation or an epsilon release has none (every published record "
                           "differs or rows are shuffled). Drop l, or use a deterministic "
                           "aggregation without epsilon.")
@@ -469,6 +492,10 @@ def anonymize(
             labels = enforce_l_diversity(labels, [df[c].to_numpy() for c in sens], l=l,
                                          diversity=diversity, c=diversity_c, X=scaled)
             timings["l_diversity"] = time.perf_counter() - t
+        if closeness:
+            t = time.perf_counter()
+            labels = enforce_t_closeness(labels, list(closeness.values()), t=float(t_level or 0.0), X=scaled)
+            timings["t_closeness"] = time.perf_counter() - t
         t = time.perf_counter()
         masked = aggregate(values, labels, method=aggregation, random_state=rng, **agg_params)
         timings["aggregate"] = time.perf_counter() - t
@@ -539,6 +566,7 @@ def anonymize(
     })
     if not noisy and epsilon is None:
         checks.update(_sensitive_checks(published, qi, sens, l, diversity, diversity_c))
+        checks.update(_closeness_checks(published, qi, closeness, t_level))
     timings["verify"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -550,7 +578,7 @@ def anonymize(
         **group_size_summary(labels),
     }
     if sens and not noisy and epsilon is None:
-        metrics["homogeneity"] = _homogeneity_by_column(published, qi, sens)
+        metrics.update(_sensitive_metrics(published, qi, sens))
     if known:  # the linkage on the known columns only (constant ones tell nobody apart)
         cols = [int(varying[:j].sum()) for j, c in enumerate(qi) if c in known and varying[j]]
         metrics["dld_risk_known"] = (dld_risk(scaled, masked_scaled, attributes=cols)
@@ -580,6 +608,8 @@ def anonymize(
             "intruder_knows": known,
             "l": l,
             "diversity": diversity if l is not None else None,
+            "t": t_level,
+            "t_distance": MappingProxyType({c: d.distance for c, d in closeness.items()}),
             "microagg_version": __version__,
         }),
         seed=seed,
@@ -671,21 +701,38 @@ def _sensitive_checks(published: pd.DataFrame, qi: tuple[str, ...], sens: tuple[
     })}
 
 
-def _homogeneity_by_column(published: pd.DataFrame, qi: tuple[str, ...],
-                           sens: tuple[str, ...]) -> Mapping[str, Any]:
-    classes = _published_classes(published, qi)
-    return MappingProxyType({col: MappingProxyType(homogeneity(classes, published[col]))
-                             for col in sens})
+def _sensitive_columns(df: pd.DataFrame, sens: tuple[str, ...]) -> Columns:
+    """Sensitive attributes for CDT's Gower distance: numbers as numbers, the rest coded."""
+    numeric = [c for c in sens if pd.api.types.is_numeric_dtype(df[c])
+               and not pd.api.types.is_bool_dtype(df[c])]
+    other = [c for c in sens if c not in numeric]
+    for c in sens:
+        if df[c].isna().any():
+            raise SchemaError(f"Sensitive column {c!r} has {int(df[c].isna().sum())} missing "
+                              f"values in {len(df)} rows; CDT compares sensitive tuples.")
+    return Columns.of(df[numeric].to_numpy(dtype=np.float64) if numeric else None,
+                      np.column_stack([pd.factorize(df[c])[0] for c in other]) if other else None)
 
 
-def _load_hierarchies(df: pd.DataFrame, qi: tuple[str, ...],
-                      hierarchies: Mapping[str, Any] | None) -> dict[str, Hierarchy]:
-    """The categorical quasi-identifiers and their hierarchies (loaded, checked)."""
+def _load_hierarchies(df: pd.DataFrame, qi: tuple[str, ...], sens: tuple[str, ...],
+                      hierarchies: Mapping[str, Any] | None
+                      ) -> tuple[dict[str, Hierarchy], dict[str, Hierarchy]]:
+    """The categorical quasi-identifiers with their hierarchies (a flat one when none is
+    given), and the hierarchies given for sensitive columns (for t-closeness)."""
     given = dict(hierarchies or {})
-    unknown = sorted(set(given) - set(qi))
+    unknown = sorted(set(given) - set(qi) - set(sens))
     if unknown:
-        raise SchemaError(f"hierarchies name column(s) {', '.join(map(repr, unknown))} that are "
-                          f"not quasi-identifiers; quasi-identifiers: {', '.join(map(repr, qi))}.")
+        raise SchemaError(
+            f"hierarchies name column(s) {', '.join(map(repr, unknown))} that are neither "
+            f"quasi-identifiers nor sensitive; quasi-identifiers: {', '.join(map(repr, qi))}"
+            + (f"; sensitive: {', '.join(map(repr, sens))}." if sens else "."))
+
+    def load(col: str) -> Hierarchy:
+        h = given[col]
+        if not isinstance(h, Hierarchy):
+            return Hierarchy.from_csv(h, column=col)
+        return h if h.column else Hierarchy(h.paths, column=col, source=h.source)
+
     categorical = [c for c in qi if c in given or not (
         pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]))]
     loaded: dict[str, Hierarchy] = {}
@@ -696,14 +743,70 @@ def _load_hierarchies(df: pd.DataFrame, qi: tuple[str, ...],
                               f"{len(df)} rows; microagg never imputes silently.")
         if col not in given:  # no hierarchy: a group keeps its value or shows '*'
             loaded[col] = Hierarchy.flat(df[col].to_numpy(), column=col)
-            continue
-        h = given[col]
-        if not isinstance(h, Hierarchy):
-            h = Hierarchy.from_csv(h, column=col)
-        elif not h.column:
-            h = Hierarchy(h.paths, column=col, source=h.source)
-        loaded[col] = h
-    return loaded
+        else:
+            loaded[col] = load(col)
+    return loaded, {c: load(c) for c in sens if c in given}
+
+
+def _closeness_targets(df: pd.DataFrame, sens: tuple[str, ...], t: float | None,
+                       distance: str, hierarchies: dict[str, Hierarchy]
+                       ) -> dict[str, SensitiveDistribution]:
+    """The sensitive columns prepared for t-closeness (empty when t is None)."""
+    if t is None:
+        return {}
+    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= float(t) <= 1.0:
+        raise ValueError(f"The 't' parameter must be a number in [0, 1]. Got {t!r} instead.")
+    if distance not in ("auto", *GROUND_DISTANCES):
+        raise ValueError(f"Unknown t_distance {distance!r}. Valid: auto, "
+                         f"{', '.join(GROUND_DISTANCES)}.")
+    if not sens:
+        raise SchemaError("t-closeness needs at least one sensitive column (sensitive=...).")
+    missing = [f"{c!r}: {int(n)}" for c, n in ((c, df[c].isna().sum()) for c in sens) if n]
+    if missing:
+        raise SchemaError(f"Sensitive columns have missing values ({'; '.join(missing)} of "
+                          f"{len(df)} rows); fill or drop them first.")
+    out = {}
+    for col in sens:
+        if distance == "hierarchical" and col not in hierarchies:
+            raise SchemaError(f"t_distance='hierarchical' needs a hierarchy for the sensitive "
+                              f"column {col!r} (hierarchies={{{col!r}: file}}).")
+        use = hierarchies.get(col) if distance in ("auto", "hierarchical") else None
+        out[col] = SensitiveDistribution(df[col].to_numpy(), hierarchy=use,
+                                         distance="auto" if distance == "hierarchical"
+                                         else distance)
+    return out
+
+
+def _closeness_checks(published: pd.DataFrame, qi: tuple[str, ...],
+                      closeness: Mapping[str, SensitiveDistribution], t: float | None
+                      ) -> dict[str, Any]:
+    if t is None or not closeness:
+        return {}
+    classes = _published_classes(published, qi)
+    achieved = {c: check_t_closeness(classes, d, t) for c, d in closeness.items()}
+    return {"t_closeness": MappingProxyType({
+        "required": t,
+        "achieved": max(achieved.values()),
+        "by_column": MappingProxyType(achieved),
+        "distance": MappingProxyType({c: d.distance for c, d in closeness.items()}),
+        "model": "largest Earth Mover's Distance between a published class's sensitive "
+                 "distribution and the whole table's",
+    })}
+
+
+def _sensitive_metrics(published: pd.DataFrame, qi: tuple[str, ...],
+                       sens: tuple[str, ...]) -> dict[str, Any]:
+    """Homogeneity, the distinct l reached and P(S) of seed 004 (always reported)."""
+    classes = _published_classes(published, qi)
+    return {
+        "homogeneity": MappingProxyType({
+            col: MappingProxyType(homogeneity(classes, published[col])) for col in sens}),
+        "distinct_l": MappingProxyType({
+            col: l_diversity(classes, published[col].to_numpy()) for col in sens}),
+        "privacy_of_sensitive": privacy_of_sensitive(
+            classes, [published[c].to_numpy() for c in sens]),
+    }
 
 
 def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, ...],
@@ -711,14 +814,18 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
                      hierarchies: dict[str, Hierarchy], aggregation: str,
                      random_state: RandomState, method_params: Mapping[str, Any] | None,
                      l: float | None, diversity: str, diversity_c: float,
+                     t: float | None, closeness: dict[str, SensitiveDistribution],
                      t0: float) -> Release:
     """The release of mixed numeric + categorical quasi-identifiers (seed 002)."""
     timings: dict[str, float] = {}
+    t_level = t  # `t` is reused as a stopwatch below
     if aggregation not in NUMERIC_MODES:
         raise ValueError(f"With categorical quasi-identifiers the aggregation is the numeric "
                          f"columns' representative: one of {', '.join(NUMERIC_MODES)}. "
                          f"Got {aggregation!r}.")
     partitioner = get_partitioner(method or "mage")
+    if aggregation == "mean" and partitioner.name == "cdt":
+        aggregation = "interval"  # CDT publishes ranges (seed 004, Table 9)
     if not partitioner.mixed:
         capable = ", ".join(sorted(n for n, p in PARTITIONERS.items() if p.mixed))
         cats = ", ".join(f"{c!r} (dtype {df[c].dtype}, hierarchy: {h.source})"
@@ -731,13 +838,22 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
     num_cols = tuple(c for c in qi if c not in hierarchies)
     cat_cols = tuple(c for c in qi if c in hierarchies)
     numeric = _quasi_identifier_matrix(df, num_cols) if num_cols else np.zeros((len(df), 0))
-    codes = np.column_stack([hierarchies[c].encode(df[c].to_numpy()) for c in cat_cols])
+    codes = (np.column_stack([hierarchies[c].encode(df[c].to_numpy()) for c in cat_cols])
+             if cat_cols else np.zeros((len(df), 0), dtype=np.intp))
     tables = tuple(hierarchies[c].tables() for c in cat_cols)
     data = MixedData.build(numeric if num_cols else None, codes, tables)
+    if partitioner.needs_sensitive:
+        if not sens:
+            raise SchemaError(f"Method {partitioner.name!r} groups dissimilar sensitive tuples: "
+                              "name the sensitive columns (sensitive=... / -s).")
+        call_params = {**params, "sensitive": _sensitive_columns(df, sens)}
+        params["sensitive"] = sens  # recorded by name
+    else:
+        call_params = params
     timings["validate"] = time.perf_counter() - t0
 
     t = time.perf_counter()
-    labels = partitioner(data, k, random_state=rng, **params)
+    labels = partitioner(data, k, random_state=rng, **call_params)
     try:
         labels = check_labels(labels, n_samples=len(df), k=k)
     except (TypeError, ValueError) as error:
@@ -751,9 +867,17 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
         labels = enforce_l_diversity(labels, [df[c].to_numpy() for c in sens], l=l,
                                      diversity=diversity, c=diversity_c, cost=cost)
         timings["l_diversity"] = time.perf_counter() - t
+    if closeness:
+        t = time.perf_counter()
+        cost = ILOmegaCost(numeric, codes, tables, labels, int(labels.max()) + 1)
+        labels = enforce_t_closeness(labels, list(closeness.values()), t=float(t_level or 0.0), cost=cost)
+        timings["t_closeness"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    gen = generalize(numeric, codes, tables, labels, numeric_mode=aggregation)
+    # CDT publishes value sets for categories without a hierarchy (seed 004, Table 9)
+    sets = [partitioner.name == "cdt" and hierarchies[c].source == "flat" for c in cat_cols]
+    gen = generalize(numeric, codes, tables, labels, numeric_mode=aggregation,
+                     categorical_sets=sets)
     published = df.drop(columns=list(ids))
     for j, col in enumerate(num_cols):
         if aggregation == "mean":
@@ -778,6 +902,7 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
             "required": k, "achieved": int(np.bincount(labels).min()),
             "model": "size of the smallest group (from the release's labels)"}),
         **_sensitive_checks(published, qi, sens, l, diversity, diversity_c),
+        **_closeness_checks(published, qi, closeness, t_level),
     }
     timings["verify"] = time.perf_counter() - t
 
@@ -790,7 +915,12 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
     metrics: dict[str, Any] = {
         "il_omega": il_omega(lo, hi, spans, gen.nodes, tables),
         "il_omega_normalized": il_omega(lo, hi, spans, gen.nodes, tables, normalized=True),
-        "ncp": normalized_certainty_penalty(lo, hi, spans, gen.nodes, tables),
+        "ncp": normalized_certainty_penalty(lo, hi, spans, gen.nodes, tables,
+                                            covered=gen.covered),
+        "utility_loss": utility_loss(labels, numeric if num_cols else None,
+                                     [df[c].to_numpy() for c in cat_cols]),
+        "privacy_of_quasi_identifiers": privacy_of_quasi_identifiers(
+            _published_classes(published, qi)),
         "query_answering": MappingProxyType(query_answering(
             numeric, gen.low, gen.high, codes, gen.nodes, tables, k=k, random_state=0)),
         **group_size_summary(labels),
@@ -800,7 +930,9 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
         metrics["information_loss"] = information_loss(apply_scaler(numeric, scaler),
                                                        apply_scaler(gen.numeric, scaler))
     if sens:
-        metrics["homogeneity"] = _homogeneity_by_column(published, qi, sens)
+        metrics.update(_sensitive_metrics(published, qi, sens))
+        metrics["privacy_of_release"] = privacy_of_release(
+            metrics["privacy_of_quasi_identifiers"], metrics["privacy_of_sensitive"])
     timings["measure"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     return Release(
@@ -819,6 +951,8 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
             "method_params": MappingProxyType({**partitioner.params, **params}),
             "l": l,
             "diversity": diversity if l is not None else None,
+            "t": t_level,
+            "t_distance": MappingProxyType({c: d.distance for c, d in closeness.items()}),
             "microagg_version": __version__,
         }),
         seed=seed,

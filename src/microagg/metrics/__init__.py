@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from .dissimilar import (
+    privacy_of_quasi_identifiers,
+    privacy_of_release,
+    privacy_of_sensitive,
+    utility_loss,
+)
 from .generalization import il_omega, normalized_certainty_penalty
 from .risk import dld_risk, homogeneity, query_answering
 from .utility import group_size_summary, information_loss, sse, sst
@@ -13,7 +19,11 @@ __all__ = [
     "il_omega",
     "information_loss",
     "normalized_certainty_penalty",
+    "privacy_of_quasi_identifiers",
+    "privacy_of_release",
+    "privacy_of_sensitive",
     "query_answering",
     "sse",
     "sst",
+    "utility_loss",
 ]

@@ -69,13 +69,15 @@ def il_omega(low: ArrayLike, high: ArrayLike, ranges: ArrayLike, nodes: ArrayLik
 
 def normalized_certainty_penalty(low: ArrayLike, high: ArrayLike, ranges: ArrayLike,
                                  nodes: ArrayLike, tables: Sequence[HierarchyTables],
-                                 *, suppressed: ArrayLike | None = None) -> float:
+                                 *, suppressed: ArrayLike | None = None,
+                                 covered: ArrayLike | None = None) -> float:
     """NCP (Xu et al., KDD 2006; ARX's "loss" / Iyengar's LM): the mean over records and
     quasi-identifiers of the generalization's share of the domain, in [0, 1].
 
     Numeric: ``(high - low) / range``; categorical: ``(leaves under the node - 1) /
-    (leaves of the hierarchy - 1)`` (0 for an original value, 1 for the root). A suppressed
-    record counts 1 for every attribute.
+    (leaves of the hierarchy - 1)`` (0 for an original value, 1 for the root); ``covered``
+    overrides the leaf counts (for value sets). A suppressed record counts 1 for every
+    attribute.
 
     Examples
     --------
@@ -88,8 +90,10 @@ def normalized_certainty_penalty(low: ArrayLike, high: ArrayLike, ranges: ArrayL
     spans, nod = _parts(low, high, ranges, nodes, tables)
     n = nod.shape[0] if nod.size else spans.shape[0]
     per = spans.sum(axis=1) if spans.size else np.zeros(n)
+    cov = None if covered is None else np.asarray(covered, dtype=np.float64).reshape(nod.shape)
     for j, t in enumerate(tables):
-        per = per + (t.node_leaves[nod[:, j]] - 1) / max(len(t.leaves) - 1, 1)
+        leaves = t.node_leaves[nod[:, j]] if cov is None else cov[:, j]
+        per = per + (leaves - 1) / max(len(t.leaves) - 1, 1)
     width = spans.shape[1] + len(tables)
     if suppressed is not None:
         sup = np.asarray(suppressed, dtype=bool)

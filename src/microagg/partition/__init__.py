@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import RandomState
 from .density import dba, mdav2
+from .dissimilar import cdt
 from .extremes import kward, md, tfrp
 from .local_search import refine
 from .mdav import cbfs, mdav, mdav1, vmdav
@@ -34,6 +35,7 @@ __all__ = [
     "Partitioner",
     "bottom_up",
     "cbfs",
+    "cdt",
     "dba",
     "get_partitioner",
     "kward",
@@ -70,6 +72,8 @@ class Partitioner:
     mixed: bool = False
     """Whether it also takes :class:`~microagg.partition.mixed.MixedData` (categorical
     quasi-identifiers with hierarchies)."""
+    needs_sensitive: bool = False
+    """Whether it groups on the sensitive attributes too (``sensitive=`` parameter)."""
 
     def __call__(self, X: ArrayLike | MixedData, k: int, *, random_state: RandomState = None,
                  **params: Any) -> NDArray[np.intp]:
@@ -165,6 +169,14 @@ _ENTRIES = (
         "(numeric + categorical with hierarchies).",
         "Seed 002; Han, Yu, Yu, Lu & Liu, Knowl.-Based Syst. 55 (2014)", fixed_size=False,
         params={"c": None, "max_iter": 100}, randomized=True, mixed=True),
+    Partitioner(
+        "cdt", cdt,
+        "CDT: k-medoids clusters of dissimilar sensitive tuples (min silhouette), then of "
+        "similar quasi-identifiers (max silhouette); groups under k merged.",
+        "Seed 004; Subramanian, Fayaz, Johnson & Thirumaaran, IJETER 8(9) (2020)",
+        fixed_size=False,
+        params={"sensitive": None, "sensitive_clusters": None, "max_clusters": 30},
+        randomized=True, mixed=True, needs_sensitive=True),
     Partitioner(
         "mdav-ls", refine,
         "Quality mode: best of MDAV/MDAV-2/TFRP-2/CBFS, then iterated local search (moves, "
