@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test lint typecheck unit nojit bench reproduce-seed000 reproduce-seed002 clean
+.PHONY: install demo test lint typecheck unit nojit bench reproduce-seed000 reproduce-seed002 reproduce-seed004 clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,10 @@ reproduce-seed000: $(STAMP)
 ## reproduce-seed002: MAGE / l-diversity on Adult and the ARX side-by-side (about 5 min)
 reproduce-seed002: $(STAMP)
 	$(PY) benchmarks/seed002_adult.py
+
+## reproduce-seed004: CDT on Adult samples and the comparison (about 1 min)
+reproduce-seed004: $(STAMP)
+	$(PY) benchmarks/seed004_cdt.py
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache

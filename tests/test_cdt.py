@@ -163,3 +163,16 @@ def test_measures_by_hand():
     ul = utility_loss(classes, [[10.0], [20.0], [30.0], [50.0]], [["a", "b", "a", "a"]])
     assert ul == pytest.approx((2 * np.sqrt((0.25 ** 2 + 0.5 ** 2) / 2)
                                 + 2 * np.sqrt(0.5 ** 2 / 2)) / 4)
+
+
+def test_kmedoids_silhouette_equals_scikit_learn(rng):
+    import kmedoids
+    from sklearn.metrics import silhouette_score
+
+    X = rng.random((40, 3))
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    for labels in (np.repeat([0, 1], 20), np.array([0] * 19 + [1] * 20 + [2]),  # a singleton
+                   rng.integers(0, 5, 40)):
+        labels = np.unique(labels, return_inverse=True)[1]
+        assert kmedoids.silhouette(D, labels, n_cpu=1)[0] == pytest.approx(
+            silhouette_score(D, labels, metric="precomputed"), abs=1e-12)

@@ -219,3 +219,10 @@ def test_mixed_errors(adult_sample, tmp_path):
     broken.loc[[3, 4], "education"] = None
     with pytest.raises(SchemaError, match="'education' has 2 missing values in 2500 rows"):
         anonymize(broken, quasi_identifiers=["age", "education"], k=5, hierarchies=hs)
+
+
+def test_repr_of_an_all_categorical_release():
+    df = pd.DataFrame({"work": ["Federal", "State", "Inc", "Own"] * 3})
+    release = anonymize(df, quasi_identifiers="work", k=3, hierarchies={"work": WORK},
+                        random_state=0)
+    assert "ncp=" in repr(release) and "information_loss" not in repr(release)

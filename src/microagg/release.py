@@ -128,10 +128,11 @@ class Release:
         return json.dumps(self.summary(), indent=indent)
 
     def __repr__(self) -> str:
+        loss = ", ".join(f"{name}={self.metrics[name]:.4f}"
+                         for name in ("information_loss", "ncp") if name in self.metrics)
         return (
             f"Release(rows={self.data.shape[0]}, method={self.params['method']!r}, "
-            f"k={self.params['k']}, achieved_k={self.k}, "
-            f"information_loss={self.metrics['information_loss']:.4f})"
+            f"k={self.params['k']}, achieved_k={self.k}" + (f", {loss})" if loss else ")")
         )
 
 

@@ -155,27 +155,39 @@ def query_answering(original_numeric: ArrayLike, low: ArrayLike, high: ArrayLike
     cod, nod = cod.reshape(n, -1), nod.reshape(n, -1)
     r, s = num.shape[1], cod.shape[1]
     rng = np.random.default_rng(random_state)
-    orig = np.empty(n_queries, dtype=np.int64)
-    anon = np.empty(n_queries, dtype=np.int64)
+    # draw every query first (attributes, then one range / value per chosen attribute)
+    chosen = np.zeros((n_queries, r + s), dtype=bool)
     for q in range(n_queries):
         size = int(rng.integers(1, min(max_attributes, r + s) + 1))
-        attrs = rng.choice(r + s, size=size, replace=False)
-        o = np.ones(n, dtype=bool)
-        a = np.ones(n, dtype=bool)
-        for attr in attrs:
+        chosen[q, rng.choice(r + s, size=size, replace=False)] = True
+    pick = rng.integers(n, size=(n_queries, r + s, 2))
+    orig = np.empty(n_queries, dtype=np.int64)
+    anon = np.empty(n_queries, dtype=np.int64)
+    block = max(1, min(n_queries, 4_000_000 // max(n, 1)))  # bounded memory: block x n
+    for start in range(0, n_queries, block):
+        qs = np.arange(start, min(n_queries, start + block))
+        o = np.ones((qs.size, n), dtype=bool)
+        a = np.ones((qs.size, n), dtype=bool)
+        for attr in range(r + s):
+            use = chosen[qs, attr]
+            if not use.any():
+                continue
+            sel = qs[use]
             if attr < r:
-                x, y = np.sort(num[rng.integers(n, size=2), attr])
-                o &= (num[:, attr] >= x) & (num[:, attr] <= y)
-                a &= (hi[:, attr] >= x) & (lo[:, attr] <= y)
+                x = num[pick[sel, attr, 0], attr]
+                y = num[pick[sel, attr, 1], attr]
+                x, y = np.minimum(x, y)[:, None], np.maximum(x, y)[:, None]
+                o[use] &= (num[None, :, attr] >= x) & (num[None, :, attr] <= y)
+                a[use] &= (hi[None, :, attr] >= x) & (lo[None, :, attr] <= y)
             else:
                 j = attr - r
                 t = tables[j]
-                leaf = cod[rng.integers(n), j]
-                o &= cod[:, j] == leaf
-                level = t.node_level[nod[:, j]]
-                a &= t.ancestor[level, leaf] == nod[:, j]
-        orig[q] = o.sum()
-        anon[q] = a.sum()
+                leaf = cod[pick[sel, attr, 0], j][:, None]
+                o[use] &= cod[None, :, j] == leaf
+                level = t.node_level[nod[:, j]][None, :]
+                a[use] &= t.ancestor[level, leaf] == nod[None, :, j]
+        orig[qs] = o.sum(axis=1)
+        anon[qs] = a.sum(axis=1)
     out: dict[str, float | int] = {
         "queries": int(n_queries),
         "mean_original": float(orig.mean()),
