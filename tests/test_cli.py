@@ -96,7 +96,7 @@ def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
     assert "stub stops here" in result.stderr
     assert seen == {
         "shape": (30, 5), "quasi_identifiers": ["age", "income"], "k": 4, "method": "vmdav",
-        "sensitive": (), "identifiers": (), "aggregation": "mean", "scaling": "minmax",
+        "sensitive": (), "identifiers": (), "aggregation": None, "scaling": "minmax",
         "random_state": 11, "method_params": {"gamma": 0.5, "label": "x"},
         "aggregation_params": None, "epsilon": None, "bounds": None, "intruder_knows": None,
         "hierarchies": None, "l": None, "diversity": "distinct", "diversity_c": 2.0,

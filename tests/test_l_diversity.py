@@ -60,6 +60,17 @@ def test_enforcement_from_a_table_where_no_group_satisfies(rng):
     assert l_diversity(out, values) >= 2 and np.bincount(out).min() >= 4
 
 
+def test_set_aside_records_still_make_a_group_of_k():
+    # found in review: the records no group could take satisfied the model at once, and
+    # stayed a group of 2 with k = 3
+    values = [1, 0, 1, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 1, 0]
+    labels = [0] * 5 + [1] * 4 + [2] * 5 + [3] * 4
+    out = enforce_l_diversity(labels, [values], l=1.5, diversity="recursive", c=1.5,
+                              X=np.arange(18.0)[:, None], k=3)
+    assert np.bincount(out).min() >= 3
+    assert l_diversity(out, values, diversity="recursive", c=1.5) >= 1.5
+
+
 def test_enforcement_with_two_sensitive_columns(rng):
     labels = np.repeat(np.arange(30), 4)
     a = rng.choice(list("ab"), 120)

@@ -202,9 +202,11 @@ def test_mixed_errors(adult_sample, tmp_path):
     with pytest.raises(SchemaError, match=r"works on numeric data only, and .*education.* use one of: cdt, mage"):
         anonymize(df, quasi_identifiers=["age", "education"], k=5, hierarchies=hs,
                   method="mdav")
-    with pytest.raises(SchemaError, match="epsilon, bounds and the noisy aggregations"):
-        anonymize(df, quasi_identifiers=["age", "education"], k=5, hierarchies=hs,
-                  aggregation="rho")
+    for extra in ({"aggregation": "rho"}, {"scaling": "minmax"}, {"intruder_knows": "age"}):
+        with pytest.raises(SchemaError, match="epsilon, bounds, the noisy aggregations, "
+                                              "scaling and intruder_knows"):
+            anonymize(df, quasi_identifiers=["age", "education"], k=5, hierarchies=hs,
+                      **extra)
     with pytest.raises(ValueError, match="one of mean, interval"):
         anonymize(df, quasi_identifiers=["age", "education"], k=5, hierarchies=hs,
                   aggregation="median")
@@ -219,6 +221,14 @@ def test_mixed_errors(adult_sample, tmp_path):
     broken.loc[[3, 4], "education"] = None
     with pytest.raises(SchemaError, match="'education' has 2 missing values in 2500 rows"):
         anonymize(broken, quasi_identifiers=["age", "education"], k=5, hierarchies=hs)
+
+
+def test_interval_text_is_exact_for_large_and_fractional_values():
+    df = pd.DataFrame({"income": [1234561.0, 1234564.9, 5.25, 5.5],
+                       "work": ["Federal", "State", "Inc", "Own"]})
+    release = anonymize(df, quasi_identifiers=["income", "work"], k=2,
+                        hierarchies={"work": WORK}, aggregation="interval", random_state=0)
+    assert set(release.data["income"]) == {"[1234561, 1234564.9]", "[5.25, 5.5]"}
 
 
 def test_repr_of_an_all_categorical_release():

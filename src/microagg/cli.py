@@ -327,10 +327,12 @@ def anonymize(
                      help="Comma-separated identifier columns, removed from the output."),
     ] = None,
     aggregation: Annotated[
-        str, typer.Option("--aggregation",
-                          help="Group representative: mean, median, mode, or the noisy rho "
-                               "(with --rho) and random-k (not k-anonymous, not DP).")
-    ] = "mean",
+        str | None,
+        typer.Option("--aggregation", show_default=False,
+                     help="Group representative: mean (default), median, mode, the noisy rho "
+                          "(with --rho) and random-k (not k-anonymous, not DP), or interval "
+                          "(generalizing releases; the default for cdt).")
+    ] = None,
     rho: Annotated[
         float | None,
         typer.Option("--rho", show_default=False,
@@ -444,7 +446,8 @@ def anonymize(
         agg_params: dict[str, Any] = {}
         if rho is not None:
             if aggregation != "rho":
-                raise UsageError(f"--rho applies to --aggregation rho, not {aggregation!r}.")
+                raise UsageError(
+                    f"--rho applies to --aggregation rho, not {aggregation or 'mean'!r}.")
             agg_params["rho"] = rho
         parsed_bounds = _parse_bounds(bounds)
         hierarchies = _parse_hierarchies(hierarchy)

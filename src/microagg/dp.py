@@ -24,6 +24,11 @@ guarantee covers the published noisy values and the group labels, as an unordere
 the caller must shuffle the rows (the input order would tell which rows share a rank block)
 and must not publish other columns alongside (they would be linked to their record).
 
+The random source is part of the secret: anyone who knows the seed can regenerate the noise
+and subtract it. :func:`~microagg.release.anonymize` therefore draws it from fresh
+operating-system entropy and never records it; call :func:`dp_microaggregation` with
+``random_state=None`` for the same reason (a seed is for tests only).
+
 What it does not cover: bounds computed from the data (they reveal the extremes; a
 :class:`~microagg.exceptions.PrivacyLeakWarning` says so), the information-loss and risk
 figures computed from the original data (for the data holder's eyes only), and
@@ -131,6 +136,7 @@ def dp_microaggregation(values: ArrayLike, k: int, *, epsilon: float, lower: Arr
         Clip the noisy centroids into the bounds (post-processing: no privacy cost, but it
         biases means near the bounds).
     random_state : None, int or numpy.random.Generator, default=None
+        Leave ``None`` (fresh entropy) for real releases; a known seed reveals the noise.
 
     Returns
     -------

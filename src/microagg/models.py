@@ -278,7 +278,8 @@ class ILOmegaCost:
 
 def enforce_l_diversity(labels: ArrayLike, sensitive: list[ArrayLike], *, l: float,
                         diversity: str = "distinct", c: float = 2.0,
-                        cost: Any = None, X: ArrayLike | None = None) -> NDArray[np.intp]:
+                        cost: Any = None, X: ArrayLike | None = None,
+                        k: int = 1) -> NDArray[np.intp]:
     """Make every group l-diverse (seed 002, section 3): dissolve the groups that fail and
     give their records, one by one, to the satisfying group whose information loss grows
     least, re-checking that group's diversity after each addition.
@@ -310,11 +311,15 @@ def enforce_l_diversity(labels: ArrayLike, sensitive: list[ArrayLike], *, l: flo
         ``merge(a, b)`` and ``reset(cls, rows)``; ``None`` uses the SSE increase on ``X``.
     X : array-like of shape (n_samples, n_features), default=None
         Scaled quasi-identifiers for the default SSE cost.
+    k : int, default=1
+        Minimum group size to keep: the group of set-aside records keeps merging until it
+        has k records too.
 
     Returns
     -------
     labels : ndarray of shape (n_samples,), dtype=intp
-        Consecutive group numbers; every group satisfies the model.
+        Consecutive group numbers; every group satisfies the model and, if every input
+        group had k records, has k records.
 
     Raises
     ------
@@ -430,9 +435,11 @@ def enforce_l_diversity(labels: ArrayLike, sensitive: list[ArrayLike], *, l: flo
         cost.reset(g, np.asarray(set_aside, dtype=np.intp))
         for j, cnt in enumerate(counts):
             np.add.at(cnt[g], codes[j][set_aside], 1)
-        while not satisfied(np.array([g]))[0]:
+        while not satisfied(np.array([g]))[0] or (lab == g).sum() < k:
             ids = np.flatnonzero(alive)
             others = ids[ids != g]
+            if others.size == 0:
+                break
             merge(g, int(others[np.argmin(cost.merge_cost(g, others))]))
     return np.unique(lab, return_inverse=True)[1].astype(np.intp)
 

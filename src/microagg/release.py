@@ -281,7 +281,7 @@ def anonymize(
     method: str | None = None,
     sensitive: str | Sequence[str] = (),
     identifiers: str | Sequence[str] = (),
-    aggregation: str = "mean",
+    aggregation: str | None = None,
     aggregation_params: Mapping[str, Any] | None = None,
     scaling: str | None = None,
     random_state: RandomState = None,
@@ -313,7 +313,9 @@ def anonymize(
       1). Neither mode is differential privacy.
     * ``epsilon=...`` makes an epsilon-differentially private release (:mod:`microagg.dp`):
       an insensitive partition on the bound-rescaled quasi-identifiers, Laplace noise on the
-      group means, rows shuffled. Every published column must be a quasi-identifier (other
+      group means, rows shuffled. The noise comes from fresh operating-system entropy, not
+      from ``random_state`` (a recorded seed would let anyone remove it), so such a release
+      cannot be reproduced. Every published column must be a quasi-identifier (other
       columns would void the guarantee) and the bounds should come from ``bounds``.
 
     Parameters
@@ -331,8 +333,11 @@ def anonymize(
         Confidential columns: published unchanged (later privacy models check them).
     identifiers : str or sequence of str, default=()
         Direct identifiers: removed from the release.
-    aggregation : {"mean", "median", "mode", "rho", "random-k"}, default="mean"
-        Group representative for the quasi-identifiers (see :data:`~microagg.aggregate.AGGREGATORS`).
+    aggregation : {"mean", "median", "mode", "rho", "random-k", "interval"}, default=None
+        Group representative for the quasi-identifiers (see
+        :data:`~microagg.aggregate.AGGREGATORS`); ``None`` means ``"mean"``, and
+        ``"interval"`` for ``cdt`` (which publishes ranges). ``"interval"`` exists only for
+        releases that generalize (categorical quasi-identifiers, ``cdt``).
     aggregation_params : mapping, default=None
         Parameters of the aggregation, e.g. ``{"rho": 0.5}``.
     scaling : {"standard", "minmax", "none"}, default=None
@@ -422,12 +427,13 @@ def anonymize(
     loaded, sensitive_hierarchies = _load_hierarchies(df, qi, sens, hierarchies)
     closeness = _closeness_targets(df, sens, t, t_distance, sensitive_hierarchies)
     if loaded or method == "cdt":
-        if epsilon is not None or bounds is not None or is_noisy_name(aggregation) \
-                or aggregation_params:
+        if epsilon is not None or bounds is not None or is_noisy_name(aggregation or "") \
+                or aggregation_params or scaling is not None or known:
+            what = (f"Categorical quasi-identifiers ({', '.join(map(repr, loaded))})"
+                    if loaded else "The cdt method")
             raise SchemaError(
-                "Categorical quasi-identifiers (" + ", ".join(map(repr, loaded)) + ") and "
-                "the cdt method generalize; epsilon, bounds and the noisy aggregations apply "
-                "to numeric microaggregation only.")
+                f"{what} generalize: epsilon, bounds, the noisy aggregations, scaling and "
+                "intruder_knows apply to numeric microaggregation only.")
         return _anonymize_mixed(
             df, qi=qi, sens=sens, ids=ids, k=k, method=method, hierarchies=loaded,
             aggregation=aggregation, random_state=random_state, method_params=method_params,
@@ -435,6 +441,7 @@ def anonymize(
             t0=t0)
     if scaling is not None and scaling not in SCALINGS:  # checked early: before any work
         raise ValueError(f"Unknown scaling {scaling!r}. Valid scalings: {', '.join(SCALINGS)}.")
+    aggregation = aggregation or "mean"
     if aggregation not in AGGREGATORS:
         raise ValueError(
             f"Unknown aggregation {aggregation!r}. "
@@ -491,7 +498,7 @@ def anonymize(
         if l is not None:
             t = time.perf_counter()
             labels = enforce_l_diversity(labels, [df[c].to_numpy() for c in sens], l=l,
-                                         diversity=diversity, c=diversity_c, X=scaled)
+                                         diversity=diversity, c=diversity_c, X=scaled, k=k)
             timings["l_diversity"] = time.perf_counter() - t
         if closeness:
             t = time.perf_counter()
@@ -518,8 +525,11 @@ def anonymize(
                    "--bounds) for the guarantee to hold.")
             warnings.warn(msg, PrivacyLeakWarning, stacklevel=2)
             notes.insert(0, msg)
+        # The noise and the shuffle come from fresh OS entropy, never from the recorded
+        # seed: anyone holding the seed could regenerate the noise and subtract it.
+        secret_rng = np.random.default_rng()
         result = dp_microaggregation(values, k, epsilon=epsilon, lower=lower, upper=upper,
-                                     random_state=rng)
+                                     random_state=secret_rng)
         labels, masked = result.labels, result.masked
         timings["partition_and_noise"] = time.perf_counter() - t
         method_name, scaling = "insensitive", "bounds"
@@ -536,6 +546,8 @@ def anonymize(
             "bounds_from_data": from_data,
             "sensitivity_l1": result.sensitivity,
             "laplace_scale_rescaled": result.laplace_scale,
+            "noise_source": "operating-system entropy, not recorded: the release is not "
+                            "reproducible from its seed, by design",
             "model": "epsilon-differential privacy of the published values and group labels "
                      "as an unordered table (rows shuffled); the metrics in this release are "
                      "computed from the original data and are not covered",
@@ -587,7 +599,7 @@ def anonymize(
     timings["measure"] = time.perf_counter() - t
 
     if epsilon is not None:  # the input order would say which rows share a rank block
-        order = rng.permutation(published.shape[0])
+        order = secret_rng.permutation(published.shape[0])
         published = published.iloc[order].reset_index(drop=True)
         labels = labels[order]
     timings["total"] = time.perf_counter() - t0
@@ -702,6 +714,12 @@ def _sensitive_checks(published: pd.DataFrame, qi: tuple[str, ...], sens: tuple[
     })}
 
 
+def _number_text(value: float) -> str:
+    """Exact text of a number: ``39`` for an integral value, else the shortest repr."""
+    v = float(value)
+    return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
+
+
 def _sensitive_columns(df: pd.DataFrame, sens: tuple[str, ...]) -> Columns:
     """Sensitive attributes for CDT's Gower distance: numbers as numbers, the rest coded."""
     numeric = [c for c in sens if pd.api.types.is_numeric_dtype(df[c])
@@ -812,7 +830,7 @@ def _sensitive_metrics(published: pd.DataFrame, qi: tuple[str, ...],
 
 def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, ...],
                      ids: tuple[str, ...], k: int, method: str | None,
-                     hierarchies: dict[str, Hierarchy], aggregation: str,
+                     hierarchies: dict[str, Hierarchy], aggregation: str | None,
                      random_state: RandomState, method_params: Mapping[str, Any] | None,
                      l: float | None, diversity: str, diversity_c: float,
                      t: float | None, closeness: dict[str, SensitiveDistribution],
@@ -820,13 +838,13 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
     """The release of mixed numeric + categorical quasi-identifiers (seed 002)."""
     timings: dict[str, float] = {}
     t_level = t  # `t` is reused as a stopwatch below
+    partitioner = get_partitioner(method or "mage")
+    if aggregation is None:  # CDT publishes ranges (seed 004, Table 9); MAGE means
+        aggregation = "interval" if partitioner.name == "cdt" else "mean"
     if aggregation not in NUMERIC_MODES:
         raise ValueError(f"With categorical quasi-identifiers the aggregation is the numeric "
                          f"columns' representative: one of {', '.join(NUMERIC_MODES)}. "
                          f"Got {aggregation!r}.")
-    partitioner = get_partitioner(method or "mage")
-    if aggregation == "mean" and partitioner.name == "cdt":
-        aggregation = "interval"  # CDT publishes ranges (seed 004, Table 9)
     if not partitioner.mixed:
         capable = ", ".join(sorted(n for n, p in PARTITIONERS.items() if p.mixed))
         cats = ", ".join(f"{c!r} (dtype {df[c].dtype}, hierarchy: {h.source})"
@@ -866,7 +884,7 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
         t = time.perf_counter()
         cost = ILOmegaCost(numeric, codes, tables, labels, int(labels.max()) + 1)
         labels = enforce_l_diversity(labels, [df[c].to_numpy() for c in sens], l=l,
-                                     diversity=diversity, c=diversity_c, cost=cost)
+                                     diversity=diversity, c=diversity_c, cost=cost, k=k)
         timings["l_diversity"] = time.perf_counter() - t
     if closeness:
         t = time.perf_counter()
@@ -884,13 +902,17 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
         if aggregation == "mean":
             published[col] = gen.numeric[:, j]
         else:
-            published[col] = [f"[{a:g}, {b:g}]" for a, b in zip(gen.low[:, j], gen.high[:, j],
-                                                               strict=True)]
+            published[col] = [f"[{_number_text(a)}, {_number_text(b)}]"
+                               for a, b in zip(gen.low[:, j], gen.high[:, j], strict=True)]
     for j, col in enumerate(cat_cols):
         published[col] = gen.labels[j]
     timings["aggregate"] = time.perf_counter() - t
 
     t = time.perf_counter()
+    group_min = int(np.bincount(labels).min())
+    if group_min < k:
+        raise PrivacyViolationError(f"A group has {group_min} < k={k} records. Nothing was "
+                                    "released. This is a bug in microagg.")
     classes = _published_classes(published, qi)
     achieved = int(np.bincount(classes).min())
     if achieved < k:
@@ -900,7 +922,7 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
     checks: dict[str, Any] = {
         "k_anonymity": _syntactic_k_check(k, achieved),
         "group_k": MappingProxyType({
-            "required": k, "achieved": int(np.bincount(labels).min()),
+            "required": k, "achieved": group_min,
             "model": "size of the smallest group (from the release's labels)"}),
         **_sensitive_checks(published, qi, sens, l, diversity, diversity_c),
         **_closeness_checks(published, qi, closeness, t_level),
@@ -911,8 +933,8 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
     spans = numeric.max(axis=0) - numeric.min(axis=0) if num_cols else np.zeros(0)
     lo, hi = (gen.low, gen.high)
     if aggregation == "mean" and num_cols:  # the class's interval, for the loss measures
-        lo = generalize(numeric, None, (), labels, numeric_mode="interval").low
-        hi = generalize(numeric, None, (), labels, numeric_mode="interval").high
+        spans_of = generalize(numeric, None, (), labels, numeric_mode="interval")
+        lo, hi = spans_of.low, spans_of.high
     metrics: dict[str, Any] = {
         "il_omega": il_omega(lo, hi, spans, gen.nodes, tables),
         "il_omega_normalized": il_omega(lo, hi, spans, gen.nodes, tables, normalized=True),

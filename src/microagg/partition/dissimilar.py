@@ -87,12 +87,14 @@ class Columns:
 
 
 def gower_matrix(columns: Columns, weights: ArrayLike | None = None, *,
-                 block_rows: int = 2048) -> NDArray[np.float64]:
+                 block_rows: int = 2048, ranges: ArrayLike | None = None
+                 ) -> NDArray[np.float64]:
     """Weighted Gower dissimilarity matrix (seed 004, Eqs. 5-7), shape (n, n).
 
     ``H_ij = sum_k w_k H_ijk / sum_k w_k`` with ``H_ijk = |y_ik - y_jk| / (max_k - min_k)``
     for a numeric attribute (0 for a constant one) and the mismatch (0 or 1) for a
     categorical one. Computed blockwise (``block_rows`` rows at a time), vectorized.
+    ``ranges`` gives the numeric ranges to divide by (default: those of ``columns``).
     """
     num, cod = columns.numeric, columns.codes
     n = columns.n_samples
@@ -100,7 +102,10 @@ def gower_matrix(columns: Columns, weights: ArrayLike | None = None, *,
     w = np.ones(p) if weights is None else np.asarray(weights, dtype=np.float64)
     if w.shape != (p,):
         raise ValueError(f"weights has shape {w.shape}; expected ({p},).")
-    spans = num.max(axis=0) - num.min(axis=0) if num.shape[1] else np.zeros(0)
+    if ranges is not None:
+        spans = np.asarray(ranges, dtype=np.float64)
+    else:
+        spans = num.max(axis=0) - num.min(axis=0) if num.shape[1] else np.zeros(0)
     scaled = np.where(spans > 0, num / np.where(spans > 0, spans, 1.0), 0.0)
     out = np.empty((n, n))
     total = w.sum() if w.sum() > 0 else 1.0
@@ -255,6 +260,7 @@ def cdt(X: ArrayLike | Columns | Any, k: int | None = None, *, sensitive: Column
 def _merge_small(qi: Columns, labels: NDArray[np.intp], k: int) -> NDArray[np.intp]:
     """Merge every group under k into the group with the nearest medoid (smallest first)."""
     weights = entropy_weights(qi.entropies())
+    ranges = qi.numeric.max(axis=0) - qi.numeric.min(axis=0) if qi.numeric.shape[1] else None
     lab = labels.copy()
     while True:
         sizes = np.bincount(lab)
@@ -263,16 +269,18 @@ def _merge_small(qi: Columns, labels: NDArray[np.intp], k: int) -> NDArray[np.in
         if small.size == 0 or alive.size == 1:
             break
         g = int(small[np.argmin(sizes[small])])
-        medoids = np.array([_medoid(qi, np.flatnonzero(lab == h), weights) for h in alive])
-        D = gower_matrix(qi.take(medoids), weights)
+        medoids = np.array([_medoid(qi, np.flatnonzero(lab == h), weights, ranges)
+                            for h in alive])
+        D = gower_matrix(qi.take(medoids), weights, ranges=ranges)
         row = D[int(np.flatnonzero(alive == g)[0])].copy()
         row[alive == g] = np.inf
         lab[lab == g] = alive[int(np.argmin(row))]
     return np.unique(lab, return_inverse=True)[1].ravel().astype(np.intp)
 
 
-def _medoid(qi: Columns, rows: NDArray[np.intp], weights: NDArray[np.float64]) -> int:
+def _medoid(qi: Columns, rows: NDArray[np.intp], weights: NDArray[np.float64],
+            ranges: NDArray[np.float64] | None) -> int:
     if rows.size <= 2:
         return int(rows[0])
-    D = gower_matrix(qi.take(rows), weights)
+    D = gower_matrix(qi.take(rows), weights, ranges=ranges)
     return int(rows[np.argmin(D.sum(axis=1))])

@@ -193,20 +193,20 @@ def _cluster_partition(num, codes, anc, heights, A, B, centres, max_iter):  # pr
                 changed = True
         if not changed:
             break
-        cnum[:] = 0.0
+        sums = np.zeros((c, r))
         count = np.zeros(c)
         freq = np.zeros((c, s, mmax))
         for i in range(n):
             t = labels[i]
             count[t] += 1.0
             for f in range(r):
-                cnum[t, f] += num[i, f]
+                sums[t, f] += num[i, f]
             for j in range(s):
                 freq[t, j, codes[i, j]] += 1.0
         for t in range(c):
-            if count[t] > 0:
+            if count[t] > 0:  # an empty cluster keeps its centre
                 for f in range(r):
-                    cnum[t, f] /= count[t]
+                    cnum[t, f] = sums[t, f] / count[t]
                 for j in range(s):
                     ccode[t, j] = np.argmax(freq[t, j])
     return labels
