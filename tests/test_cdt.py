@@ -96,7 +96,7 @@ def test_minimum_silhouette_picks_8_like_the_paper():
     sens = sensitive_columns()
     g_s = 1 - gower_matrix(sens, entropy_weights(sens.entropies())) ** 2
     np.fill_diagonal(g_s, 0.0)
-    best, _, widths = choose_clusters(g_s, criterion="min", max_clusters=None, random_state=0)
+    best, _, widths = choose_clusters(g_s, criterion="min", max_clusters=None)
     assert best == 8  # "Minimum average Silhouette width for D1 is found to be 8"
     assert set(widths) == set(range(2, 10))
 

@@ -129,10 +129,11 @@ def _kmedoids() -> Any:
     return kmedoids
 
 
-def choose_clusters(D: NDArray[np.float64], *, criterion: str, max_clusters: int | None,
-                    random_state: int) -> tuple[int, NDArray[np.intp], dict[int, float]]:
+def choose_clusters(D: NDArray[np.float64], *, criterion: str, max_clusters: int | None
+                    ) -> tuple[int, NDArray[np.intp], dict[int, float]]:
     """k-medoids (FasterPAM) for every cluster count 2..n-1 (or 2..``max_clusters``), each
-    scored by the average silhouette width on ``D`` (Rousseeuw 1987); the count with the largest
+    started from the previous count's medoids plus one greedy BUILD step, and scored by the
+    average silhouette width on ``D`` (Rousseeuw 1987); the count with the largest
     (``criterion="max"``) or smallest (``"min"``) width wins. Returns the count, its labels
     and every width.
     """
@@ -143,8 +144,16 @@ def choose_clusters(D: NDArray[np.float64], *, criterion: str, max_clusters: int
         return 1, np.zeros(n, dtype=np.intp), {}
     widths: dict[int, float] = {}
     best: tuple[float, int, NDArray[np.intp]] | None = None
+    medoids = np.array([int(np.argmin(D.sum(axis=0)))], dtype=np.intp)
     for c in range(2, top + 1):
-        result = kmedoids.fasterpam(D, c, init="build", random_state=random_state, n_cpu=1)
+        # warm start: the previous count's medoids plus one BUILD step (the record that
+        # lowers the total deviation most), then FasterPAM swaps
+        nearest = D[:, medoids].min(axis=1)
+        gain = np.minimum(nearest[:, None], D).sum(axis=0)
+        gain[medoids] = np.inf
+        medoids = np.append(medoids, int(np.argmin(gain)))
+        result = kmedoids.fasterpam(D, medoids.copy(), n_cpu=1)  # deterministic from here
+        medoids = np.asarray(result.medoids, dtype=np.intp)
         labels = np.asarray(result.labels, dtype=np.intp)
         if np.unique(labels).size < 2:
             continue
@@ -191,7 +200,8 @@ def cdt(X: ArrayLike | Columns | Any, k: int | None = None, *, sensitive: Column
         Largest cluster count scanned; ``None`` scans 2..n-1 like the paper (slow for large
         n: one k-medoids and one silhouette per count).
     random_state : None, int or numpy.random.Generator, default=None
-        Seeds FasterPAM.
+        Seeds FasterPAM when ``sensitive_clusters`` is given; the silhouette scans are
+        deterministic (warm-started, see :func:`choose_clusters`).
 
     Returns
     -------
@@ -236,8 +246,7 @@ def cdt(X: ArrayLike | Columns | Any, k: int | None = None, *, sensitive: Column
                 kmedoids.fasterpam(g_s, c, init="build", random_state=seed, n_cpu=1).labels,
                 dtype=np.intp))
         else:
-            _, outer, _ = choose_clusters(g_s, criterion="min", max_clusters=max_clusters,
-                                          random_state=seed)
+            _, outer, _ = choose_clusters(g_s, criterion="min", max_clusters=max_clusters)
     labels = np.empty(n, dtype=np.intp)
     next_label = 0
     for s in np.unique(outer):
@@ -247,8 +256,7 @@ def cdt(X: ArrayLike | Columns | Any, k: int | None = None, *, sensitive: Column
             inner = np.zeros(rows.size, dtype=np.intp)
         else:
             D = gower_matrix(part, entropy_weights(part.entropies()))
-            _, inner, _ = choose_clusters(D, criterion="max", max_clusters=max_clusters,
-                                          random_state=seed)
+            _, inner, _ = choose_clusters(D, criterion="max", max_clusters=max_clusters)
         inner = np.unique(inner, return_inverse=True)[1].ravel()
         labels[rows] = inner + next_label
         next_label += int(inner.max()) + 1
