@@ -18,7 +18,9 @@ __all__ = [
     "ILOmegaCost",
     "SensitiveDistribution",
     "check_k_anonymity",
+    "check_l",
     "check_l_diversity",
+    "check_t",
     "check_t_closeness",
     "earth_movers_distance",
     "enforce_l_diversity",
@@ -140,6 +142,22 @@ def l_diversity(classes: ArrayLike, sensitive: ArrayLike, *, diversity: str = "d
     _, codes = np.unique(values.astype(str), return_inverse=True)
     _, cls = np.unique(cls, return_inverse=True)
     return float(_levels(_class_counts(cls, codes.ravel()), diversity, c).min())
+
+
+def check_l(l: Any) -> float:
+    """``l`` as a float ``>= 1``, or a ValueError naming the allowed range."""
+    if isinstance(l, bool) or not isinstance(l, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(l) or l < 1:
+        raise ValueError(f"The 'l' parameter must be a number >= 1. Got {l!r} instead.")
+    return float(l)
+
+
+def check_t(t: Any) -> float:
+    """``t`` as a float in [0, 1], or a ValueError naming the allowed range."""
+    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= float(t) <= 1.0:
+        raise ValueError(f"The 't' parameter must be a number in [0, 1]. Got {t!r} instead.")
+    return float(t)
 
 
 class _SSECost:
@@ -331,8 +349,7 @@ def enforce_l_diversity(labels: ArrayLike, sensitive: list[ArrayLike], *, l: flo
     lab = np.asarray(labels, dtype=np.intp).ravel().copy()
     if diversity not in DIVERSITIES:
         raise ValueError(f"Unknown diversity {diversity!r}. Valid: {', '.join(DIVERSITIES)}.")
-    if isinstance(l, bool) or not isinstance(l, (int, float, np.integer, np.floating)) or l < 1:
-        raise ValueError(f"The 'l' parameter must be a number >= 1. Got {l!r} instead.")
+    l = check_l(l)
     codes = []
     for j, values in enumerate(sensitive):
         arr = np.asarray(values, dtype=object).ravel()
@@ -345,7 +362,7 @@ def enforce_l_diversity(labels: ArrayLike, sensitive: list[ArrayLike], *, l: flo
         reached = float(_levels(_class_counts(whole, code), diversity, c)[0])
         if reached < l - 1e-12:
             raise ValueError(
-                f"The table cannot be made {diversity} {l}-diverse: sensitive attribute {j} "
+                f"The table cannot be made {diversity} {l:g}-diverse: sensitive attribute {j} "
                 f"reaches only l = {reached:.4g} over all {lab.size} records together "
                 + ("(too few distinct values)." if diversity == "distinct" else
                    "(its most frequent value dominates)." if diversity == "recursive" else
@@ -591,9 +608,7 @@ def enforce_t_closeness(labels: ArrayLike, sensitive: list[SensitiveDistribution
     ``cost`` is a cost model as for :func:`enforce_l_diversity` (default: SSE on ``X``).
     """
     lab = np.unique(np.asarray(labels, dtype=np.intp).ravel(), return_inverse=True)[1].ravel()
-    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
-            or not 0.0 <= float(t) <= 1.0:
-        raise ValueError(f"The 't' parameter must be a number in [0, 1]. Got {t!r} instead.")
+    t = check_t(t)
     n_groups = int(lab.max()) + 1
     if cost is None:
         if X is None:

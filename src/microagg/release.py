@@ -55,7 +55,9 @@ from .models import (
     ILOmegaCost,
     SensitiveDistribution,
     check_k_anonymity,
+    check_l,
     check_l_diversity,
+    check_t,
     check_t_closeness,
     enforce_l_diversity,
     enforce_t_closeness,
@@ -674,9 +676,7 @@ def _check_diversity_request(df: pd.DataFrame, sens: tuple[str, ...], l: float,
                              diversity: str, c: float) -> None:
     if diversity not in DIVERSITIES:
         raise ValueError(f"Unknown diversity {diversity!r}. Valid: {', '.join(DIVERSITIES)}.")
-    if isinstance(l, bool) or not isinstance(l, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(l) or l < 1:
-        raise ValueError(f"The 'l' parameter must be a number >= 1. Got {l!r} instead.")
+    check_l(l)
     if diversity == "recursive" and (isinstance(c, bool) or not isinstance(
             c, (int, float, np.integer, np.floating)) or not c > 0):
         raise ValueError(f"The 'diversity_c' parameter must be a number > 0. Got {c!r}.")
@@ -773,9 +773,7 @@ def _closeness_targets(df: pd.DataFrame, sens: tuple[str, ...], t: float | None,
     """The sensitive columns prepared for t-closeness (empty when t is None)."""
     if t is None:
         return {}
-    if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
-            or not 0.0 <= float(t) <= 1.0:
-        raise ValueError(f"The 't' parameter must be a number in [0, 1]. Got {t!r} instead.")
+    check_t(t)
     if distance not in ("auto", *GROUND_DISTANCES):
         raise ValueError(f"Unknown t_distance {distance!r}. Valid: auto, "
                          f"{', '.join(GROUND_DISTANCES)}.")

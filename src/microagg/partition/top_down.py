@@ -80,6 +80,20 @@ def _subsets(X: NDArray[np.float64], k: int, c: int, seed: int) -> NDArray[np.in
     return np.unique(labels, return_inverse=True)[1].astype(np.intp)
 
 
+def _prepared(X: ArrayLike, k: int, c: int, normalize: str, random_state: RandomState, *,
+              caller: str) -> tuple[NDArray[np.float64], int, NDArray[np.intp],
+                                    np.random.Generator]:
+    """Checked, normalized data, k, the c-means++ subsets and the call's Generator (the
+    common first steps of :func:`top_down` and :func:`bottom_up`)."""
+    A = check_matrix(X, caller=caller)
+    k = check_k(k, n_samples=A.shape[0], caller=caller)
+    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
+        raise ValueError(f"The 'c' parameter of {caller} must be an int >= 1. Got {c!r} instead.")
+    A = normalized(A, normalize, caller=caller)
+    seed, rng = resolve_seed(random_state)
+    return A, k, _subsets(A, k, int(c), seed % (2**32)), rng
+
+
 def top_down(X: ArrayLike, k: int, *, c: int = 1, normalize: str = "minmax",
              random_state: RandomState = None) -> NDArray[np.intp]:
     """Top-down k-partition (seed 000, Algorithms 1-3).
@@ -118,13 +132,7 @@ def top_down(X: ArrayLike, k: int, *, c: int = 1, normalize: str = "minmax",
     ----------
     Seed 000, section 3.2 (Algorithms 1-3).
     """
-    A = check_matrix(X, caller="top_down")
-    k = check_k(k, n_samples=A.shape[0], caller="top_down")
-    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
-        raise ValueError(f"The 'c' parameter of top_down must be an int >= 1. Got {c!r} instead.")
-    A = normalized(A, normalize, caller="top_down")
-    seed, _ = resolve_seed(random_state)
-    subsets = _subsets(A, k, int(c), seed % (2**32))
+    A, k, subsets, _ = _prepared(X, k, c, normalize, random_state, caller="top_down")
     labels = np.empty(A.shape[0], dtype=np.intp)
     next_label = 0
     pending = [np.flatnonzero(subsets == s) for s in range(int(subsets.max()) + 1)]
@@ -207,13 +215,7 @@ def bottom_up(X: ArrayLike, k: int, *, c: int = 1, normalize: str = "minmax",
     ----------
     Seed 000, sections 1 and 4.2; Song et al., IEEE Access 7 (2019) 75434-75445.
     """
-    A = check_matrix(X, caller="bottom_up")
-    k = check_k(k, n_samples=A.shape[0], caller="bottom_up")
-    if isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 1:
-        raise ValueError(f"The 'c' parameter of bottom_up must be an int >= 1. Got {c!r} instead.")
-    A = normalized(A, normalize, caller="bottom_up")
-    seed, rng = resolve_seed(random_state)
-    subsets = _subsets(A, k, int(c), seed % (2**32))
+    A, k, subsets, rng = _prepared(X, k, c, normalize, random_state, caller="bottom_up")
     labels = np.empty(A.shape[0], dtype=np.intp)
     next_label = 0
     for s in range(int(subsets.max()) + 1):
