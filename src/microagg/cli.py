@@ -525,7 +525,10 @@ def methods() -> None:
     table.add_column("summary")
     table.add_column("reference")
     for name, entry in PARTITIONERS.items():
-        params = ", ".join(f"{p}={default!r}" for p, default in entry.params.items()) or "-"
+        params = ", ".join(f"{p}={default!r}" for p, default in entry.params.items()
+                           if p != "sensitive") or "-"  # the sensitive columns come from -s
+        if entry.needs_sensitive:
+            params += " (groups on the -s columns too)"
         table.add_row(name, "yes" if entry.fixed_size else "no", Text(params),
                       Text(entry.summary), Text(entry.reference))
     console = _stdout()
