@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .clustering import clustering_information_loss, il1s, moment_changes
 from .dissimilar import (
     privacy_of_quasi_identifiers,
     privacy_of_release,
@@ -13,11 +14,14 @@ from .risk import dld_risk, homogeneity, query_answering
 from .utility import group_size_summary, information_loss, sse, sst
 
 __all__ = [
+    "clustering_information_loss",
     "dld_risk",
     "group_size_summary",
     "homogeneity",
+    "il1s",
     "il_omega",
     "information_loss",
+    "moment_changes",
     "normalized_certainty_penalty",
     "privacy_of_quasi_identifiers",
     "privacy_of_release",
