@@ -27,6 +27,7 @@ __all__ = [
     "AGGREGATORS",
     "NOISY_AGGREGATORS",
     "aggregate",
+    "aggregation_params",
     "group_mean",
     "group_median",
     "group_mode",
@@ -286,9 +287,16 @@ def aggregate(values: ArrayLike, labels: ArrayLike, *, method: str = "mean",
         raise ValueError(
             f"Unknown aggregation {method!r}. Valid aggregations: {', '.join(sorted(AGGREGATORS))}."
         ) from None
-    unknown = sorted(set(params) - set(AGGREGATION_PARAMS[method]))
+    return func(values, labels, random_state=random_state,
+                **aggregation_params(method, params))
+
+
+def aggregation_params(method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The parameters of aggregator ``method``: its defaults updated by ``params``; an
+    unknown name raises TypeError listing the allowed ones."""
+    allowed = AGGREGATION_PARAMS[method]
+    unknown = sorted(set(params or {}) - set(allowed))
     if unknown:
-        allowed = ", ".join(sorted(AGGREGATION_PARAMS[method])) or "none"
         raise TypeError(f"Unknown parameter(s) {', '.join(unknown)} for aggregation "
-                        f"{method!r}. Its parameters: {allowed}.")
-    return func(values, labels, random_state=random_state, **params)
+                        f"{method!r}. Its parameters: {', '.join(sorted(allowed)) or 'none'}.")
+    return {**allowed, **(params or {})}

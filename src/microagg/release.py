@@ -19,13 +19,13 @@ from . import __version__
 from ._scaling import SCALINGS, apply_scaler, fit_scaler
 from ._validation import RandomState, check_k, check_labels, resolve_seed
 from .aggregate import (
-    AGGREGATION_PARAMS,
     AGGREGATORS,
     NOISY_AGGREGATORS,
     aggregate,
     group_ranges,
     is_noisy,
 )
+from .aggregate import aggregation_params as checked_aggregation_params
 from .dp import check_epsilon, dp_microaggregation
 from .exceptions import (
     ConstantColumnWarning,
@@ -449,12 +449,7 @@ def anonymize(
             f"Unknown aggregation {aggregation!r}. "
             f"Valid aggregations: {', '.join(sorted(AGGREGATORS))}."
         )
-    agg_params = {**AGGREGATION_PARAMS[aggregation], **(aggregation_params or {})}
-    unknown = sorted(set(agg_params) - set(AGGREGATION_PARAMS[aggregation]))
-    if unknown:
-        allowed = ", ".join(sorted(AGGREGATION_PARAMS[aggregation])) or "none"
-        raise TypeError(f"Unknown parameter(s) {', '.join(unknown)} for aggregation "
-                        f"{aggregation!r}. Its parameters: {allowed}.")
+    agg_params = checked_aggregation_params(aggregation, aggregation_params)
     noisy = is_noisy(aggregation, agg_params)
     if (l is not None or t is not None) and (noisy or epsilon is not None):
         raise SchemaError("l-diversity and t-closeness are checked on the published classes; a noisy "
@@ -488,14 +483,7 @@ def anonymize(
         scaling = scaling or "standard"
         scaler = fit_scaler(values, scaling)
         scaled = apply_scaler(values, scaler)
-        labels = partitioner(scaled, k, random_state=rng, **params)
-        try:
-            labels = check_labels(labels, n_samples=values.shape[0], k=k)
-        except (TypeError, ValueError) as error:
-            raise InternalError(
-                f"Method {partitioner.name!r} returned an invalid partition ({error}). Nothing "
-                "was released. This is a bug in microagg."
-            ) from error
+        labels = _checked_partition(partitioner, scaled, k, rng, params)
         timings["partition"] = time.perf_counter() - t
         if l is not None:
             t = time.perf_counter()
@@ -561,12 +549,12 @@ def anonymize(
         published[col] = masked[:, j]
 
     t = time.perf_counter()
-    achieved = k_anonymity(published.loc[:, list(qi)].to_numpy(dtype=np.float64))
     if noisy:
         _check_noise_within_groups(values, masked, labels, qi)
+        achieved = k_anonymity(published.loc[:, list(qi)].to_numpy(dtype=np.float64))
         checks["k_anonymity"] = _syntactic_k_check(None, achieved)
     else:
-        check_k_anonymity(published.loc[:, list(qi)].to_numpy(dtype=np.float64), k)
+        achieved = check_k_anonymity(published.loc[:, list(qi)].to_numpy(dtype=np.float64), k)
         checks["k_anonymity"] = _syntactic_k_check(k, achieved)
     group_min = int(np.bincount(labels).min())
     if group_min < k:  # pragma: no cover - check_labels / dp guarantee it
@@ -579,9 +567,11 @@ def anonymize(
                  + (" and its noise are" if noisy or epsilon is not None else " is")
                  + " computed (from the release's labels)",
     })
-    if not noisy and epsilon is None:
-        checks.update(_sensitive_checks(published, qi, sens, l, diversity, diversity_c))
-        checks.update(_closeness_checks(published, qi, closeness, t_level))
+    classes = (_published_classes(published, qi) if sens and not noisy and epsilon is None
+               else None)
+    if classes is not None:
+        checks.update(_sensitive_checks(classes, published, sens, l, diversity, diversity_c))
+        checks.update(_closeness_checks(classes, closeness, t_level))
     timings["verify"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -592,8 +582,8 @@ def anonymize(
         "dld_risk": dld_risk(scaled, masked_scaled),
         **group_size_summary(labels),
     }
-    if sens and not noisy and epsilon is None:
-        metrics.update(_sensitive_metrics(published, qi, sens))
+    if classes is not None:
+        metrics.update(_sensitive_metrics(classes, published, sens))
     if known:  # the linkage on the known columns only (constant ones tell nobody apart)
         cols = [int(varying[:j].sum()) for j, c in enumerate(qi) if c in known and varying[j]]
         metrics["dld_risk_known"] = (dld_risk(scaled, masked_scaled, attributes=cols)
@@ -621,10 +611,7 @@ def anonymize(
             "method_params": all_params,
             "epsilon": epsilon,
             "intruder_knows": known,
-            "l": l,
-            "diversity": diversity if l is not None else None,
-            "t": t_level,
-            "t_distance": MappingProxyType({c: d.distance for c, d in closeness.items()}),
+            **_privacy_params(l, diversity, t_level, closeness),
             "microagg_version": __version__,
         }),
         seed=seed,
@@ -682,11 +669,40 @@ def _check_diversity_request(df: pd.DataFrame, sens: tuple[str, ...], l: float,
         raise ValueError(f"The 'diversity_c' parameter must be a number > 0. Got {c!r}.")
     if not sens:
         raise SchemaError("l-diversity needs at least one sensitive column (sensitive=...).")
+    _require_complete(df, sens, "l-diversity counts sensitive values")
+
+
+def _checked_partition(partitioner: Any, data: Any, k: int, rng: np.random.Generator,
+                       params: Mapping[str, Any]) -> NDArray[np.intp]:
+    """Run a partitioner and verify its labels; an invalid partition is a bug, not bad input."""
+    labels = partitioner(data, k, random_state=rng, **params)
+    n = data.n_samples if isinstance(data, MixedData) else np.asarray(data).shape[0]
+    try:
+        return check_labels(labels, n_samples=n, k=k)
+    except (TypeError, ValueError) as error:
+        raise InternalError(
+            f"Method {partitioner.name!r} returned an invalid partition ({error}). Nothing "
+            "was released. This is a bug in microagg."
+        ) from error
+
+
+def _require_complete(df: pd.DataFrame, sens: tuple[str, ...], purpose: str) -> None:
+    """Sensitive columns without missing values, or a SchemaError naming counts and why."""
     missing = [f"{c!r}: {int(n)}" for c, n in ((c, df[c].isna().sum()) for c in sens) if n]
     if missing:
         raise SchemaError(f"Sensitive columns have missing values ({'; '.join(missing)} of "
-                          f"{len(df)} rows); l-diversity counts sensitive values, so fill or "
-                          "drop them first.")
+                          f"{len(df)} rows); {purpose}, so fill or drop them first.")
+
+
+def _privacy_params(l: float | None, diversity: str, t: float | None,
+                    closeness: Mapping[str, SensitiveDistribution]) -> dict[str, Any]:
+    """The l-diversity and t-closeness entries of ``Release.params``."""
+    return {
+        "l": l,
+        "diversity": diversity if l is not None else None,
+        "t": t,
+        "t_distance": MappingProxyType({c: d.distance for c, d in closeness.items()}),
+    }
 
 
 def _published_classes(published: pd.DataFrame, qi: tuple[str, ...]) -> NDArray[np.intp]:
@@ -695,12 +711,12 @@ def _published_classes(published: pd.DataFrame, qi: tuple[str, ...]) -> NDArray[
     return np.unique(codes, axis=0, return_inverse=True)[1].ravel().astype(np.intp)
 
 
-def _sensitive_checks(published: pd.DataFrame, qi: tuple[str, ...], sens: tuple[str, ...],
-                      l: float | None, diversity: str, c: float) -> dict[str, Any]:
+def _sensitive_checks(classes: NDArray[np.intp], published: pd.DataFrame,
+                      sens: tuple[str, ...], l: float | None, diversity: str, c: float
+                      ) -> dict[str, Any]:
     """l-diversity re-derived from the published classes (raises below the required l)."""
     if l is None or not sens:
         return {}
-    classes = _published_classes(published, qi)
     achieved = {col: check_l_diversity(classes, published[col].to_numpy(), l,
                                        diversity=diversity, c=c) for col in sens}
     return {"l_diversity": MappingProxyType({
@@ -725,10 +741,7 @@ def _sensitive_columns(df: pd.DataFrame, sens: tuple[str, ...]) -> Columns:
     numeric = [c for c in sens if pd.api.types.is_numeric_dtype(df[c])
                and not pd.api.types.is_bool_dtype(df[c])]
     other = [c for c in sens if c not in numeric]
-    for c in sens:
-        if df[c].isna().any():
-            raise SchemaError(f"Sensitive column {c!r} has {int(df[c].isna().sum())} missing "
-                              f"values in {len(df)} rows; CDT compares sensitive tuples.")
+    _require_complete(df, sens, "CDT compares sensitive tuples")
     return Columns.of(df[numeric].to_numpy(dtype=np.float64) if numeric else None,
                       np.column_stack([pd.factorize(df[c])[0] for c in other]) if other else None)
 
@@ -779,10 +792,7 @@ def _closeness_targets(df: pd.DataFrame, sens: tuple[str, ...], t: float | None,
                          f"{', '.join(GROUND_DISTANCES)}.")
     if not sens:
         raise SchemaError("t-closeness needs at least one sensitive column (sensitive=...).")
-    missing = [f"{c!r}: {int(n)}" for c, n in ((c, df[c].isna().sum()) for c in sens) if n]
-    if missing:
-        raise SchemaError(f"Sensitive columns have missing values ({'; '.join(missing)} of "
-                          f"{len(df)} rows); fill or drop them first.")
+    _require_complete(df, sens, "t-closeness compares sensitive distributions")
     out = {}
     for col in sens:
         if distance == "hierarchical" and col not in hierarchies:
@@ -795,12 +805,11 @@ def _closeness_targets(df: pd.DataFrame, sens: tuple[str, ...], t: float | None,
     return out
 
 
-def _closeness_checks(published: pd.DataFrame, qi: tuple[str, ...],
+def _closeness_checks(classes: NDArray[np.intp],
                       closeness: Mapping[str, SensitiveDistribution], t: float | None
                       ) -> dict[str, Any]:
     if t is None or not closeness:
         return {}
-    classes = _published_classes(published, qi)
     achieved = {c: check_t_closeness(classes, d, t) for c, d in closeness.items()}
     return {"t_closeness": MappingProxyType({
         "required": t,
@@ -812,10 +821,9 @@ def _closeness_checks(published: pd.DataFrame, qi: tuple[str, ...],
     })}
 
 
-def _sensitive_metrics(published: pd.DataFrame, qi: tuple[str, ...],
+def _sensitive_metrics(classes: NDArray[np.intp], published: pd.DataFrame,
                        sens: tuple[str, ...]) -> dict[str, Any]:
     """Homogeneity, the distinct l reached and P(S) of seed 004 (always reported)."""
-    classes = _published_classes(published, qi)
     return {
         "homogeneity": MappingProxyType({
             col: MappingProxyType(homogeneity(classes, published[col])) for col in sens}),
@@ -870,13 +878,7 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
     timings["validate"] = time.perf_counter() - t0
 
     t = time.perf_counter()
-    labels = partitioner(data, k, random_state=rng, **call_params)
-    try:
-        labels = check_labels(labels, n_samples=len(df), k=k)
-    except (TypeError, ValueError) as error:
-        raise InternalError(f"Method {partitioner.name!r} returned an invalid partition "
-                            f"({error}). Nothing was released. This is a bug in microagg."
-                            ) from error
+    labels = _checked_partition(partitioner, data, k, rng, call_params)
     timings["partition"] = time.perf_counter() - t
     if l is not None:
         t = time.perf_counter()
@@ -922,8 +924,8 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
         "group_k": MappingProxyType({
             "required": k, "achieved": group_min,
             "model": "size of the smallest group (from the release's labels)"}),
-        **_sensitive_checks(published, qi, sens, l, diversity, diversity_c),
-        **_closeness_checks(published, qi, closeness, t_level),
+        **_sensitive_checks(classes, published, sens, l, diversity, diversity_c),
+        **_closeness_checks(classes, closeness, t_level),
     }
     timings["verify"] = time.perf_counter() - t
 
@@ -940,8 +942,7 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
                                             covered=gen.covered),
         "utility_loss": utility_loss(labels, numeric if num_cols else None,
                                      [df[c].to_numpy() for c in cat_cols]),
-        "privacy_of_quasi_identifiers": privacy_of_quasi_identifiers(
-            _published_classes(published, qi)),
+        "privacy_of_quasi_identifiers": privacy_of_quasi_identifiers(classes),
         "query_answering": MappingProxyType(query_answering(
             numeric, gen.low, gen.high, codes, gen.nodes, tables, k=k, random_state=0)),
         **group_size_summary(labels),
@@ -951,7 +952,7 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
         metrics["information_loss"] = information_loss(apply_scaler(numeric, scaler),
                                                        apply_scaler(gen.numeric, scaler))
     if sens:
-        metrics.update(_sensitive_metrics(published, qi, sens))
+        metrics.update(_sensitive_metrics(classes, published, sens))
         metrics["privacy_of_release"] = privacy_of_release(
             metrics["privacy_of_quasi_identifiers"], metrics["privacy_of_sensitive"])
     timings["measure"] = time.perf_counter() - t
@@ -970,10 +971,7 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
             "identifiers": ids,
             "aggregation": aggregation,
             "method_params": MappingProxyType({**partitioner.params, **params}),
-            "l": l,
-            "diversity": diversity if l is not None else None,
-            "t": t_level,
-            "t_distance": MappingProxyType({c: d.distance for c, d in closeness.items()}),
+            **_privacy_params(l, diversity, t_level, closeness),
             "microagg_version": __version__,
         }),
         seed=seed,
