@@ -5,9 +5,10 @@ finite (n_samples, n_columns) float array on the ORIGINAL scale and ``labels`` a
 ``masked`` has the same shape. For the deterministic aggregators (mean, median, mode) rows
 of one group are identical in every column, so the published values are k-anonymous. The
 noisy aggregators (``rho`` with rho > 0, ``random-k``) draw a different value for every
-record inside its group's range: the published values are then NOT k-anonymous (typically
-every record is unique) and the noise is NOT differential privacy; see
-``docs/guarantees.md``. :data:`NOISY_AGGREGATORS` names them.
+record inside its group's range, and ``synthetic`` replaces each group by synthetic records
+with the group's exact mean and covariance (hybrid data): the published values are then NOT
+k-anonymous (typically every record is unique) and the noise is NOT differential privacy;
+see ``docs/guarantees.md``. :data:`NOISY_AGGREGATORS` names them.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import RandomState, check_labels, check_matrix, resolve_seed
+from .synthetic import synthetic_microdata
 
 __all__ = [
     "AGGREGATION_PARAMS",
@@ -35,6 +37,7 @@ __all__ = [
     "is_noisy",
     "random_k_anonymous",
     "rho_aggregation",
+    "synthetic_microdata",
 ]
 
 
@@ -259,16 +262,20 @@ AGGREGATORS: Mapping[str, Callable[..., NDArray[np.float64]]] = MappingProxyType
     "mode": group_mode,
     "rho": rho_aggregation,
     "random-k": random_k_anonymous,
+    "synthetic": synthetic_microdata,
 })
 """Registered aggregators by name (read-only)."""
 
 AGGREGATION_PARAMS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
     "mean": {}, "median": {}, "mode": {}, "rho": {"rho": 0.5}, "random-k": {},
+    "synthetic": {},
 })
 """Each aggregator's keyword parameters and their defaults."""
 
-NOISY_AGGREGATORS = frozenset({"rho", "random-k"})
-"""Aggregators that give each record its own noisy value (no syntactic k-anonymity)."""
+NOISY_AGGREGATORS = frozenset({"rho", "random-k", "synthetic"})
+"""Aggregators that give each record its own value (no syntactic k-anonymity): noise inside
+the group's range (``rho``, ``random-k``) or synthetic records with the group's mean and
+covariance (``synthetic``, hybrid data of seed 001, section 2.8)."""
 
 
 def is_noisy(method: str, params: Mapping[str, Any]) -> bool:

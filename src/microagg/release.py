@@ -42,6 +42,7 @@ from .metrics import (
     homogeneity,
     il_omega,
     information_loss,
+    intersection_attack,
     normalized_certainty_penalty,
     privacy_of_quasi_identifiers,
     privacy_of_release,
@@ -65,8 +66,10 @@ from .models import (
     l_diversity,
 )
 from .partition import PARTITIONERS, get_partitioner
+from .partition.attribute_groups import resolve_attribute_groups
 from .partition.dissimilar import Columns
 from .partition.mixed import MixedData
+from .synthetic import check_synthetic_moments
 
 __all__ = ["SCALINGS", "Release", "anonymize"]
 
@@ -96,6 +99,10 @@ class Release:
         Everything the user should know, privacy-relevant ones first.
     timings : Mapping
         Seconds spent in each stage.
+    attribute_partitions : Mapping
+        Only for releases microaggregated by attribute groups (``attribute_groups=``): the
+        partition of each group, keyed by its columns joined with ``+``. ``labels`` then holds
+        the classes of identical published quasi-identifiers.
     """
 
     data: pd.DataFrame
@@ -106,6 +113,7 @@ class Release:
     metrics: Mapping[str, Any]
     warnings: tuple[str, ...] = ()
     timings: Mapping[str, float] = field(default_factory=dict)
+    attribute_partitions: Mapping[str, NDArray[np.intp]] = field(default_factory=dict)
 
     @property
     def k(self) -> int:
@@ -297,6 +305,8 @@ def anonymize(
     diversity_c: float = 2.0,
     t: float | None = None,
     t_distance: str = "auto",
+    attribute_groups: str | Sequence[Sequence[str]] | None = None,
+    n_attribute_groups: int | None = None,
 ) -> Release:
     """Mask the quasi-identifiers of ``df`` by microaggregation and return a verified release.
 
@@ -381,6 +391,19 @@ def anonymize(
     t_distance : {"auto", "equal", "ordered", "hierarchical"}, default="auto"
         Ground distance of the EMD: ``auto`` is hierarchical for a sensitive column with a
         hierarchy (in ``hierarchies``), ordered for a numeric one, equal otherwise.
+    attribute_groups : {"individual", "correlation"} or sequence of sequences of str
+        Microaggregate groups of quasi-identifiers separately (seed 001, section 2.3):
+        ``"individual"`` one column at a time (per-variable microaggregation, by default
+        with the optimal univariate method), ``"correlation"`` groups of correlated columns
+        (Nin, Herranz & Torra 2008), or the groups listed. Each group gets its own partition
+        of groups of at least ``k`` (``method``; ``None`` means ``univariate-optimal`` for a
+        single column and ``mdav`` for several). The published records are then NOT
+        k-anonymous: ``checks["k_anonymity"]`` reports the real k-anonymity (smallest number
+        of identical published records, often 1) with ``required: None``, a
+        :class:`PrivacyLeakWarning` says so, and ``metrics`` add the intersection attack.
+    n_attribute_groups : int, default=None
+        Number of groups for ``attribute_groups="correlation"`` (default: about three
+        columns per group).
 
     Returns
     -------
@@ -428,6 +451,11 @@ def anonymize(
         _check_diversity_request(df, sens, l, diversity, diversity_c)
     loaded, sensitive_hierarchies = _load_hierarchies(df, qi, sens, hierarchies)
     closeness = _closeness_targets(df, sens, t, t_distance, sensitive_hierarchies)
+    if attribute_groups is not None:
+        _check_attribute_group_request(loaded, method, epsilon, aggregation, l, t,
+                                       method_params)
+    elif n_attribute_groups is not None:
+        raise ValueError("n_attribute_groups needs attribute_groups='correlation'.")
     if loaded or method == "cdt":
         if epsilon is not None or bounds is not None or is_noisy_name(aggregation or "") \
                 or aggregation_params or scaling is not None or known:
@@ -475,6 +503,9 @@ def anonymize(
     timings["validate"] = time.perf_counter() - t0
 
     checks: dict[str, Any] = {}
+    partitions: dict[str, NDArray[np.intp]] = {}
+    group_methods: dict[str, str] = {}
+    groups: tuple[tuple[str, ...], ...] = ()
     published = df.drop(columns=list(ids))
     t = time.perf_counter()
     if epsilon is None:
@@ -483,8 +514,16 @@ def anonymize(
         scaling = scaling or "standard"
         scaler = fit_scaler(values, scaling)
         scaled = apply_scaler(values, scaler)
-        labels = _checked_partition(partitioner, scaled, k, rng, params)
-        timings["partition"] = time.perf_counter() - t
+        if attribute_groups is not None:
+            groups = resolve_attribute_groups(attribute_groups, qi, scaled,
+                                              n_groups=n_attribute_groups)
+            masked, partitions, group_methods = _by_attribute_groups(
+                values, scaled, groups, qi, k, method, params, aggregation, agg_params, rng)
+            labels = np.zeros(values.shape[0], dtype=np.intp)  # published classes, below
+            timings["partition_and_aggregate"] = time.perf_counter() - t
+        else:
+            labels = _checked_partition(partitioner, scaled, k, rng, params)
+            timings["partition"] = time.perf_counter() - t
         if l is not None:
             t = time.perf_counter()
             labels = enforce_l_diversity(labels, [df[c].to_numpy() for c in sens], l=l,
@@ -494,12 +533,27 @@ def anonymize(
             t = time.perf_counter()
             labels = enforce_t_closeness(labels, list(closeness.values()), t=float(t_level or 0.0), X=scaled)
             timings["t_closeness"] = time.perf_counter() - t
-        t = time.perf_counter()
-        masked = aggregate(values, labels, method=aggregation, random_state=rng, **agg_params)
-        timings["aggregate"] = time.perf_counter() - t
-        method_name = partitioner.name
+        if attribute_groups is None:
+            t = time.perf_counter()
+            masked = aggregate(values, labels, method=aggregation, random_state=rng,
+                               **agg_params)
+            timings["aggregate"] = time.perf_counter() - t
+        method_name = partitioner.name if method is not None or attribute_groups is None \
+            else "per-group default"
         all_params = MappingProxyType({**partitioner.params, **params})
-        if noisy:
+        if noisy and aggregation == "synthetic":
+            sizes = np.bincount(labels)
+            msg = (f"Aggregation 'synthetic' replaces every group of at least {k} records by "
+                   "synthetic records with the group's exact mean and covariance (hybrid "
+                   "data): the published quasi-identifiers are not k-anonymous and this is not "
+                   "differential privacy.")
+            if sizes.min() <= 2:
+                msg += (f" {int(np.sum(sizes == 2))} groups have 2 records: a pair with a "
+                        "given mean and covariance is the original pair, so they are "
+                        "published unchanged (possibly swapped); use k >= 3.")
+            warnings.warn(msg, PrivacyLeakWarning, stacklevel=2)
+            notes.insert(0, msg)
+        elif noisy:
             msg = (f"Aggregation {aggregation!r} gives every record its own noisy values: the "
                    f"published quasi-identifiers are not k-anonymous (the noise is drawn over "
                    f"groups of at least {k}), and bounded data-dependent noise is not "
@@ -549,14 +603,41 @@ def anonymize(
         published[col] = masked[:, j]
 
     t = time.perf_counter()
-    if noisy:
-        _check_noise_within_groups(values, masked, labels, qi)
+    if partitions:
+        labels = _published_classes(published, qi)
+        achieved = k_anonymity(published.loc[:, list(qi)].to_numpy(dtype=np.float64))
+        if len(partitions) == 1:  # one group of every quasi-identifier: plain microaggregation
+            achieved = check_k_anonymity(
+                published.loc[:, list(qi)].to_numpy(dtype=np.float64), k)
+        checks["k_anonymity"] = _syntactic_k_check(k if len(partitions) == 1 else None,
+                                                   achieved)
+        if len(partitions) > 1:
+            checks["k_anonymity"] = MappingProxyType({
+                **checks["k_anonymity"],
+                "model": "real k-anonymity (Nin, Herranz & Torra 2008): the smallest number of "
+                         "identical published quasi-identifier records; microaggregation by "
+                         "attribute groups does not guarantee k-anonymity",
+            })
+            msg = (f"The quasi-identifiers were microaggregated in {len(partitions)} attribute "
+                   f"groups separately: every group has at least {k} records in each "
+                   f"attribute group, but the published records are NOT {k}-anonymous (real "
+                   f"k-anonymity {achieved}; unique records: "
+                   f"{int(np.sum(np.bincount(labels) == 1))}), and an "
+                   "intruder can intersect the groups (metrics['intersection_attack_*']).")
+            warnings.warn(msg, PrivacyLeakWarning, stacklevel=2)
+            notes.insert(0, msg)
+    elif noisy:
+        if aggregation == "synthetic":
+            check_synthetic_moments(values, masked, labels)
+        else:
+            _check_noise_within_groups(values, masked, labels, qi)
         achieved = k_anonymity(published.loc[:, list(qi)].to_numpy(dtype=np.float64))
         checks["k_anonymity"] = _syntactic_k_check(None, achieved)
     else:
         achieved = check_k_anonymity(published.loc[:, list(qi)].to_numpy(dtype=np.float64), k)
         checks["k_anonymity"] = _syntactic_k_check(k, achieved)
-    group_min = int(np.bincount(labels).min())
+    group_min = (min(int(np.bincount(g).min()) for g in partitions.values()) if partitions
+                 else int(np.bincount(labels).min()))
     if group_min < k:  # pragma: no cover - check_labels / dp guarantee it
         raise PrivacyViolationError(f"A group has {group_min} < k={k} records. Nothing was "
                                     "released. This is a bug in microagg.")
@@ -565,7 +646,8 @@ def anonymize(
         "achieved": group_min,
         "model": "size of the smallest group over which each representative"
                  + (" and its noise are" if noisy or epsilon is not None else " is")
-                 + " computed (from the release's labels)",
+                 + " computed (from the release's labels)"
+                 + (", in every attribute group's own partition" if partitions else ""),
     })
     classes = (_published_classes(published, qi) if sens and not noisy and epsilon is None
                else None)
@@ -584,6 +666,12 @@ def anonymize(
     }
     if classes is not None:
         metrics.update(_sensitive_metrics(classes, published, sens))
+    if partitions:
+        position = {c: j for j, c in enumerate(qi)}
+        attack = intersection_attack(
+            scaled, masked_scaled, [[position[c] for c in g] for g in groups],
+            known=[position[c] for c in known] if known else None)
+        metrics.update({f"intersection_attack_{name}": value for name, value in attack.items()})
     if known:  # the linkage on the known columns only (constant ones tell nobody apart)
         cols = [int(varying[:j].sum()) for j, c in enumerate(qi) if c in known and varying[j]]
         metrics["dld_risk_known"] = (dld_risk(scaled, masked_scaled, attributes=cols)
@@ -612,6 +700,8 @@ def anonymize(
             "epsilon": epsilon,
             "intruder_knows": known,
             **_privacy_params(l, diversity, t_level, closeness),
+            "attribute_groups": tuple(groups) if partitions else None,
+            "group_methods": MappingProxyType(group_methods),
             "microagg_version": __version__,
         }),
         seed=seed,
@@ -619,7 +709,54 @@ def anonymize(
         metrics=MappingProxyType(metrics),
         warnings=tuple(notes),
         timings=MappingProxyType(timings),
+        attribute_partitions=MappingProxyType(partitions),
     )
+
+
+def _check_attribute_group_request(loaded: Mapping[str, Any], method: str | None,
+                                   epsilon: float | None, aggregation: str | None,
+                                   l: float | None, t: float | None,
+                                   method_params: Mapping[str, Any] | None) -> None:
+    """Refuse what microaggregation by attribute groups cannot combine with."""
+    problems = []
+    if loaded or method == "cdt":
+        problems.append("categorical quasi-identifiers and cdt generalize all columns at once")
+    if epsilon is not None:
+        problems.append("epsilon needs the insensitive partition of all columns")
+    if is_noisy_name(aggregation or ""):
+        problems.append(f"aggregation={aggregation!r} is verified on one partition")
+    if l is not None or t is not None:
+        problems.append("l-diversity and t-closeness are enforced on one partition")
+    if method is None and method_params:
+        problems.append("method_params need a method (the per-group defaults differ)")
+    if problems:
+        raise SchemaError("attribute_groups cannot be combined with this request: "
+                          + "; ".join(problems) + ".")
+
+
+def _by_attribute_groups(values: NDArray[np.float64], scaled: NDArray[np.float64],
+                         groups: tuple[tuple[str, ...], ...], qi: tuple[str, ...], k: int,
+                         method: str | None, params: Mapping[str, Any], aggregation: str,
+                         agg_params: Mapping[str, Any], rng: np.random.Generator
+                         ) -> tuple[NDArray[np.float64], dict[str, NDArray[np.intp]],
+                                    dict[str, str]]:
+    """Partition and aggregate each attribute group on its own columns."""
+    position = {c: j for j, c in enumerate(qi)}
+    masked = np.empty_like(values)
+    partitions: dict[str, NDArray[np.intp]] = {}
+    methods: dict[str, str] = {}
+    for group in groups:
+        cols = [position[c] for c in group]
+        name = method or ("univariate-optimal" if len(cols) == 1 else "mdav")
+        partitioner = get_partitioner(name)
+        labels = _checked_partition(partitioner, np.ascontiguousarray(scaled[:, cols]), k,
+                                    rng, params)
+        masked[:, cols] = aggregate(values[:, cols], labels, method=aggregation,
+                                    random_state=rng, **agg_params)
+        key = "+".join(group)
+        partitions[key] = labels
+        methods[key] = partitioner.name
+    return masked, partitions, methods
 
 
 def is_noisy_name(aggregation: str) -> bool:

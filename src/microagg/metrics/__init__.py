@@ -10,7 +10,7 @@ from .dissimilar import (
     utility_loss,
 )
 from .generalization import il_omega, normalized_certainty_penalty
-from .risk import dld_risk, homogeneity, query_answering
+from .risk import dld_risk, homogeneity, intersection_attack, query_answering
 from .utility import group_size_summary, information_loss, sse, sst
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "il1s",
     "il_omega",
     "information_loss",
+    "intersection_attack",
     "moment_changes",
     "normalized_certainty_penalty",
     "privacy_of_quasi_identifiers",

@@ -27,6 +27,7 @@ from .mdav import cbfs, mdav, mdav1, vmdav
 from .mixed import MixedData, mage
 from .sorting import meansort_ps, mhm, multidsort_ps
 from .top_down import bottom_up, top_down
+from .univariate import optimal_univariate, univariate_optimal
 
 __all__ = [
     "ALIASES",
@@ -47,10 +48,12 @@ __all__ = [
     "meansort_ps",
     "mhm",
     "multidsort_ps",
+    "optimal_univariate",
     "partition",
     "refine",
     "tfrp",
     "top_down",
+    "univariate_optimal",
     "vmdav",
 ]
 
@@ -177,6 +180,12 @@ _ENTRIES = (
         fixed_size=False,
         params={"sensitive": None, "sensitive_clusters": None, "max_clusters": 30},
         randomized=True, mixed=True, needs_sensitive=True),
+    Partitioner(
+        "univariate-optimal", univariate_optimal,
+        "Optimal univariate microaggregation (exact on one column, O(n k)); several columns "
+        "are projected on their first principal axis first.",
+        "Hansen & Mukherjee, IEEE TKDE 15(4) (2003); seed 001, sections 2.1 and 2.6",
+        fixed_size=False, params={"projection": "pca", "max_size": None}),
     Partitioner(
         "mdav-ls", refine,
         "Quality mode: best of MDAV/MDAV-2/TFRP-2/CBFS, then iterated local search (moves, "
