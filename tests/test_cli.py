@@ -100,7 +100,9 @@ def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
         "random_state": 11, "method_params": {"gamma": 0.5, "label": "x"},
         "aggregation_params": None, "epsilon": None, "bounds": None, "intruder_knows": None,
         "hierarchies": None, "l": None, "diversity": "distinct", "diversity_c": 2.0,
-        "t": None, "t_distance": "auto",
+        "t": None, "t_distance": "auto", "attribute_groups": None,
+        "n_attribute_groups": None, "categorical_aggregation": "generalize",
+        "clustering_il": None,
     }
     seen.clear()
     _invoke("anonymize", people, "-q", "age,income", "--aggregation", "rho", "--rho", "0.8",
@@ -347,3 +349,31 @@ def test_refine_option_runs_the_quality_mode(tmp_path: pathlib.Path) -> None:
     bad = runner.invoke(app, ["anonymize", "--dataset", "census", "--refine", "0", "-o",
                               str(tmp_path / "x.csv")])
     assert bad.exit_code == 2
+
+
+def test_attribute_groups_and_clustering_il_from_the_cli(tmp_path: pathlib.Path) -> None:
+    out, summary = tmp_path / "out.csv", tmp_path / "s.json"
+    result = _invoke("anonymize", "--dataset", "census", "-k", "5", "--attribute-groups",
+                     "AFNLWGT,AGI;EMCONTRB,FEDTAX,PTOTVAL,STATETAX,TAXINC,POTHVAL,INTVAL,"
+                     "PEARNVAL,FICA,WSALVAL,ERNVAL", "--clustering-il", "4",
+                     "--aggregation", "fuzzy-random", "--agg-param", "m=2", "-o", out,
+                     "--summary-json", summary, "--random-state", "0")
+    assert result.exit_code == 0, result.output
+    data = json.loads(summary.read_text())
+    assert data["params"]["attribute_groups"] == [["AFNLWGT", "AGI"], [
+        "EMCONTRB", "FEDTAX", "PTOTVAL", "STATETAX", "TAXINC", "POTHVAL", "INTVAL",
+        "PEARNVAL", "FICA", "WSALVAL", "ERNVAL"]]
+    assert data["params"]["aggregation_params"]["m"] == 2
+    assert data["checks"]["k_anonymity"]["required"] is None
+    assert 0 <= data["metrics"]["il_ari"] <= 2 and "il_fuzzy_rand" in data["metrics"]
+    assert "intersection attack" in result.stdout and "NOT 5-anonymous" in result.stdout
+
+
+def test_bad_attribute_groups_and_agg_param(tmp_path: pathlib.Path) -> None:
+    result = _invoke("anonymize", "--dataset", "census", "-k", "5", "--attribute-groups",
+                     "AGI;;FICA", "-o", tmp_path / "o.csv")
+    assert result.exit_code == EXIT_USER_ERROR and "empty group" in result.output
+    result = _invoke("anonymize", "--dataset", "census", "-k", "5", "--agg-param", "m",
+                     "--aggregation", "fuzzy-random", "-o", tmp_path / "o.csv")
+    assert result.exit_code == EXIT_USER_ERROR and "--agg-param must look like" in result.output
+    assert not (tmp_path / "o.csv").exists()

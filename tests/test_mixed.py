@@ -202,9 +202,10 @@ def test_mixed_errors(adult_sample, tmp_path):
     with pytest.raises(SchemaError, match=r"works on numeric data only, and .*education.* use one of: cdt, mage"):
         anonymize(df, quasi_identifiers=["age", "education"], k=5, hierarchies=hs,
                   method="mdav")
-    for extra in ({"aggregation": "rho"}, {"scaling": "minmax"}, {"intruder_knows": "age"}):
+    for extra in ({"aggregation": "rho"}, {"scaling": "minmax"}, {"intruder_knows": "age"},
+                  {"clustering_il": 3}):
         with pytest.raises(SchemaError, match="epsilon, bounds, the noisy aggregations, "
-                                              "scaling and intruder_knows"):
+                                              "scaling, intruder_knows and clustering_il"):
             anonymize(df, quasi_identifiers=["age", "education"], k=5, hierarchies=hs,
                       **extra)
     with pytest.raises(ValueError, match="one of mean, interval"):

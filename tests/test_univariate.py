@@ -232,7 +232,7 @@ def test_resolve_attribute_groups_errors_name_the_columns():
 
 def test_attribute_groups_refuse_what_they_cannot_combine_with():
     df = _example()
-    for extra in ({"epsilon": 1.0}, {"aggregation": "rho"}, {"method_params": {"gamma": 1}}):
+    for extra in ({"epsilon": 1.0}, {"method": "cdt"}, {"method_params": {"gamma": 1}}):
         with pytest.raises(SchemaError, match="attribute_groups cannot"):
             anonymize(df, quasi_identifiers=["age", "income"], identifiers="id", k=3,
                       attribute_groups="individual", **extra)

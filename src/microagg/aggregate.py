@@ -22,6 +22,7 @@ from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ._validation import RandomState, check_labels, check_matrix, resolve_seed
+from .fuzzy import fuzzy_random_aggregation
 from .synthetic import synthetic_microdata
 
 __all__ = [
@@ -263,19 +264,22 @@ AGGREGATORS: Mapping[str, Callable[..., NDArray[np.float64]]] = MappingProxyType
     "rho": rho_aggregation,
     "random-k": random_k_anonymous,
     "synthetic": synthetic_microdata,
+    "fuzzy-random": fuzzy_random_aggregation,
 })
 """Registered aggregators by name (read-only)."""
 
 AGGREGATION_PARAMS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
     "mean": {}, "median": {}, "mode": {}, "rho": {"rho": 0.5}, "random-k": {},
     "synthetic": {},
+    "fuzzy-random": {"m": 2.0, "threshold": None, "neighbours": 10},
 })
 """Each aggregator's keyword parameters and their defaults."""
 
-NOISY_AGGREGATORS = frozenset({"rho", "random-k", "synthetic"})
+NOISY_AGGREGATORS = frozenset({"rho", "random-k", "synthetic", "fuzzy-random"})
 """Aggregators that give each record its own value (no syntactic k-anonymity): noise inside
 the group's range (``rho``, ``random-k``) or synthetic records with the group's mean and
-covariance (``synthetic``, hybrid data of seed 001, section 2.8)."""
+covariance (``synthetic``, hybrid data of seed 001, section 2.8) or the mean of a group drawn
+by fuzzy membership (``fuzzy-random``, seed 001, section 2.4)."""
 
 
 def is_noisy(method: str, params: Mapping[str, Any]) -> bool:

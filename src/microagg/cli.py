@@ -127,6 +127,17 @@ def _split_names(values: Sequence[str] | None) -> list[str] | None:
     return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
+def _parse_attribute_groups(text: str | None) -> str | list[list[str]] | None:
+    """``individual`` / ``correlation`` as they are; ``a,b;c`` as [["a", "b"], ["c"]]."""
+    if text is None or text in ("individual", "correlation"):
+        return text
+    groups = [[c.strip() for c in part.split(",") if c.strip()] for part in text.split(";")]
+    if any(not g for g in groups):
+        raise UsageError(f"--attribute-groups: an empty group in {text!r}; write the groups "
+                         "as 'a,b;c,d', or 'individual' / 'correlation'.")
+    return groups
+
+
 def _parse_value(text: str) -> int | float | str:
     """A ``--param`` value: an int if it parses as one, else a float, else the string."""
     try:
@@ -139,16 +150,16 @@ def _parse_value(text: str) -> int | float | str:
         return text
 
 
-def _parse_params(items: Sequence[str] | None) -> dict[str, Any]:
-    """``["gamma=0.5"]`` -> ``{"gamma": 0.5}``; a malformed item names ``--param``."""
+def _parse_params(items: Sequence[str] | None, option: str = "--param") -> dict[str, Any]:
+    """``["gamma=0.5"]`` -> ``{"gamma": 0.5}``; a malformed item names the option."""
     params: dict[str, Any] = {}
     for item in items or ():
         name, eq, value = item.partition("=")
         name = name.strip()
         if not eq or not name:
-            raise UsageError(f"--param must look like name=value. Got {item!r} instead.")
+            raise UsageError(f"{option} must look like name=value. Got {item!r} instead.")
         if name in params:
-            raise UsageError(f"--param {name!r} is given more than once.")
+            raise UsageError(f"{option} {name!r} is given more than once.")
         params[name] = _parse_value(value.strip())
     return params
 
@@ -249,7 +260,9 @@ def _summary_table(release: Release, *, source: str, output: pathlib.Path,
         ("smallest group", str(group_check.get("achieved", "n/a"))),
         ("achieved k (published values)",
          str(k_check.get("achieved", "n/a"))
-         + ("" if k_check.get("required") is not None else "  (noisy: not k-anonymous)")),
+         + ("" if k_check.get("required") is not None else
+            "  (attribute groups: real k, not guaranteed)"
+            if release.attribute_partitions else "  (noisy: not k-anonymous)")),
         ("IL (%)", _format_float(metrics.get("information_loss"), digits=4)),
         *((("NCP (%)", _format_float(metrics["ncp"], scale=100.0, digits=3)),
            ("IL(Omega), normalized", _format_float(metrics["il_omega_normalized"], digits=4)))
@@ -274,6 +287,13 @@ def _summary_table(release: Release, *, source: str, output: pathlib.Path,
         *((("DLD risk, intruder's columns (%)",
             _format_float(metrics["dld_risk_known"], scale=100.0)),)
           if "dld_risk_known" in metrics else ()),
+        *((("intersection attack, re-identified (%)",
+            _format_float(metrics["intersection_attack_reidentified"], scale=100.0)),)
+          if "intersection_attack_reidentified" in metrics else ()),
+        *((("IL_RI / IL_ARI / IL_Jaccard / IL_fuzzy",
+            " / ".join(f"{metrics[m]:.4f}"
+                       for m in ("il_rand", "il_ari", "il_jaccard", "il_fuzzy_rand"))),)
+          if "il_ari" in metrics else ()),
         *((("epsilon-DP", f"epsilon={dp_check['epsilon']} "
             + ("(holds)" if dp_check["holds"] else "(does NOT hold: bounds from the data)")),)
           if dp_check is not None else ()),
@@ -389,6 +409,37 @@ def anonymize(
                      help="Comma-separated quasi-identifiers an intruder holds: adds the "
                           "linkage risk on those columns only."),
     ] = None,
+    attribute_groups: Annotated[
+        str | None,
+        typer.Option("--attribute-groups", show_default=False,
+                     help="Microaggregate groups of quasi-identifiers separately: "
+                          "'individual' (each column alone), 'correlation', or the groups "
+                          "as 'a,b;c,d'. NOT k-anonymous: the real k is reported."),
+    ] = None,
+    n_attribute_groups: Annotated[
+        int | None,
+        typer.Option("--n-attribute-groups", show_default=False,
+                     help="Number of groups for --attribute-groups correlation."),
+    ] = None,
+    categorical_aggregation: Annotated[
+        str,
+        typer.Option("--categorical-aggregation",
+                     help="Nominal quasi-identifiers: 'generalize' (common ancestor in the "
+                          "hierarchy) or 'mode' (most frequent value)."),
+    ] = "generalize",
+    agg_param: Annotated[
+        list[str] | None,
+        typer.Option("--agg-param", show_default=False,
+                     help="Aggregation parameter name=value (repeatable), e.g. "
+                          "--agg-param m=2 for fuzzy-random."),
+    ] = None,
+    clustering_il: Annotated[
+        int | None,
+        typer.Option("--clustering-il", metavar="C", show_default=False,
+                     help="Also report the clustering-based information loss (k-means and "
+                          "fuzzy c-means with C clusters: IL_RI, IL_ARI, IL_Jaccard, fuzzy "
+                          "Rand)."),
+    ] = None,
     random_state: Annotated[
         int | None,
         typer.Option("--random-state", show_default=False,
@@ -443,7 +494,7 @@ def anonymize(
             method_params = {**method_params, "start": start_method, "time_limit": refine,
                              "rounds": 10**9}
             method = "mdav-ls"
-        agg_params: dict[str, Any] = {}
+        agg_params: dict[str, Any] = _parse_params(agg_param, "--agg-param")
         if rho is not None:
             if aggregation != "rho":
                 raise UsageError(
@@ -494,6 +545,10 @@ def anonymize(
                     intruder_knows=_split_names(intruder_knows),
                     hierarchies=hierarchies or None, l=l_div, diversity=diversity,
                     diversity_c=diversity_c, t=t_close, t_distance=t_distance,
+                    attribute_groups=_parse_attribute_groups(attribute_groups),
+                    n_attribute_groups=n_attribute_groups,
+                    categorical_aggregation=categorical_aggregation,
+                    clustering_il=clustering_il,
                 )
 
             progress.stage("write", done=2)

@@ -34,15 +34,20 @@ from .exceptions import (
     PrivacyViolationError,
     SchemaError,
 )
+from .fuzzy import check_fuzzy_representatives
 from .generalize import NUMERIC_MODES, generalize
 from .hierarchy import Hierarchy
 from .metrics import (
+    clustering_information_loss,
     dld_risk,
+    fuzzy_clustering_information_loss,
     group_size_summary,
     homogeneity,
+    il1s,
     il_omega,
     information_loss,
     intersection_attack,
+    moment_changes,
     normalized_certainty_penalty,
     privacy_of_quasi_identifiers,
     privacy_of_release,
@@ -71,7 +76,10 @@ from .partition.dissimilar import Columns
 from .partition.mixed import MixedData
 from .synthetic import check_synthetic_moments
 
-__all__ = ["SCALINGS", "Release", "anonymize"]
+__all__ = ["CATEGORICAL_AGGREGATIONS", "SCALINGS", "Release", "anonymize"]
+
+CATEGORICAL_AGGREGATIONS = ("generalize", "mode")
+"""Representatives of nominal quasi-identifiers in a mixed release."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -307,6 +315,8 @@ def anonymize(
     t_distance: str = "auto",
     attribute_groups: str | Sequence[Sequence[str]] | None = None,
     n_attribute_groups: int | None = None,
+    categorical_aggregation: str = "generalize",
+    clustering_il: int | None = None,
 ) -> Release:
     """Mask the quasi-identifiers of ``df`` by microaggregation and return a verified release.
 
@@ -404,6 +414,17 @@ def anonymize(
     n_attribute_groups : int, default=None
         Number of groups for ``attribute_groups="correlation"`` (default: about three
         columns per group).
+    categorical_aggregation : {"generalize", "mode"}, default="generalize"
+        Representative of a group's nominal quasi-identifiers: the closest common
+        generalization in the hierarchy (semantic microaggregation; ``*`` with a flat
+        hierarchy when the values differ) or the group's most frequent value (Torra 2004).
+        Ordinal quasi-identifiers (pandas ordered categoricals without a hierarchy) always get
+        the group's median category (or ``[low, high]`` with ``aggregation="interval"``).
+    clustering_il : int, default=None
+        Also measure the clustering-based information loss of seed 001, section 3: k-means
+        and fuzzy c-means with this many clusters on the original and the published
+        quasi-identifiers, ``metrics["il_rand"]``, ``["il_ari"]``, ``["il_jaccard"]`` and
+        ``["il_fuzzy_rand"]`` (numeric releases; seconds on large files).
 
     Returns
     -------
@@ -451,6 +472,9 @@ def anonymize(
         _check_diversity_request(df, sens, l, diversity, diversity_c)
     loaded, sensitive_hierarchies = _load_hierarchies(df, qi, sens, hierarchies)
     closeness = _closeness_targets(df, sens, t, t_distance, sensitive_hierarchies)
+    if categorical_aggregation not in CATEGORICAL_AGGREGATIONS:
+        raise ValueError(f"Unknown categorical_aggregation {categorical_aggregation!r}. "
+                         f"Valid: {', '.join(CATEGORICAL_AGGREGATIONS)}.")
     if attribute_groups is not None:
         _check_attribute_group_request(loaded, method, epsilon, aggregation, l, t,
                                        method_params)
@@ -458,14 +482,16 @@ def anonymize(
         raise ValueError("n_attribute_groups needs attribute_groups='correlation'.")
     if loaded or method == "cdt":
         if epsilon is not None or bounds is not None or is_noisy_name(aggregation or "") \
-                or aggregation_params or scaling is not None or known:
+                or aggregation_params or scaling is not None or known \
+                or clustering_il is not None:
             what = (f"Categorical quasi-identifiers ({', '.join(map(repr, loaded))})"
                     if loaded else "The cdt method")
             raise SchemaError(
-                f"{what} generalize: epsilon, bounds, the noisy aggregations, scaling and "
-                "intruder_knows apply to numeric microaggregation only.")
+                f"{what} generalize: epsilon, bounds, the noisy aggregations, scaling, "
+                "intruder_knows and clustering_il apply to numeric microaggregation only.")
         return _anonymize_mixed(
             df, qi=qi, sens=sens, ids=ids, k=k, method=method, hierarchies=loaded,
+            categorical_aggregation=categorical_aggregation,
             aggregation=aggregation, random_state=random_state, method_params=method_params,
             l=l, diversity=diversity, diversity_c=diversity_c, t=t, closeness=closeness,
             t0=t0)
@@ -553,6 +579,14 @@ def anonymize(
                         "published unchanged (possibly swapped); use k >= 3.")
             warnings.warn(msg, PrivacyLeakWarning, stacklevel=2)
             notes.insert(0, msg)
+        elif noisy and aggregation == "fuzzy-random":
+            msg = (f"Aggregation 'fuzzy-random' gives each record the mean of a group drawn by "
+                   f"its fuzzy memberships, not always its own: the published "
+                   f"quasi-identifiers are not {k}-anonymous (a mean may be drawn by fewer "
+                   f"than {k} records; see checks['k_anonymity']) and this is not "
+                   "differential privacy.")
+            warnings.warn(msg, PrivacyLeakWarning, stacklevel=2)
+            notes.insert(0, msg)
         elif noisy:
             msg = (f"Aggregation {aggregation!r} gives every record its own noisy values: the "
                    f"published quasi-identifiers are not k-anonymous (the noise is drawn over "
@@ -627,10 +661,7 @@ def anonymize(
             warnings.warn(msg, PrivacyLeakWarning, stacklevel=2)
             notes.insert(0, msg)
     elif noisy:
-        if aggregation == "synthetic":
-            check_synthetic_moments(values, masked, labels)
-        else:
-            _check_noise_within_groups(values, masked, labels, qi)
+        _verify_noisy(aggregation, values, masked, labels, qi)
         achieved = k_anonymity(published.loc[:, list(qi)].to_numpy(dtype=np.float64))
         checks["k_anonymity"] = _syntactic_k_check(None, achieved)
     else:
@@ -666,6 +697,12 @@ def anonymize(
     }
     if classes is not None:
         metrics.update(_sensitive_metrics(classes, published, sens))
+    metrics["il1s"] = il1s(values, masked)
+    metrics.update(moment_changes(values, masked))
+    if clustering_il is not None:
+        metrics.update(clustering_information_loss(values, masked, n_clusters=clustering_il))
+        metrics["il_fuzzy_rand"] = fuzzy_clustering_information_loss(
+            values, masked, n_clusters=clustering_il)
     if partitions:
         position = {c: j for j, c in enumerate(qi)}
         attack = intersection_attack(
@@ -713,6 +750,17 @@ def anonymize(
     )
 
 
+def _verify_noisy(aggregation: str, values: NDArray[np.float64], masked: NDArray[np.float64],
+                  labels: NDArray[np.intp], qi: Sequence[str]) -> None:
+    """The promise of each noisy aggregator, re-checked on its output."""
+    if aggregation == "synthetic":
+        check_synthetic_moments(values, masked, labels)
+    elif aggregation == "fuzzy-random":
+        check_fuzzy_representatives(values, masked, labels)
+    else:
+        _check_noise_within_groups(values, masked, labels, tuple(qi))
+
+
 def _check_attribute_group_request(loaded: Mapping[str, Any], method: str | None,
                                    epsilon: float | None, aggregation: str | None,
                                    l: float | None, t: float | None,
@@ -723,8 +771,6 @@ def _check_attribute_group_request(loaded: Mapping[str, Any], method: str | None
         problems.append("categorical quasi-identifiers and cdt generalize all columns at once")
     if epsilon is not None:
         problems.append("epsilon needs the insensitive partition of all columns")
-    if is_noisy_name(aggregation or ""):
-        problems.append(f"aggregation={aggregation!r} is verified on one partition")
     if l is not None or t is not None:
         problems.append("l-diversity and t-closeness are enforced on one partition")
     if method is None and method_params:
@@ -753,6 +799,8 @@ def _by_attribute_groups(values: NDArray[np.float64], scaled: NDArray[np.float64
                                     rng, params)
         masked[:, cols] = aggregate(values[:, cols], labels, method=aggregation,
                                     random_state=rng, **agg_params)
+        if is_noisy(aggregation, agg_params):
+            _verify_noisy(aggregation, values[:, cols], masked[:, cols], labels, group)
         key = "+".join(group)
         partitions[key] = labels
         methods[key] = partitioner.name
@@ -971,9 +1019,45 @@ def _sensitive_metrics(classes: NDArray[np.intp], published: pd.DataFrame,
     }
 
 
+def _ordinal_representative(column: pd.Series, labels: NDArray[np.intp], aggregation: str
+                            ) -> pd.Series | list[str]:
+    """Each group's (lower) median category, or its ``[low, high]`` range of categories."""
+    codes = column.cat.codes.to_numpy()
+    categories = column.cat.categories
+    order = np.lexsort((codes, labels))
+    sizes = np.bincount(labels)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    sorted_codes = codes[order]
+    if aggregation == "interval":
+        low = categories[sorted_codes[starts]][labels]
+        high = categories[sorted_codes[starts + sizes - 1]][labels]
+        return [f"[{a}, {b}]" if a != b else str(a) for a, b in zip(low, high, strict=True)]
+    median = sorted_codes[starts + (sizes - 1) // 2]
+    dtype = column.dtype
+    assert isinstance(dtype, pd.CategoricalDtype)  # ordinal columns only
+    return pd.Series(pd.Categorical.from_codes(median[labels], dtype=dtype),
+                     index=column.index)
+
+
+def _is_ordinal(column: pd.Series) -> bool:
+    """An ordered pandas categorical."""
+    dtype = column.dtype
+    return isinstance(dtype, pd.CategoricalDtype) and bool(dtype.ordered)
+
+
+def _group_mode_labels(column: pd.Series, labels: NDArray[np.intp]) -> pd.Series:
+    """Each group's most frequent value (the first in sorted order among ties)."""
+    codes, uniques = pd.factorize(column, sort=True)
+    counts = np.zeros((int(labels.max()) + 1, len(uniques)), dtype=np.int64)
+    np.add.at(counts, (labels, codes), 1)
+    mode = np.argmax(counts, axis=1)
+    return pd.Series(np.asarray(uniques)[mode[labels]], index=column.index)
+
+
 def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, ...],
                      ids: tuple[str, ...], k: int, method: str | None,
-                     hierarchies: dict[str, Hierarchy], aggregation: str | None,
+                     hierarchies: dict[str, Hierarchy], categorical_aggregation: str,
+                     aggregation: str | None,
                      random_state: RandomState, method_params: Mapping[str, Any] | None,
                      l: float | None, diversity: str, diversity_c: float,
                      t: float | None, closeness: dict[str, SensitiveDistribution],
@@ -997,9 +1081,17 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
                           "numbers.")
     params = dict(method_params or {})
     seed, rng = resolve_seed(random_state)
+    # ordinal: an ordered categorical without a hierarchy -> its ranks join the numeric part
+    ord_cols = tuple(c for c in qi if c in hierarchies and hierarchies[c].source == "flat"
+                     and _is_ordinal(df[c]))
     num_cols = tuple(c for c in qi if c not in hierarchies)
-    cat_cols = tuple(c for c in qi if c in hierarchies)
+    cat_cols = tuple(c for c in qi if c in hierarchies and c not in ord_cols)
     numeric = _quasi_identifier_matrix(df, num_cols) if num_cols else np.zeros((len(df), 0))
+    ranks = np.column_stack([df[c].cat.codes.to_numpy() for c in ord_cols]).astype(np.float64) \
+        if ord_cols else np.zeros((len(df), 0))
+    n_plain = len(num_cols)
+    numeric = np.column_stack([numeric, ranks])
+    num_cols = num_cols + ord_cols
     codes = (np.column_stack([hierarchies[c].encode(df[c].to_numpy()) for c in cat_cols])
              if cat_cols else np.zeros((len(df), 0), dtype=np.intp))
     tables = tuple(hierarchies[c].tables() for c in cat_cols)
@@ -1036,13 +1128,18 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
                      categorical_sets=sets)
     published = df.drop(columns=list(ids))
     for j, col in enumerate(num_cols):
-        if aggregation == "mean":
+        if j >= n_plain:  # ordinal: the median category, or the category range
+            published[col] = _ordinal_representative(df[col], labels, aggregation)
+        elif aggregation == "mean":
             published[col] = gen.numeric[:, j]
         else:
             published[col] = [f"[{_number_text(a)}, {_number_text(b)}]"
                                for a, b in zip(gen.low[:, j], gen.high[:, j], strict=True)]
     for j, col in enumerate(cat_cols):
-        published[col] = gen.labels[j]
+        if categorical_aggregation == "mode":
+            published[col] = _group_mode_labels(df[col], labels)
+        else:
+            published[col] = gen.labels[j]
     timings["aggregate"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -1084,10 +1181,11 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
             numeric, gen.low, gen.high, codes, gen.nodes, tables, k=k, random_state=0)),
         **group_size_summary(labels),
     }
-    if num_cols and aggregation == "mean":
-        scaler = fit_scaler(numeric, "standard")
-        metrics["information_loss"] = information_loss(apply_scaler(numeric, scaler),
-                                                       apply_scaler(gen.numeric, scaler))
+    if n_plain and aggregation == "mean":
+        scaler = fit_scaler(numeric[:, :n_plain], "standard")
+        metrics["information_loss"] = information_loss(
+            apply_scaler(numeric[:, :n_plain], scaler),
+            apply_scaler(gen.numeric[:, :n_plain], scaler))
     if sens:
         metrics.update(_sensitive_metrics(classes, published, sens))
         metrics["privacy_of_release"] = privacy_of_release(
@@ -1101,8 +1199,10 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
             "method": partitioner.name,
             "k": k,
             "quasi_identifiers": qi,
-            "numeric_quasi_identifiers": num_cols,
+            "numeric_quasi_identifiers": num_cols[:n_plain],
+            "ordinal_quasi_identifiers": ord_cols,
             "categorical_quasi_identifiers": cat_cols,
+            "categorical_aggregation": categorical_aggregation,
             "hierarchies": MappingProxyType({c: hierarchies[c].source for c in cat_cols}),
             "sensitive": sens,
             "identifiers": ids,
@@ -1117,6 +1217,7 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
         warnings=tuple(
             f"Quasi-identifier {c!r} is not numeric and has no hierarchy: a flat one is used "
             "(a group shows its value when all its records share it, '*' otherwise)."
-            for c in cat_cols if hierarchies[c].source == "flat"),
+            for c in cat_cols
+            if hierarchies[c].source == "flat" and categorical_aggregation == "generalize"),
         timings=MappingProxyType(timings),
     )

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from .clustering import clustering_information_loss, il1s, moment_changes
+from .clustering import (
+    clustering_information_loss,
+    fuzzy_clustering_information_loss,
+    fuzzy_rand_index,
+    il1s,
+    moment_changes,
+)
 from .dissimilar import (
     privacy_of_quasi_identifiers,
     privacy_of_release,
@@ -16,6 +22,8 @@ from .utility import group_size_summary, information_loss, sse, sst
 __all__ = [
     "clustering_information_loss",
     "dld_risk",
+    "fuzzy_clustering_information_loss",
+    "fuzzy_rand_index",
     "group_size_summary",
     "homogeneity",
     "il1s",

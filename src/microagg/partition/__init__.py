@@ -19,6 +19,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import RandomState
+from ..fuzzy import fuzzy_partition
+from .categorical import mdav_categorical
 from .density import dba, mdav2
 from .dissimilar import cdt
 from .extremes import kward, md, tfrp
@@ -45,6 +47,7 @@ __all__ = [
     "mdav",
     "mdav1",
     "mdav2",
+    "mdav_categorical",
     "meansort_ps",
     "mhm",
     "multidsort_ps",
@@ -166,6 +169,18 @@ _ENTRIES = (
         "Seed 000's comparator: random seeds each grow a group of their k-1 nearest records.",
         "Seed 000, section 4.2, after Song et al., IEEE Access 7 (2019)", fixed_size=False,
         params={"c": 1, "normalize": "minmax"}, randomized=True),
+    Partitioner(
+        "mdav-categorical", mdav_categorical,
+        "MDAV for ordinal, nominal and numeric data: medians and modes as prototypes, rank "
+        "and 0/1 (or hierarchy) distances.",
+        "Torra, PSD 2004; Domingo-Ferrer & Torra, Data Min. Knowl. Disc. 11 (2005)",
+        fixed_size=True, mixed=True),
+    Partitioner(
+        "fuzzy", fuzzy_partition,
+        "Fuzzy c-means, hard-assigned; c and m adjusted until every cluster has >= k records "
+        "(strategy='repair': one run, small clusters dissolved).",
+        "Domingo-Ferrer & Torra, JACIII 7(2) (2003); seed 001, section 2.4",
+        fixed_size=False, params={"m": None, "strategy": "adjust"}, randomized=True),
     Partitioner(
         "mage", mage,
         "MAGE: mixed-distance cluster partition, then CKA merging into classes of >= k "
