@@ -63,8 +63,10 @@ def test_randomized_fuzzy_blunts_the_intersection_attack(census):
               "attribute_groups": "individual"}
     with pytest.warns(PrivacyLeakWarning):
         crisp = anonymize(census, **kwargs)
-    with pytest.warns(PrivacyLeakWarning, match="fuzzy-random"):
+    with pytest.warns(PrivacyLeakWarning) as caught:
         fuzzy = anonymize(census, aggregation="fuzzy-random", **kwargs)
+    messages = " ".join(str(w.message) for w in caught)
+    assert "fuzzy-random" in messages and "NOT 3-anonymous" in messages
     attacked = crisp.metrics["intersection_attack_reidentified"]
     blunted = fuzzy.metrics["intersection_attack_reidentified"]
     assert attacked > 0.4  # measured 0.50: half the file re-identified
@@ -175,3 +177,12 @@ def test_unknown_categorical_aggregation():
     with pytest.raises(ValueError, match="categorical_aggregation"):
         anonymize(_categorical_frame(), quasi_identifiers=["job"], k=3,
                   categorical_aggregation="median")
+
+
+def test_fuzzy_refuses_files_too_large_for_its_membership_matrix(monkeypatch):
+    import microagg.fuzzy
+
+    monkeypatch.setattr(microagg.fuzzy, "MAX_RECORDS", 50)
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    with pytest.raises(ValueError, match=r"60 records at k=3 .* up to 50 records"):
+        fuzzy_partition(X, 3)

@@ -350,8 +350,10 @@ def anonymize(
         str | None,
         typer.Option("--aggregation", show_default=False,
                      help="Group representative: mean (default), median, mode, the noisy rho "
-                          "(with --rho) and random-k (not k-anonymous, not DP), or interval "
-                          "(generalizing releases; the default for cdt).")
+                          "(with --rho) and random-k, synthetic (hybrid data: the group's "
+                          "mean and covariance), fuzzy-random (a group mean drawn by fuzzy "
+                          "membership; --agg-param m=2) (these four are not k-anonymous, not "
+                          "DP), or interval (generalizing releases; the default for cdt).")
     ] = None,
     rho: Annotated[
         float | None,

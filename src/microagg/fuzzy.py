@@ -23,6 +23,7 @@ from ._validation import (
 
 __all__ = [
     "FUZZY_STRATEGIES",
+    "MAX_RECORDS",
     "FuzzyPartition",
     "adaptive_fuzzy_partition",
     "check_fuzzy_representatives",
@@ -643,6 +644,10 @@ def random_representatives(values_scaled: ArrayLike, labels: ArrayLike, *, m: fl
 FUZZY_STRATEGIES = ("adjust", "repair")
 """How :func:`fuzzy_partition` reaches groups of at least k."""
 
+MAX_RECORDS = 20_000
+"""Largest file :func:`fuzzy_partition` takes: fuzzy c-means with c ~ n / k clusters holds an
+n x c membership matrix and costs n c p per iteration, quadratic in n."""
+
 
 def fuzzy_partition(X: ArrayLike, k: int, *, m: float | None = None, strategy: str = "adjust",
                     random_state: RandomState = None) -> NDArray[np.intp]:
@@ -684,6 +689,12 @@ def fuzzy_partition(X: ArrayLike, k: int, *, m: float | None = None, strategy: s
     if strategy not in FUZZY_STRATEGIES:
         raise ValueError(f"The 'strategy' parameter of {caller} must be one of "
                          f"{', '.join(FUZZY_STRATEGIES)}. Got {strategy!r}.")
+    if n > MAX_RECORDS:
+        raise ValueError(
+            f"The fuzzy method holds an n x c membership matrix with c ~ n/k clusters: "
+            f"{n} records at k={k} would need about {8 * n * (n // k) / 2**30:.1f} GiB and "
+            f"{n} x {n // k} distances per iteration. It is meant for up to {MAX_RECORDS} "
+            "records; use another method (mdav, univariate-optimal) for larger files.")
     if strategy == "adjust":
         return adaptive_fuzzy_partition(A, k, m=2.0 if m is None else m,
                                         random_state=random_state)
