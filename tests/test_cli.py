@@ -102,7 +102,7 @@ def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
         "hierarchies": None, "l": None, "diversity": "distinct", "diversity_c": 2.0,
         "t": None, "t_distance": "auto", "attribute_groups": None,
         "n_attribute_groups": None, "categorical_aggregation": "generalize",
-        "clustering_il": None,
+        "clustering_il": None, "blocking": None, "block_size": 10_000, "n_jobs": None,
     }
     seen.clear()
     _invoke("anonymize", people, "-q", "age,income", "--aggregation", "rho", "--rho", "0.8",
@@ -377,3 +377,14 @@ def test_bad_attribute_groups_and_agg_param(tmp_path: pathlib.Path) -> None:
                      "--aggregation", "fuzzy-random", "-o", tmp_path / "o.csv")
     assert result.exit_code == EXIT_USER_ERROR and "--agg-param must look like" in result.output
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_blocking_from_the_cli(tmp_path: pathlib.Path) -> None:
+    out, summary = tmp_path / "out.csv", tmp_path / "s.json"
+    result = _invoke("anonymize", "--dataset", "census", "-k", "3", "--blocking", "vp",
+                     "--block-size", "300", "--jobs", "1", "-o", out, "--summary-json",
+                     summary, "--random-state", "0")
+    assert result.exit_code == 0, result.output
+    data = json.loads(summary.read_text())
+    assert data["params"]["blocking"] == {"blocking": "vp", "block_size": 300}
+    assert data["checks"]["k_anonymity"]["achieved"] >= 3

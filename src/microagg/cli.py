@@ -442,6 +442,20 @@ def anonymize(
                           "fuzzy c-means with C clusters: IL_RI, IL_ARI, IL_Jaccard, fuzzy "
                           "Rand)."),
     ] = None,
+    blocking: Annotated[
+        str | None,
+        typer.Option("--blocking", show_default=False,
+                     help="Run the method block by block for large files: kd (widest "
+                          "axis), pca (principal axis) or vp (vantage point) median splits."),
+    ] = None,
+    block_size: Annotated[
+        int, typer.Option("--block-size", help="Largest block with --blocking (>= 2k).")
+    ] = 10_000,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", show_default=False,
+                     help="Worker processes for --blocking (default: one per CPU)."),
+    ] = None,
     random_state: Annotated[
         int | None,
         typer.Option("--random-state", show_default=False,
@@ -550,7 +564,8 @@ def anonymize(
                     attribute_groups=_parse_attribute_groups(attribute_groups),
                     n_attribute_groups=n_attribute_groups,
                     categorical_aggregation=categorical_aggregation,
-                    clustering_il=clustering_il,
+                    clustering_il=clustering_il, blocking=blocking, block_size=block_size,
+                    n_jobs=jobs,
                 )
 
             progress.stage("write", done=2)

@@ -49,7 +49,12 @@ def k_anonymity(published: ArrayLike) -> int:
         return 0
     if A.dtype.kind == "f":
         A = A + 0.0  # -0.0 and 0.0 are the same published value
-    _, counts = np.unique(A, axis=0, return_counts=True)
+    if A.dtype.kind in "fiub":
+        # rows as byte strings: one hash-free sort of n keys instead of a p-column lexsort
+        rows = np.ascontiguousarray(A).view(np.dtype((np.void, A.dtype.itemsize * A.shape[1])))
+        _, counts = np.unique(rows.ravel(), return_counts=True)
+    else:
+        _, counts = np.unique(A, axis=0, return_counts=True)
     return int(counts.min())
 
 
