@@ -308,3 +308,12 @@ def test_intersection_attack_known_columns_and_errors():
     with pytest.raises(ValueError, match="shape"):
         intersection_attack(X, M[:3])
 
+
+
+def test_one_attribute_group_with_noise_is_not_claimed_k_anonymous():
+    with pytest.warns(PrivacyLeakWarning):
+        release = anonymize(_example(), quasi_identifiers=["age", "income"], identifiers="id",
+                            k=3, random_state=0, attribute_groups=[["age", "income"]],
+                            aggregation="rho", aggregation_params={"rho": 0.5})
+    assert release.checks["k_anonymity"]["required"] is None
+    assert release.checks["group_k"]["achieved"] >= 3

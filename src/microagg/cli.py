@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 import pathlib
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Annotated, Any
@@ -456,6 +457,19 @@ def anonymize(
         typer.Option("--jobs", show_default=False,
                      help="Worker processes for --blocking (default: one per CPU)."),
     ] = None,
+    engine: Annotated[
+        str,
+        typer.Option("--engine",
+                     help="local (in memory), file (out of core: streams INPUT in chunks, "
+                          "blocks it, writes in the input's order; memory bounded by the "
+                          "block size) or dask (a Dask cluster; --scheduler)."),
+    ] = "local",
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", show_default=False,
+                     help="Dask scheduler address for --engine dask (default: a local "
+                          "cluster of one worker per CPU)."),
+    ] = None,
     random_state: Annotated[
         int | None,
         typer.Option("--random-state", show_default=False,
@@ -523,6 +537,26 @@ def anonymize(
         ids = _split_names(drop)
         if input_path is not None and not qi:
             raise UsageError("-q/--quasi-identifiers is required with an INPUT file.")
+        if engine not in ("local", "file", "dask"):
+            raise UsageError(f"--engine must be local, file or dask. Got {engine!r}.")
+        if engine != "local":
+            unsupported = [name for name, value in (
+                ("--dataset", dataset), ("--aggregation", aggregation), ("--rho", rho),
+                ("--epsilon", epsilon), ("--bounds", bounds), ("--hierarchy", hierarchy),
+                ("-l", l_div), ("-t", t_close), ("--intruder-knows", intruder_knows),
+                ("--attribute-groups", attribute_groups), ("--clustering-il", clustering_il),
+                ("--refine", refine), ("--scaling", scaling)) if value]
+            if unsupported:
+                raise UsageError(f"--engine {engine} streams numeric microaggregation with "
+                                 f"group means only; drop {', '.join(unsupported)} (or use "
+                                 "--engine local).")
+            if scheduler is not None and engine != "dask":
+                raise UsageError("--scheduler applies to --engine dask.")
+            assert input_path is not None  # --dataset refused above
+            _anonymize_large(engine, input_path, out, summary_out, qi or [], ids or [], k,
+                             method or "mdav", method_params, blocking or "kd", block_size,
+                             jobs, random_state, sep, scheduler, start)
+            return
 
         console = _stderr()
         with _DelayedProgress(console, ("read", "anonymize", "write")) as progress:
@@ -583,6 +617,75 @@ def anonymize(
         stdout.print(Text(f"summary written to {summary_out}"), soft_wrap=True)
     for note in notes:
         stdout.print(Text(f"Warning: {note}", style="yellow"), soft_wrap=True)
+
+
+def _anonymize_large(engine: str, input_path: pathlib.Path, out: pathlib.Path,
+                     summary_out: pathlib.Path | None, qi: list[str], ids: list[str], k: int,
+                     method: str, method_params: dict[str, Any], blocking: str,
+                     block_size: int, jobs: int | None, random_state: int | None,
+                     sep: str | None, scheduler: str | None, start: float) -> None:
+    """``--engine file`` / ``--engine dask``: stream the input, write the output atomically."""
+    from microagg.io import write_text_atomic
+
+    console = _stderr()
+    stages = ("statistics", "routing", "microaggregation", "writing")
+    release: Any
+    with _DelayedProgress(console, stages) as progress:
+        if engine == "file":
+            from microagg.outofcore import anonymize_file
+
+            release = anonymize_file(
+                input_path, out, quasi_identifiers=qi, k=k, method=method, identifiers=ids,
+                blocking=blocking, block_size=block_size, n_jobs=jobs,
+                random_state=random_state, sep=sep, method_params=method_params or None,
+                on_stage=lambda name: progress.stage(name, done=stages.index(name)))
+        else:
+            from microagg._dask import anonymize_dask_file
+
+            release = anonymize_dask_file(
+                input_path, out, quasi_identifiers=qi, k=k, method=method, identifiers=ids,
+                blocking=blocking, block_size=block_size, random_state=random_state,
+                sep=sep, scheduler=scheduler)
+        progress.stage("done", done=len(stages))
+    summary = {"rows": release.rows, "params": _plain_json(release.params),
+               "seed": release.seed, "checks": _plain_json(release.checks),
+               "metrics": _plain_json(release.metrics),
+               "timings": _plain_json(release.timings)}
+    if summary_out is not None:
+        write_text_atomic(json.dumps(summary, indent=2) + "\n", summary_out)
+    table = Table(title="microagg release", show_header=False, title_justify="left")
+    table.add_column("", style="bold")
+    table.add_column("")
+    for name, value in (
+            ("input", str(input_path)), ("output", str(out)), ("engine", engine),
+            ("method", f"{method}, blocking {blocking}, block size {block_size:,}"),
+            ("rows", f"{release.rows:,}"), ("quasi-identifiers", f"{len(qi)}: {', '.join(qi)}"),
+            ("blocks / groups", f"{release.metrics['n_blocks']:,} / "
+                                f"{release.metrics['n_groups']:,}"),
+            ("required k", str(k)), ("achieved k (written file)", str(release.k)),
+            ("IL (%)", f"{release.metrics['information_loss']:.4f}"),
+            ("seed", str(release.seed)),
+            ("time (s)", f"{time.perf_counter() - start:.2f}")):
+        table.add_row(name, Text(value))
+    stdout = _stdout()
+    stdout.print(table)
+    if summary_out is not None:
+        stdout.print(Text(f"summary written to {summary_out}"), soft_wrap=True)
+
+
+def _plain_json(value: Any) -> Any:
+    """Mappings, tuples and numpy scalars as JSON values."""
+    import numpy as np
+
+    if isinstance(value, Mapping):
+        return {str(k): _plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_json(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, pathlib.Path):
+        return str(value)
+    return value
 
 
 @app.command()

@@ -45,10 +45,15 @@ __all__ = [
     "fit_block_tree",
     "merge_small_blocks",
     "microaggregate_blocks",
+    "process_pool",
 ]
 
 BLOCKINGS = ("kd", "pca", "vp")
 """Split scores of the block tree."""
+
+PROCESSES_FROM = 500_000
+"""With ``n_jobs=None``, blocks run in worker processes from this many records on (the
+workers' start, a fresh interpreter each that loads the compiled kernels, costs about 2 s)."""
 
 _RULE_SAMPLE = 20_000
 """Rows a node looks at to choose its split direction or vantage point."""
@@ -260,32 +265,47 @@ def _init_worker() -> None:  # pragma: no cover - runs in the worker processes
         pass
 
 
+def process_pool(workers: int) -> ProcessPoolExecutor:
+    """Worker processes for blocks: started by a fork server (a fresh interpreter), never by
+    forking this process, whose OpenMP runtime (numba's parallel kernels) is not fork-safe;
+    each worker runs numba single-threaded."""
+    import multiprocessing
+
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
+        else "spawn"
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        context.set_forkserver_preload(["microagg.partition"])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context,
+                               initializer=_init_worker)
+
+
 def microaggregate_blocks(X: NDArray[np.float64], blocks: NDArray[np.intp], k: int, *,
                           method: str = "mdav", params: Mapping[str, Any] | None = None,
                           seed: int = 0, n_jobs: int | None = None) -> NDArray[np.intp]:
     """Run partitioner ``method`` inside every block and return global group labels.
 
-    Blocks are processed by ``n_jobs`` worker processes (``None``: one per CPU; ``1``: in
-    this process). Block ``b`` gets the seed ``seed + b``, so the result does not depend on
-    ``n_jobs``. Groups are numbered block by block."""
+    Blocks are processed by ``n_jobs`` worker processes (``None``: one per CPU from
+    :data:`PROCESSES_FROM` records on, else in this process; ``1``: in this process).
+    Block ``b`` gets the seed ``seed + b``, so the result does not depend on ``n_jobs``.
+    Groups are numbered block by block."""
     order = np.argsort(blocks, kind="stable")
     sizes = np.bincount(blocks)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     tasks = [(np.ascontiguousarray(X[order[s:s + m]]), k, method, dict(params or {}),
               seed + b) for b, (s, m) in enumerate(zip(starts, sizes, strict=True)) if m]
-    jobs = (os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
+    if n_jobs is None:  # starting workers costs seconds: worth it on large files only
+        jobs = (os.cpu_count() or 1) if X.shape[0] >= PROCESSES_FROM else 1
+    else:
+        jobs = max(1, int(n_jobs))
     if jobs == 1 or len(tasks) == 1:
         results = [_run_block(t) for t in tasks]
     else:
-        import multiprocessing
-
-        # compile (or load) the kernels here first: forked workers inherit them instead of
-        # each compiling its own copy and racing to write numba's cache
+        # compile (or load) the kernels here first, so that numba's cache is written once
+        # and the workers only load it
         small = tasks[int(np.argmin([t[0].shape[0] for t in tasks]))]
         _run_block(small)
-        context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=context,
-                                 initializer=_init_worker) as pool:
+        with process_pool(min(jobs, len(tasks))) as pool:
             results = list(pool.map(_run_block, tasks, chunksize=1))
     labels = np.empty(X.shape[0], dtype=np.intp)
     offset = 0
@@ -319,7 +339,8 @@ def blocked_partition(X: ArrayLike, k: int, *, method: str = "mdav", blocking: s
         Largest block; at least ``2k``. Smaller blocks are faster (MDAV's cost per block is
         quadratic) and lose a little more information at block borders.
     n_jobs : int, default=None
-        Worker processes (``None``: one per CPU).
+        Worker processes (``None``: one per CPU for files of :data:`PROCESSES_FROM` records
+        or more, else none).
     random_state : None, int or numpy.random.Generator, default=None
     **params
         Parameters of ``method``.
