@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test lint typecheck unit nojit bench reproduce-seed000 reproduce-seed001 reproduce-seed002 reproduce-seed004 clean
+.PHONY: install demo test lint typecheck unit nojit bench bench-scale reproduce-seed000 reproduce-seed001 reproduce-seed002 reproduce-seed004 clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ nojit: $(STAMP)
 ## bench: the speed/memory table of benchmarks/ (minutes; not part of make test)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_mdav.py
+
+## bench-scale: blocking vs exact, 10^6 in memory, 10^7 Parquet out of core (about 5 min)
+bench-scale: $(STAMP)
+	$(PY) benchmarks/bench_scale.py
 
 ## reproduce-seed000: seed 000's experiments, tables and figures (about 10 min; needs matplotlib)
 reproduce-seed000: $(STAMP)

@@ -455,7 +455,8 @@ def anonymize(
     jobs: Annotated[
         int | None,
         typer.Option("--jobs", show_default=False,
-                     help="Worker processes for --blocking (default: one per CPU)."),
+                     help="Worker processes for --blocking (default: one per CPU on very "
+                          "large inputs, else none)."),
     ] = None,
     engine: Annotated[
         str,

@@ -150,16 +150,18 @@ def _block_task(args: tuple[Any, ...]) -> tuple[float, int, int]:
     else:
         labels = get_partitioner(method)(scaled, k, random_state=seed, **params)
     sizes = np.bincount(labels)
-    sums = np.zeros((sizes.size, p))
-    np.add.at(sums, labels, values)
-    means = sums / sizes[:, None]
+    order = np.argsort(labels, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    means = np.add.reduceat(values[order], starts, axis=0) / sizes[:, None]
     masked = means[labels]
+    # shared file mappings: the other processes see these pages through the page cache, so
+    # no msync (flushing every block to disk cost more than the microaggregation)
     result = np.memmap(result_path, dtype=np.float64, mode="r+", shape=(n, p))
     result[ids] = masked
-    result.flush()
+    del result
     out_labels = np.memmap(label_path, dtype=np.int64, mode="r+", shape=(n,))
     out_labels[ids] = labels + label_offset
-    out_labels.flush()
+    del out_labels
     sse = float((((values - masked) / scale) ** 2).sum())
     return sse, int(sizes.min()), int(sizes.size)
 

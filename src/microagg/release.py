@@ -438,7 +438,9 @@ def anonymize(
     block_size : int, default=10_000
         Largest block with ``blocking`` (at least 2k).
     n_jobs : int, default=None
-        Worker processes for the blocks (``None``: one per CPU).
+        Worker processes for the blocks (``None``: one per CPU from 5,000,000 records on,
+        else none: MDAV's own threads use the cores; see ``PROCESSES_FROM`` in
+        :mod:`microagg.partition.blocking`).
     clustering_il : int, default=None
         Also measure the clustering-based information loss of seed 001, section 3: k-means
         and fuzzy c-means with this many clusters on the original and the published
