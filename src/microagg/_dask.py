@@ -67,7 +67,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
     from distributed import Client
 
-__all__ = ["DaskRelease", "anonymize_dask", "connect", "local_client"]
+    from .outofcore import FileRelease
+
+__all__ = ["DaskRelease", "anonymize_dask", "anonymize_dask_file", "connect", "local_client"]
 
 _BLOCK = "__microagg_block__"
 _ROW = "__microagg_row__"
@@ -793,23 +795,6 @@ def _run(ddf: dd.DataFrame, *, qi: tuple[str, ...], ids: tuple[str, ...], k: Any
 # --------------------------------------------------------------------------- files
 
 
-@dataclass(frozen=True)
-class DaskFileRelease:
-    """What ``--engine dask`` did: the release's summary, the data in the output file."""
-
-    output: pathlib.Path
-    rows: int
-    params: Mapping[str, Any]
-    seed: int
-    checks: Mapping[str, Any]
-    metrics: Mapping[str, Any]
-    timings: Mapping[str, float] = field(default_factory=dict)
-
-    @property
-    def k(self) -> int:
-        return int(self.checks["k_anonymity"]["achieved"])
-
-
 def _with_row_ids(part: pd.DataFrame, offsets: NDArray[np.int64],
                   partition_info: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Index a partition by the global position of its rows in the input file."""
@@ -825,7 +810,7 @@ def anonymize_dask_file(input_path: str | os.PathLike[str], output_path: str | o
                         identifiers: Sequence[str] = (), blocking: str = "kd",
                         block_size: int = 10_000, random_state: RandomState = None,
                         sep: str | None = None, scheduler: str | None = None,
-                        blocksize: str = "64MB") -> DaskFileRelease:
+                        blocksize: str = "64MB") -> FileRelease:
     """``microagg anonymize --engine dask``: read a CSV or Parquet file with Dask, release it
     with :func:`anonymize_dask` on a cluster (``scheduler`` address, or a local cluster of one
     worker per CPU), and write one output file in the input's row order, atomically.
@@ -838,7 +823,7 @@ def anonymize_dask_file(input_path: str | os.PathLike[str], output_path: str | o
     import dask.dataframe as dd
 
     from .io import _atomic_write, _format_of, _sniff_separator
-    from .outofcore import _chunk_writer, _read_back
+    from .outofcore import FileRelease, _chunk_writer, _read_back
 
     t0 = time.perf_counter()
     source = pathlib.Path(input_path).expanduser()
@@ -899,7 +884,7 @@ def anonymize_dask_file(input_path: str | os.PathLike[str], output_path: str | o
         client.close()
         if cluster is not None:
             cluster.close()
-    return DaskFileRelease(
+    return FileRelease(
         output=target, rows=n,
         params=MappingProxyType({**release.params, "engine": "dask",
                                  "scheduler": scheduler or "local cluster"}),

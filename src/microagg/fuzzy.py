@@ -554,6 +554,38 @@ def _adaptive_search(A: NDArray[np.float64], k: int, schedule: list[float], seed
     return _compact(chosen)
 
 
+def _check_threshold(threshold: float | None, caller: str) -> float | None:
+    """``None`` or a float in [0, 1], else a ValueError naming the value."""
+    if threshold is None:
+        return None
+    t = _check_real(threshold, name="threshold", caller=caller, rule="float in [0, 1]")
+    if not 0.0 <= t <= 1.0:
+        raise ValueError(f"The 'threshold' parameter of {caller} must be a float in "
+                         f"[0, 1]. Got {t} instead.")
+    return t
+
+
+def _group_means(values: NDArray[np.float64], labels: NDArray[np.intp]) -> NDArray[np.float64]:
+    """Mean of every group 0..g-1 (each non-empty)."""
+    sizes = np.bincount(labels)
+    order = np.argsort(labels, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    return np.add.reduceat(values[order], starts, axis=0) / sizes[:, None]
+
+
+def _draw_columns(weights: NDArray[np.float64], rng: np.random.Generator) -> NDArray[np.intp]:
+    """One column per row, with probability proportional to the row's weights (one uniform
+    number per row against the cumulative sums); never a column of weight 0."""
+    cum = np.cumsum(weights, axis=1)
+    draw = rng.random(weights.shape[0]) * cum[:, -1]
+    chosen = (cum <= draw[:, None]).sum(axis=1)
+    # draw * total may round up to the total: take the last column of positive weight
+    over = chosen >= weights.shape[1]
+    if over.any():
+        chosen[over] = weights.shape[1] - 1 - np.argmax(weights[over, ::-1] > 0, axis=1)
+    return chosen.astype(np.intp)
+
+
 # ---------------------------------------------------------------------------------------------
 # randomized fuzzy microaggregation: which group's representative each record gets
 
@@ -609,32 +641,17 @@ def random_representatives(values_scaled: ArrayLike, labels: ArrayLike, *, m: fl
     n = A.shape[0]
     lab = check_labels(labels, n_samples=n)
     mm = _check_m(m, caller=caller)
-    if threshold is not None:
-        t = _check_real(threshold, name="threshold", caller=caller, rule="float in [0, 1]")
-        if not 0.0 <= t <= 1.0:
-            raise ValueError(f"The 'threshold' parameter of {caller} must be a float in "
-                             f"[0, 1]. Got {t} instead.")
+    t = _check_threshold(threshold, caller)
     rng = check_random_state(random_state)
-    g = int(lab.max()) + 1
-    counts = np.bincount(lab, minlength=g).astype(np.float64)
-    sums = np.zeros((g, A.shape[1]))
-    np.add.at(sums, lab, A)
-    centers = sums / counts[:, None]
+    centers = _group_means(A, lab)
     U = _memberships_kernel(A, np.ascontiguousarray(centers.T), mm)
-    if threshold is None:
+    if t is None:
         weights = U
     else:
         weights = (U >= t).astype(np.float64)
         none = weights.sum(axis=1) == 0
         weights[none, lab[none]] = 1.0
-    cum = np.cumsum(weights, axis=1)
-    draw = rng.random(n) * cum[:, -1]
-    chosen = (cum <= draw[:, None]).sum(axis=1)
-    # draw * total may round up to the total: take the last group of positive weight
-    over = chosen >= g
-    if over.any():
-        chosen[over] = g - 1 - np.argmax(weights[over, ::-1] > 0, axis=1)
-    return chosen.astype(np.intp)
+    return _draw_columns(weights, rng)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -762,17 +779,10 @@ def fuzzy_random_aggregation(values: ArrayLike, labels: ArrayLike, *, m: float =
     lab = check_labels(labels, n_samples=n)
     mm = _check_m(m, caller=caller)
     nb = _check_int(neighbours, name="neighbours", caller=caller, lo=1)
-    if threshold is not None:
-        t = _check_real(threshold, name="threshold", caller=caller, rule="float in [0, 1]")
-        if not 0.0 <= t <= 1.0:
-            raise ValueError(f"The 'threshold' parameter of {caller} must be a float in "
-                             f"[0, 1]. Got {t} instead.")
+    t = _check_threshold(threshold, caller)
     rng = check_random_state(random_state)
-    g = int(lab.max()) + 1
-    counts = np.bincount(lab, minlength=g).astype(np.float64)
-    means = np.zeros((g, V.shape[1]))
-    np.add.at(means, lab, V)
-    means /= counts[:, None]
+    means = _group_means(V, lab)
+    g = means.shape[0]
     spread = V.std(axis=0, ddof=1) if n > 1 else np.ones(V.shape[1])
     spread = np.where(spread > 0, spread, 1.0)
     Z, C = V / spread, means / spread
@@ -785,14 +795,11 @@ def fuzzy_random_aggregation(values: ArrayLike, labels: ArrayLike, *, m: float =
         inv = np.where(zero, 0.0, dist ** (-2.0 / (mm - 1.0)))
     U = np.where(zero.any(axis=1, keepdims=True), zero.astype(np.float64), inv)
     U /= U.sum(axis=1, keepdims=True)
-    weights = U if threshold is None else (U >= t).astype(np.float64)
-    if threshold is not None:
+    weights = U if t is None else (U >= t).astype(np.float64)
+    if t is not None:
         none = weights.sum(axis=1) == 0
         weights[none, 0] = 1.0  # nothing reaches the threshold: the nearest group
-    cum = np.cumsum(weights, axis=1)
-    draw = rng.random(n) * cum[:, -1]
-    pick = np.minimum((cum <= draw[:, None]).sum(axis=1), q - 1)
-    return means[near[np.arange(n), pick]]
+    return means[near[np.arange(n), _draw_columns(weights, rng)]]
 
 
 def check_fuzzy_representatives(values: NDArray[np.float64], masked: NDArray[np.float64],
@@ -800,11 +807,7 @@ def check_fuzzy_representatives(values: NDArray[np.float64], masked: NDArray[np.
     """Every published row must be one group's mean (raises :class:`InternalError`)."""
     from .exceptions import InternalError
 
-    g = int(labels.max()) + 1
-    counts = np.bincount(labels, minlength=g).astype(np.float64)
-    means = np.zeros((g, values.shape[1]))
-    np.add.at(means, labels, values)
-    means /= counts[:, None]
+    means = _group_means(values, labels)
     tol = 1e-9 * np.maximum(1.0, np.abs(values).max(axis=0))
     from scipy.spatial import cKDTree
 

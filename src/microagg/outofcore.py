@@ -31,7 +31,7 @@ import pathlib
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import IO, Any, Literal
@@ -52,15 +52,16 @@ __all__ = ["FileRelease", "anonymize_file", "iter_chunks"]
 
 @dataclass(frozen=True)
 class FileRelease:
-    """What an out-of-core release did (the data is in the output file)."""
+    """What a file-to-file release did (``--engine file`` or ``dask``); the data is in the
+    output file, verified there."""
 
     output: pathlib.Path
     rows: int
-    params: MappingProxyType[str, Any]
+    params: Mapping[str, Any]
     seed: int
-    checks: MappingProxyType[str, Any]
-    metrics: MappingProxyType[str, Any]
-    timings: MappingProxyType[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    checks: Mapping[str, Any]
+    metrics: Mapping[str, Any]
+    timings: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def k(self) -> int:
