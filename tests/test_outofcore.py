@@ -156,3 +156,14 @@ def test_cli_file_engine(tmp_path, frame):
     result = runner.invoke(app, ["anonymize", str(tmp_path / "in.csv"), "-q", "a,b,c",
                                  "--engine", "file", "-l", "2", "-o", str(tmp_path / "x.csv")])
     assert result.exit_code == EXIT_USER_ERROR and "drop -l" in result.output
+
+
+def test_csv_chunks_with_changing_types_go_to_parquet(tmp_path):
+    lines = ["a,b,c,count"] + [f"{i},{i % 7},{i * 2},{i}" for i in range(40)]
+    lines[35] = "34,6,68,"  # a missing count in the last chunk: float there, int before
+    (tmp_path / "in.csv").write_text("\n".join(lines) + "\n")
+    release = anonymize_file(tmp_path / "in.csv", tmp_path / "out.parquet",
+                             quasi_identifiers=QI, k=3, block_size=10, chunk_rows=10,
+                             n_jobs=1, random_state=0)
+    out = pd.read_parquet(tmp_path / "out.parquet")
+    assert release.k >= 3 and out["count"].isna().sum() == 1 and len(out) == 40

@@ -187,6 +187,18 @@ def _chunk_writer(path: pathlib.Path, sep: str | None
                     table = pa.Table.from_pandas(chunk, preserve_index=False)
                     if writer is None:
                         writer = pq.ParquetWriter(handle, table.schema)
+                    elif not table.schema.equals(writer.schema):
+                        # CSV chunks infer their types alone (integers, then a missing value)
+                        try:
+                            table = table.cast(writer.schema)
+                        except (pa.ArrowInvalid, pa.ArrowNotImplementedError,
+                                ValueError) as error:
+                            changed = [f.name for f, g in zip(table.schema, writer.schema,
+                                                              strict=False) if f != g]
+                            raise SchemaError(
+                                f"Column type(s) of {', '.join(map(repr, changed))} change "
+                                f"between chunks of the input ({error}); write CSV output, "
+                                "or read with a larger chunk size.") from None
                     writer.write_table(table)
             finally:
                 if writer is not None:
