@@ -810,7 +810,8 @@ def anonymize_dask_file(input_path: str | os.PathLike[str], output_path: str | o
                         identifiers: Sequence[str] = (), blocking: str = "kd",
                         block_size: int = 10_000, random_state: RandomState = None,
                         sep: str | None = None, scheduler: str | None = None,
-                        blocksize: str = "64MB") -> FileRelease:
+                        blocksize: str = "64MB",
+                        method_params: Mapping[str, Any] | None = None) -> FileRelease:
     """``microagg anonymize --engine dask``: read a CSV or Parquet file with Dask, release it
     with :func:`anonymize_dask` on a cluster (``scheduler`` address, or a local cluster of one
     worker per CPU), and write one output file in the input's row order, atomically.
@@ -849,7 +850,7 @@ def anonymize_dask_file(input_path: str | os.PathLike[str], output_path: str | o
         release = anonymize_dask(indexed, quasi_identifiers=quasi_identifiers, k=k,
                                  method=method, identifiers=identifiers, blocking=blocking,
                                  block_size=block_size, random_state=random_state,
-                                 client=client)
+                                 client=client, **dict(method_params or {}))
         ordered = release.data.reset_index().set_index("_row", sorted=False).persist()
         out_sep = sep or ("\t" if target.name.lower().endswith((".tsv", ".tsv.gz")) else ",")
         write = _chunk_writer(target, out_sep)

@@ -646,7 +646,7 @@ def _anonymize_large(engine: str, input_path: pathlib.Path, out: pathlib.Path,
             release = anonymize_dask_file(
                 input_path, out, quasi_identifiers=qi, k=k, method=method, identifiers=ids,
                 blocking=blocking, block_size=block_size, random_state=random_state,
-                sep=sep, scheduler=scheduler)
+                sep=sep, scheduler=scheduler, method_params=method_params or None)
         progress.stage("done", done=len(stages))
     summary = {"rows": release.rows, "params": _plain_json(release.params),
                "seed": release.seed, "checks": _plain_json(release.checks),
