@@ -388,3 +388,22 @@ def test_blocking_from_the_cli(tmp_path: pathlib.Path) -> None:
     data = json.loads(summary.read_text())
     assert data["params"]["blocking"] == {"blocking": "vp", "block_size": 300}
     assert data["checks"]["k_anonymity"]["achieved"] >= 3
+
+
+def test_check_a_published_file(tmp_path: pathlib.Path) -> None:
+    table = pd.DataFrame({"age": [30, 30, 40, 40, 40, 50],
+                          "zip": ["a", "a", "b", "b", "b", "c"],
+                          "disease": ["flu", "cold", "flu", "flu", "flu", "cold"]})
+    table.to_csv(tmp_path / "pub.csv", index=False)
+    result = _invoke("check", tmp_path / "pub.csv", "-q", "age,zip", "-s", "disease",
+                     "--summary-json", tmp_path / "c.json")
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "c.json").read_text())
+    assert data["k"] == 1 and data["classes"] == 3
+    assert data["risk"]["max"] == 1.0
+    assert data["risk"]["share_in_classes_below_2"] == pytest.approx(1 / 6)
+    assert data["l_diversity"]["disease"]["distinct"] == 1.0
+    assert data["homogeneity"]["disease"]["homogeneous_classes"] == 2
+    assert "k-anonymity" in result.stdout
+    result = _invoke("check", tmp_path / "pub.csv", "-q", "age,nope")
+    assert result.exit_code == EXIT_USER_ERROR and "'nope'" in result.output
