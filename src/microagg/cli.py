@@ -458,6 +458,12 @@ def anonymize(
                      help="Worker processes for --blocking (default: one per CPU on very "
                           "large inputs, else none)."),
     ] = None,
+    schema: Annotated[
+        pathlib.Path | None,
+        typer.Option("--schema", show_default=False,
+                     help="A TOML schema giving every column's role and type (see `microagg "
+                          "init-schema`); replaces -q, -s, --drop."),
+    ] = None,
     engine: Annotated[
         str,
         typer.Option("--engine",
@@ -536,8 +542,25 @@ def anonymize(
         qi = _split_names(quasi_identifiers)
         sens = _split_names(sensitive)
         ids = _split_names(drop)
+        loaded_schema = None
+        if schema is not None:
+            from microagg.schema import load_schema, roles_from
+
+            if dataset is not None:
+                raise UsageError("--schema describes an INPUT file; --dataset brings its own "
+                                 "roles.")
+            loaded_schema = load_schema(schema)
+            qi, sens, ids = roles_from(loaded_schema, qi, sens, ids)
+            clash = sorted(set(hierarchies) & set(loaded_schema.hierarchies))
+            if clash:
+                raise UsageError(f"--hierarchy {clash} repeats the schema's hierarchies.")
+            hierarchies.update(loaded_schema.hierarchies)
+            if parsed_bounds is None and loaded_schema.bounds is not None \
+                    and epsilon is not None:
+                parsed_bounds = loaded_schema.bounds
         if input_path is not None and not qi:
-            raise UsageError("-q/--quasi-identifiers is required with an INPUT file.")
+            raise UsageError("-q/--quasi-identifiers (or --schema) is required with an INPUT "
+                             "file.")
         if engine not in ("local", "file", "dask"):
             raise UsageError(f"--engine must be local, file or dask. Got {engine!r}.")
         if engine != "local":
@@ -546,7 +569,10 @@ def anonymize(
                 ("--epsilon", epsilon), ("--bounds", bounds), ("--hierarchy", hierarchy),
                 ("-l", l_div), ("-t", t_close), ("--intruder-knows", intruder_knows),
                 ("--attribute-groups", attribute_groups), ("--clustering-il", clustering_il),
-                ("--refine", refine), ("--scaling", scaling)) if value]
+                ("--refine", refine), ("--scaling", scaling),
+                ("--schema with hierarchies or ordinal columns",
+                 loaded_schema is not None and (loaded_schema.hierarchies or any(
+                     c.type == "ordinal" for c in loaded_schema.columns.values())))) if value]
             if unsupported:
                 raise UsageError(f"--engine {engine} streams numeric microaggregation with "
                                  f"group means only; drop {', '.join(unsupported)} (or use "
@@ -580,6 +606,8 @@ def anonymize(
             else:
                 assert input_path is not None  # checked above
                 df = read_table(input_path, sep=sep)
+                if loaded_schema is not None:
+                    df = loaded_schema.apply(df)
                 source = str(input_path)
 
             progress.stage("anonymize", done=1)
@@ -731,14 +759,19 @@ def check(
                        show_default=False),
     ],
     quasi_identifiers: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option("-q", "--quasi-identifiers", show_default=False,
                      help="Comma-separated columns an intruder may know."),
-    ],
+    ] = None,
     sensitive: Annotated[
         list[str] | None,
         typer.Option("-s", "--sensitive", show_default=False,
                      help="Comma-separated sensitive columns (for l, t and homogeneity)."),
+    ] = None,
+    schema: Annotated[
+        pathlib.Path | None,
+        typer.Option("--schema", show_default=False,
+                     help="A TOML schema with the columns' roles (replaces -q and -s)."),
     ] = None,
     summary_json: Annotated[
         pathlib.Path | None,
@@ -763,6 +796,14 @@ def check(
         sens = _split_names(sensitive) or []
         start = time.perf_counter()
         table = read_table(input_path, sep=sep)
+        if schema is not None:
+            from microagg.schema import load_schema, roles_from
+
+            # the roles only: a published file lacks the identifiers and may show
+            # generalized values the schema's types do not allow
+            qi, sens, _ = roles_from(load_schema(schema), qi, sens, None)
+        elif not qi:
+            raise UsageError("Name the quasi-identifiers: -q, or --schema.")
         result = check_table(table, quasi_identifiers=qi, sensitive=sens)
         if summary_out is not None:
             write_text_atomic(json.dumps(_plain_json(result.summary()), indent=2) + "\n",
@@ -791,6 +832,36 @@ def check(
     for name, value in rows:
         out.add_row(name, Text(value))
     _stdout().print(out)
+
+
+@app.command("init-schema")
+def init_schema(
+    input_path: Annotated[
+        pathlib.Path,
+        typer.Argument(metavar="INPUT", help="A table (CSV, TSV or Parquet).",
+                       show_default=False),
+    ],
+    output: Annotated[
+        pathlib.Path,
+        typer.Option("-o", "--output", show_default=False,
+                     help="Where to write the proposed schema (.toml)."),
+    ],
+    sep: Annotated[
+        str | None,
+        typer.Option("--sep", show_default=False, help="CSV separator (detected if omitted)."),
+    ] = None,
+) -> None:
+    """Propose a schema for INPUT (roles and types guessed, reasons as comments) to edit."""
+    with _user_errors():
+        from microagg.io import check_output_path, read_table, write_text_atomic
+        from microagg.schema import propose_schema
+
+        out = check_output_path(output, inputs=[input_path], extensions=(".toml",),
+                                parameter="--output")
+        text = propose_schema(read_table(input_path, sep=sep))
+        write_text_atomic(text, out)
+    _stdout().print(Text(f"schema proposed in {out}: check every role, mark the sensitive "
+                         "columns, then use it with --schema."), soft_wrap=True)
 
 
 @app.command()

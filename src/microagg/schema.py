@@ -1,0 +1,279 @@
+"""Schema files: every column's role and type in one TOML file (issue 10, item 3).
+
+::
+
+    # microagg schema
+    [columns.name]
+    role = "identifier"            # dropped from the release
+
+    [columns.age]
+    role = "quasi-identifier"
+    type = "numeric"
+    bounds = [0, 120]              # public bounds, for --epsilon
+
+    [columns.education]
+    role = "quasi-identifier"
+    type = "ordinal"
+    order = ["none", "primary", "secondary", "degree"]
+
+    [columns.occupation]
+    role = "sensitive"
+    type = "categorical"
+    hierarchy = "hierarchies/occupation.csv"   # relative to this file
+
+Roles: ``identifier``, ``quasi-identifier``, ``sensitive``, ``other`` (published unchanged).
+Types: ``numeric``, ``ordinal`` (with ``order``), ``categorical``. :func:`load_schema` reports
+every problem of a file at once; :meth:`Schema.check` every problem of a table against it.
+:func:`propose_schema` writes a first draft from a table for the user to edit.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from .exceptions import SchemaError
+
+__all__ = ["ROLES", "TYPES", "ColumnSpec", "Schema", "load_schema", "propose_schema"]
+
+ROLES = ("identifier", "quasi-identifier", "sensitive", "other")
+TYPES = ("numeric", "ordinal", "categorical")
+_KEYS = {"role", "type", "order", "hierarchy", "bounds"}
+_IDENTIFIER_NAMES = re.compile(r"(^|_)(id|ids|name|names|ssn|email|e-mail|phone|passport|"
+                               r"address|uuid|key)($|_)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One column of a schema."""
+
+    role: str
+    type: str | None = None
+    order: tuple[str, ...] = ()
+    hierarchy: pathlib.Path | None = None
+    bounds: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Column roles and types (see the module docstring)."""
+
+    columns: Mapping[str, ColumnSpec]
+    source: str = "<schema>"
+    notes: tuple[str, ...] = field(default=())
+
+    def names(self, role: str) -> list[str]:
+        """The columns with ``role``, in the file's order."""
+        return [c for c, spec in self.columns.items() if spec.role == role]
+
+    @property
+    def quasi_identifiers(self) -> list[str]:
+        return self.names("quasi-identifier")
+
+    @property
+    def sensitive(self) -> list[str]:
+        return self.names("sensitive")
+
+    @property
+    def identifiers(self) -> list[str]:
+        return self.names("identifier")
+
+    @property
+    def hierarchies(self) -> dict[str, str]:
+        return {c: str(s.hierarchy) for c, s in self.columns.items() if s.hierarchy}
+
+    @property
+    def bounds(self) -> dict[str, tuple[float, float]] | None:
+        found = {c: s.bounds for c, s in self.columns.items() if s.bounds is not None}
+        return found or None
+
+    def check(self, df: pd.DataFrame) -> None:
+        """Raise one :class:`SchemaError` listing every way ``df`` contradicts the schema."""
+        problems = []
+        for col, spec in self.columns.items():
+            if col not in df.columns:
+                problems.append(f"column {col!r} ({spec.role}) is not in the table")
+                continue
+            series = df[col]
+            if spec.type == "numeric" and (not pd.api.types.is_numeric_dtype(series)
+                                           or pd.api.types.is_bool_dtype(series)):
+                problems.append(f"column {col!r} is declared numeric but has dtype "
+                                f"{series.dtype}")
+            if spec.type == "ordinal":
+                outside = sorted({str(v) for v in series.dropna().unique()} - set(spec.order))
+                if outside:
+                    problems.append(f"column {col!r} has values outside its order: "
+                                    f"{', '.join(map(repr, outside[:5]))}"
+                                    + (f" and {len(outside) - 5} more" if len(outside) > 5
+                                       else ""))
+        extra = [str(c) for c in df.columns if c not in self.columns]
+        if extra:
+            problems.append(f"column(s) {', '.join(map(repr, extra))} are in the table but not "
+                            "in the schema (give them a role, 'other' to publish them as is)")
+        if problems:
+            raise SchemaError(f"The table does not match the schema {self.source} "
+                              f"({len(problems)} problem(s)): " + "; ".join(problems) + ".")
+
+    def apply(self, df: pd.DataFrame) -> pd.DataFrame:
+        """``df`` checked, with ordinal columns as ordered categoricals (their order)."""
+        self.check(df)
+        out = df.copy()
+        for col, spec in self.columns.items():
+            if spec.type == "ordinal":
+                out[col] = pd.Categorical(out[col].astype(str).where(out[col].notna()),
+                                          categories=list(spec.order), ordered=True)
+        return out
+
+
+def load_schema(path: str | os.PathLike[str]) -> Schema:
+    """Read and validate a schema file; one :class:`SchemaError` lists every problem.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> file = pathlib.Path(tempfile.mkdtemp()) / "s.toml"
+    >>> _ = file.write_text('[columns.age]\\nrole = "quasi-identifier"\\ntype = "numeric"\\n')
+    >>> load_schema(file).quasi_identifiers
+    ['age']
+    """
+    file = pathlib.Path(path).expanduser()
+    try:
+        raw = tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SchemaError(f"Schema file {str(file)!r} does not exist.") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SchemaError(f"Schema file {str(file)!r} is not valid TOML: {error}.") from None
+    problems: list[str] = []
+    columns = raw.get("columns")
+    unknown_top = sorted(set(raw) - {"columns"})
+    if unknown_top:
+        problems.append(f"unknown top-level key(s) {unknown_top} (only [columns.NAME] tables)")
+    if not isinstance(columns, dict) or not columns:
+        problems.append("no [columns.NAME] tables")
+        columns = {}
+    specs: dict[str, ColumnSpec] = {}
+    for name, entry in columns.items():
+        where = f"[columns.{name}]"
+        if not isinstance(entry, dict):
+            problems.append(f"{where} must be a table")
+            continue
+        unknown = sorted(set(entry) - _KEYS)
+        if unknown:
+            problems.append(f"{where}: unknown key(s) {unknown}; allowed: {sorted(_KEYS)}")
+        role = entry.get("role")
+        if role not in ROLES:
+            problems.append(f"{where}: role must be one of {', '.join(ROLES)}; got {role!r}")
+        kind = entry.get("type")
+        if kind is not None and kind not in TYPES:
+            problems.append(f"{where}: type must be one of {', '.join(TYPES)}; got {kind!r}")
+        order = entry.get("order", ())
+        if kind == "ordinal" and (not isinstance(order, list) or len(order) < 2
+                                  or len(set(map(str, order))) != len(order)):
+            problems.append(f"{where}: an ordinal column needs order = [two or more distinct "
+                            f"values, lowest first]; got {order!r}")
+        if order and kind != "ordinal":
+            problems.append(f"{where}: order applies to type = \"ordinal\" only")
+        hierarchy = entry.get("hierarchy")
+        hierarchy_path = None
+        if hierarchy is not None:
+            hierarchy_path = (file.parent / str(hierarchy)).resolve()
+            if not hierarchy_path.is_file():
+                problems.append(f"{where}: hierarchy file {str(hierarchy_path)!r} does not exist")
+        bounds = entry.get("bounds")
+        bounds_pair = None
+        if bounds is not None:
+            if (not isinstance(bounds, list) or len(bounds) != 2
+                    or not all(isinstance(b, (int, float)) and not isinstance(b, bool)
+                               for b in bounds) or not bounds[0] < bounds[1]):
+                problems.append(f"{where}: bounds must be [lower, upper] numbers with lower < "
+                                f"upper; got {bounds!r}")
+            else:
+                bounds_pair = (float(bounds[0]), float(bounds[1]))
+            if kind not in (None, "numeric"):
+                problems.append(f"{where}: bounds apply to numeric columns only")
+        if isinstance(role, str) and role in ROLES:
+            specs[str(name)] = ColumnSpec(role=role, type=kind,
+                                          order=tuple(map(str, order or ())),
+                                          hierarchy=hierarchy_path, bounds=bounds_pair)
+    if columns and not any(s.role == "quasi-identifier" for s in specs.values()):
+        problems.append("no column has role = \"quasi-identifier\"")
+    if problems:
+        raise SchemaError(f"Schema file {str(file)!r} has {len(problems)} problem(s): "
+                          + "; ".join(problems) + ".")
+    return Schema(columns=specs, source=str(file))
+
+
+def _toml_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def propose_schema(df: pd.DataFrame, *, max_categories: int = 50) -> str:
+    """A first schema for ``df`` as TOML text, with the reasons as comments.
+
+    Guesses: a column unique on every row, or named like an identifier (id, name, email,
+    phone, ssn, ...), is an ``identifier``; numeric columns are numeric quasi-identifiers;
+    text columns with at most ``max_categories`` values are categorical quasi-identifiers,
+    others ``other``. Nothing is guessed ``sensitive``: only the data steward knows.
+
+    Examples
+    --------
+    >>> print(propose_schema(pd.DataFrame({"id": [1, 2], "age": [30, 40]})).splitlines()[3])
+    [columns.id]
+    """
+    lines = ["# microagg schema: proposed from the data; check every role before use.",
+             "# roles: identifier, quasi-identifier, sensitive, other",
+             ""]
+    n = len(df)
+    for col in df.columns:
+        series = df[col]
+        name = str(col)
+        distinct = int(series.nunique(dropna=True))
+        numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+        reasons = []
+        if _IDENTIFIER_NAMES.search(name):
+            role, kind = "identifier", None
+            reasons.append("its name looks like an identifier")
+        elif n > 1 and distinct == n and not pd.api.types.is_float_dtype(series):
+            role, kind = "identifier", None
+            reasons.append(f"unique on each of the {n} rows")
+        elif numeric:
+            role, kind = "quasi-identifier", "numeric"
+            reasons.append(f"numeric, {distinct} distinct values")
+        elif distinct <= max_categories:
+            role, kind = "quasi-identifier", "categorical"
+            reasons.append(f"{distinct} categories")
+        else:
+            role, kind = "other", "categorical"
+            reasons.append(f"{distinct} distinct text values: free text?")
+        missing = int(series.isna().sum())
+        if missing:
+            reasons.append(f"{missing} missing")
+        lines.append(f"[columns.{_toml_key(name)}]  # {'; '.join(reasons)}")
+        lines.append(f"role = {_toml_string(role)}")
+        if kind is not None:
+            lines.append(f"type = {_toml_string(kind)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _toml_key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else _toml_string(name)
+
+
+def roles_from(schema: Schema | None, qi: Sequence[str] | None, sens: Sequence[str] | None,
+               ids: Sequence[str] | None) -> tuple[list[str], list[str], list[str]]:
+    """Quasi-identifiers, sensitive and identifiers from a schema or from explicit lists."""
+    if schema is None:
+        return list(qi or []), list(sens or []), list(ids or [])
+    given = [name for name, value in (("quasi-identifiers", qi), ("sensitive", sens),
+                                      ("identifiers", ids)) if value]
+    if given:
+        raise SchemaError(f"Give roles either in the schema or as options, not both "
+                          f"({', '.join(given)} given with a schema).")
+    return schema.quasi_identifiers, schema.sensitive, schema.identifiers

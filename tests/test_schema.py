@@ -1,0 +1,139 @@
+"""Schema files: parsing with every problem listed, checking a table, ordinal columns,
+the proposed draft, and the CLI (--schema, init-schema, check --schema)."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from microagg.cli import EXIT_USER_ERROR, app
+from microagg.exceptions import SchemaError
+from microagg.schema import load_schema, propose_schema
+
+GOOD = """
+[columns.name]
+role = "identifier"
+
+[columns.age]
+role = "quasi-identifier"
+type = "numeric"
+bounds = [0, 120]
+
+[columns.education]
+role = "quasi-identifier"
+type = "ordinal"
+order = ["none", "primary", "secondary", "degree"]
+
+[columns.disease]
+role = "sensitive"
+type = "categorical"
+"""
+
+
+def _table(n: int = 60) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({
+        "name": [f"p{i}" for i in range(n)],
+        "age": rng.integers(18, 90, n),
+        "education": rng.choice(["none", "primary", "secondary", "degree"], n),
+        "disease": rng.choice(["flu", "cold", "asthma"], n),
+    })
+
+
+def test_good_schema_roles_and_ordinal(tmp_path):
+    (tmp_path / "s.toml").write_text(GOOD)
+    schema = load_schema(tmp_path / "s.toml")
+    assert schema.quasi_identifiers == ["age", "education"]
+    assert schema.sensitive == ["disease"] and schema.identifiers == ["name"]
+    assert schema.bounds == {"age": (0.0, 120.0)}
+    applied = schema.apply(_table())
+    assert applied["education"].cat.ordered
+    assert list(applied["education"].cat.categories) == ["none", "primary", "secondary",
+                                                         "degree"]
+
+
+def test_every_problem_is_listed_at_once(tmp_path):
+    (tmp_path / "bad.toml").write_text("""
+[columns.a]
+role = "quasi"
+[columns.b]
+role = "quasi-identifier"
+type = "ordinal"
+order = ["x"]
+colour = "red"
+[columns.c]
+role = "sensitive"
+hierarchy = "missing.csv"
+bounds = [5, 1]
+""")
+    with pytest.raises(SchemaError) as error:
+        load_schema(tmp_path / "bad.toml")
+    message = str(error.value)
+    assert "5 problem(s)" in message
+    for part in ("role must be one of", "needs order", "unknown key(s) ['colour']",
+                 "does not exist", "bounds must be"):
+        assert part in message
+    (tmp_path / "broken.toml").write_text("[columns.a\nrole=")
+    with pytest.raises(SchemaError, match="not valid TOML"):
+        load_schema(tmp_path / "broken.toml")
+    with pytest.raises(SchemaError, match="does not exist"):
+        load_schema(tmp_path / "nope.toml")
+
+
+def test_table_problems_are_listed(tmp_path):
+    (tmp_path / "s.toml").write_text(GOOD)
+    schema = load_schema(tmp_path / "s.toml")
+    bad = _table().drop(columns=["disease"]).assign(extra=1)
+    bad.loc[3, "education"] = "phd"
+    with pytest.raises(SchemaError) as error:
+        schema.check(bad)
+    message = str(error.value)
+    assert "3 problem(s)" in message and "'disease'" in message and "'phd'" in message \
+        and "'extra'" in message
+
+
+def test_proposed_schema_loads_and_guesses(tmp_path):
+    text = propose_schema(_table().assign(code=range(60)))
+    (tmp_path / "p.toml").write_text(text)
+    schema = load_schema(tmp_path / "p.toml")
+    assert schema.columns["name"].role == "identifier"
+    assert schema.columns["code"].role == "identifier"  # unique on every row
+    assert schema.columns["age"].type == "numeric"
+    assert schema.columns["disease"].type == "categorical"
+    assert schema.sensitive == []  # only the data steward knows
+
+
+def test_cli_schema_round_trip(tmp_path):
+    _table().to_csv(tmp_path / "in.csv", index=False)
+    runner = CliRunner()
+    result = runner.invoke(app, ["init-schema", str(tmp_path / "in.csv"), "-o",
+                                 str(tmp_path / "draft.toml")])
+    assert result.exit_code == 0, result.output
+    assert load_schema(tmp_path / "draft.toml").identifiers == ["name"]
+    (tmp_path / "s.toml").write_text(GOOD)
+    result = runner.invoke(app, ["anonymize", str(tmp_path / "in.csv"), "--schema",
+                                 str(tmp_path / "s.toml"), "-k", "4", "--method",
+                                 "mdav-categorical", "-o", str(tmp_path / "out.csv"),
+                                 "--summary-json", str(tmp_path / "r.json"),
+                                 "--random-state", "0"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "r.json").read_text())
+    assert summary["params"]["ordinal_quasi_identifiers"] == ["education"]
+    assert summary["params"]["identifiers"] == ["name"]
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert "name" not in out.columns
+    assert set(out["education"]) <= {"none", "primary", "secondary", "degree"}
+    result = runner.invoke(app, ["check", str(tmp_path / "out.csv"), "--schema",
+                                 str(tmp_path / "s.toml")])
+    assert result.exit_code == 0, result.output
+    assert "k-anonymity" in result.stdout
+    result = runner.invoke(app, ["anonymize", str(tmp_path / "in.csv"), "--schema",
+                                 str(tmp_path / "s.toml"), "-q", "age", "-o",
+                                 str(tmp_path / "x.csv")])
+    assert result.exit_code == EXIT_USER_ERROR and "not both" in result.output
+    assert not pathlib.Path(tmp_path / "x.csv").exists()
