@@ -235,7 +235,7 @@ def test_non_numeric_quasi_identifier_names_the_column(tmp_path: pathlib.Path,
     [
         (["-q", "age", "-k", "3"], "exactly one of INPUT or --dataset (got neither)"),
         (["--dataset", "casc1", "PEOPLE", "-k", "3"], "(got both)"),
-        (["PEOPLE", "-k", "3"], "-q/--quasi-identifiers is required"),
+        (["PEOPLE", "-k", "3"], "-q/--quasi-identifiers (or --schema) is required"),
         (["PEOPLE", "-q", "age", "--param", "gamma"], "--param must look like name=value"),
         (["PEOPLE", "-q", "age", "--param", "gamma=1"], "Unknown parameter(s) gamma"),
         (["PEOPLE", "-q", "age", "--method", "nope"], "Valid methods:"),

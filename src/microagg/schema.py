@@ -224,7 +224,7 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50) -> str:
     Examples
     --------
     >>> print(propose_schema(pd.DataFrame({"id": [1, 2], "age": [30, 40]})).splitlines()[3])
-    [columns.id]
+    [columns.id]  # its name looks like an identifier
     """
     lines = ["# microagg schema: proposed from the data; check every role before use.",
              "# roles: identifier, quasi-identifier, sensitive, other",

@@ -1,0 +1,177 @@
+"""Risk-utility sweep: a grid of methods x k (x aggregation parameters) on one table, each
+release's information loss against its disclosure risk, and the Pareto front (issue 10,
+item 2). This is how a data steward picks k.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pathlib
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+from .release import anonymize
+
+__all__ = ["pareto_front", "plot_sweep", "sweep"]
+
+
+def pareto_front(loss: ArrayLike, risk: ArrayLike) -> NDArray[np.bool_]:
+    """Which points no other point beats on both counts (lower loss and lower risk, one of
+    them strictly).
+
+    Examples
+    --------
+    >>> pareto_front([1, 2, 3, 2], [3, 2, 1, 3]).tolist()
+    [True, True, True, False]
+    """
+    a = np.asarray(loss, dtype=np.float64)
+    b = np.asarray(risk, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"loss and risk must be 1-d arrays of the same length; got shapes "
+                         f"{a.shape} and {b.shape}.")
+    dominated = ((a[None, :] <= a[:, None]) & (b[None, :] <= b[:, None])
+                 & ((a[None, :] < a[:, None]) | (b[None, :] < b[:, None]))).any(axis=1)
+    return np.asarray(~dominated, dtype=np.bool_)
+
+
+def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[int] = (3, 5, 10),
+          methods: Sequence[str] = ("mdav",), sensitive: Sequence[str] = (),
+          identifiers: Sequence[str] = (),
+          aggregations: Sequence[tuple[str, Mapping[str, Any]]] = (("mean", {}),),
+          options: Mapping[str, Any] | None = None, random_state: int = 0,
+          on_step: Callable[[int, int, str], None] | None = None) -> pd.DataFrame:
+    """Run :func:`~microagg.anonymize` for every method x k x aggregation and tabulate.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    quasi_identifiers, sensitive, identifiers : sequences of str
+        Roles, as for :func:`~microagg.anonymize`.
+    ks : sequence of int
+    methods : sequence of str
+        Partitioner names.
+    aggregations : sequence of (name, params)
+        E.g. ``[("mean", {}), ("rho", {"rho": 0.5})]``.
+    options : mapping, default=None
+        Further keyword arguments for every run (``l``, ``t``, ``blocking``...).
+    random_state : int, default=0
+        The seed of every run (recorded in the table).
+    on_step : callable, default=None
+        Called as ``on_step(done, total, label)`` before each run (progress bars).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per run: ``method``, ``k``, ``aggregation``, ``aggregation_params``,
+        ``information_loss`` (SSE/SST %), ``dld_risk`` (%), ``achieved_k`` (syntactic k of
+        the published values), ``seconds``, ``warnings`` (count), ``error`` (the message of a
+        run that was refused, else empty) and ``pareto`` (on the front of IL vs DLD among
+        the runs that succeeded).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data = pd.DataFrame(np.random.default_rng(0).normal(size=(60, 2)), columns=["a", "b"])
+    >>> table = sweep(data, quasi_identifiers=["a", "b"], ks=[2, 5], methods=["mdav", "md"])
+    >>> table[["method", "k"]].values.tolist()
+    [['mdav', 2], ['mdav', 5], ['md', 2], ['md', 5]]
+    """
+    grid = list(itertools.product(methods, ks, aggregations))
+    rows = []
+    for step, (method, k, (aggregation, params)) in enumerate(grid):
+        label = f"{method}, k={k}, {aggregation}{'' if not params else ' ' + str(dict(params))}"
+        if on_step is not None:
+            on_step(step, len(grid), label)
+        row: dict[str, Any] = {"method": method, "k": int(k), "aggregation": aggregation,
+                               "aggregation_params": ", ".join(f"{n}={v}" for n, v in
+                                                               dict(params).items())}
+        start = time.perf_counter()
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                release = anonymize(
+                    df, quasi_identifiers=list(quasi_identifiers), k=int(k), method=method,
+                    sensitive=list(sensitive), identifiers=list(identifiers),
+                    aggregation=aggregation, aggregation_params=dict(params) or None,
+                    random_state=random_state, **dict(options or {}))
+        except (ValueError, TypeError) as error:  # SchemaError is a ValueError
+            row.update(information_loss=np.nan, dld_risk=np.nan, achieved_k=np.nan,
+                       seconds=time.perf_counter() - start, warnings=0, error=str(error))
+        else:
+            metrics = release.metrics
+            loss = metrics.get("information_loss", metrics.get("ncp", np.nan))
+            row.update(information_loss=float(loss),
+                       dld_risk=100.0 * float(metrics.get("dld_risk", np.nan)),
+                       achieved_k=release.k, seconds=time.perf_counter() - start,
+                       warnings=len(caught), error="")
+        rows.append(row)
+    if on_step is not None:
+        on_step(len(grid), len(grid), "done")
+    table = pd.DataFrame(rows)
+    ok = table["error"] == ""
+    table["pareto"] = False
+    if ok.any():
+        table.loc[ok, "pareto"] = pareto_front(table.loc[ok, "information_loss"],
+                                               table.loc[ok, "dld_risk"])
+    return table
+
+
+def plot_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *,
+               title: str = "Risk-utility map") -> pathlib.Path:
+    """Plot information loss against DLD risk, one point per run (labelled ``method k``),
+    the Pareto front as a line; written atomically as PNG (needs matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("The sweep plot needs matplotlib: pip install 'microagg[plots]'"
+                          ) from None
+    target = pathlib.Path(path).expanduser()
+    errors = table["error"].astype(object).where(table["error"].notna(), "")  # CSV: NaN
+    done = table[errors.astype(str) == ""]
+    if done.empty:
+        raise ValueError("The sweep table has no successful run to plot.")
+    pareto = done["pareto"].astype(str).str.lower().isin(["true", "1"])
+    fig, ax = plt.subplots(figsize=(7, 5), dpi=120)
+    markers = ["o", "^", "s", "D", "v", "P", "X"]
+    for i, ((method, aggregation, params), part) in enumerate(
+            done.fillna({"aggregation_params": ""}).groupby(
+                ["method", "aggregation", "aggregation_params"], sort=False)):
+        label = str(method) + ("" if aggregation == "mean" else f" ({aggregation} {params})")
+        ax.scatter(part["information_loss"], part["dld_risk"], label=label, s=30,
+                   marker=markers[i % len(markers)])
+        for _, row in part.iterrows():
+            ax.annotate(f"k={row['k']}", (row["information_loss"], row["dld_risk"]),
+                        textcoords="offset points", xytext=(4, 3), fontsize=7)
+    front = done[pareto].sort_values("information_loss")
+    if len(front):
+        ax.plot(front["information_loss"], front["dld_risk"], color="black", lw=1,
+                ls="--", label="Pareto front")
+    ax.set_xlabel("information loss, SSE/SST (%)")
+    ax.set_ylabel("disclosure risk, DLD (% of records linked)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    handle = tempfile.NamedTemporaryFile(delete=False, dir=target.parent,
+                                         prefix=f".{target.name}.", suffix=".png")
+    handle.close()
+    try:
+        fig.savefig(handle.name, format="png")
+        os.replace(handle.name, target)
+    except BaseException:
+        pathlib.Path(handle.name).unlink(missing_ok=True)
+        raise
+    finally:
+        plt.close(fig)
+    return target

@@ -1,0 +1,58 @@
+"""The risk-utility sweep: grid, Pareto front, refused runs, plot and CLI."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from microagg.cli import app
+from microagg.sweep import pareto_front, plot_sweep, sweep
+
+
+def test_pareto_front_against_brute_force():
+    rng = np.random.default_rng(0)
+    loss, risk = rng.random(40), rng.random(40)
+    front = pareto_front(loss, risk)
+    for i in range(40):
+        beaten = any(loss[j] <= loss[i] and risk[j] <= risk[i]
+                     and (loss[j] < loss[i] or risk[j] < risk[i]) for j in range(40))
+        assert front[i] == (not beaten)
+    with pytest.raises(ValueError, match="same length"):
+        pareto_front([1, 2], [1])
+
+
+def test_sweep_grid_trade_off_and_refusals():
+    data = pd.DataFrame(np.random.default_rng(1).normal(size=(200, 3)), columns=list("abc"))
+    table = sweep(data, quasi_identifiers=list("abc"), ks=[2, 5, 20, 500],
+                  methods=["mdav"], aggregations=[("mean", {}), ("rho", {"rho": 0.5})])
+    assert len(table) == 8
+    refused = table[table["k"] == 500]
+    assert (refused["error"] != "").all() and refused["information_loss"].isna().all()
+    ok = table[(table["error"] == "") & (table["aggregation"] == "mean")]
+    # more k: more loss, less risk (the trade-off a steward reads off the map)
+    assert ok["information_loss"].is_monotonic_increasing
+    assert ok["dld_risk"].is_monotonic_decreasing
+    assert table.loc[table["error"] == "", "pareto"].any()
+    assert not table.loc[table["error"] != "", "pareto"].any()
+    assert (table.loc[(table["aggregation"] == "rho") & (table["error"] == ""),
+                      "achieved_k"] == 1).all()
+
+
+def test_plot_and_cli(tmp_path):
+    pytest.importorskip("matplotlib")
+    result = CliRunner().invoke(app, ["sweep", "--dataset", "census", "--methods", "mdav,md",
+                                      "-k", "3,5,10", "-o", str(tmp_path / "s.csv"),
+                                      "--plot", str(tmp_path / "s.png")])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(tmp_path / "s.csv")
+    assert len(table) == 6 and table["pareto"].any()
+    png = (tmp_path / "s.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    assert "Pareto front" in result.stdout
+    out = plot_sweep(table, tmp_path / "again.png")
+    assert pathlib.Path(out).stat().st_size > 10_000
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
