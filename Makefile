@@ -14,11 +14,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## demo: anonymize the bundled Census file at k=5; result and JSON summary in demo-output/
+## demo: anonymize the bundled Census file at k=5; result, JSON summary and HTML report in demo-output/
 demo: $(STAMP)
 	@mkdir -p demo-output
 	$(VENV)/bin/microagg anonymize --dataset census -k 5 --method mdav --random-state 0 \
-	    -o demo-output/census_k5.csv --summary-json demo-output/census_k5.json
+	    -o demo-output/census_k5.csv --summary-json demo-output/census_k5.json \
+	    --report demo-output/census_k5.html
 
 ## test: lint, type-check, the whole suite, then a fast subset again with numba's JIT off
 test: lint typecheck unit nojit

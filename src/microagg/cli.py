@@ -504,6 +504,11 @@ def anonymize(
         typer.Option("--summary-json", show_default=False,
                      help="Also write the release summary (params, checks, metrics) as JSON."),
     ] = None,
+    report: Annotated[
+        pathlib.Path | None,
+        typer.Option("--report", show_default=False,
+                     help="Also write a self-contained HTML report of the release (.html)."),
+    ] = None,
 ) -> None:
     """Mask the quasi-identifiers of a table by microaggregation and write the release."""
     start = time.perf_counter()
@@ -523,6 +528,11 @@ def anonymize(
                 summary_json, inputs=[*inputs, out], extensions=(".json",),
                 parameter="--summary-json",
             )
+        report_out = None
+        if report is not None:
+            report_out = check_output_path(
+                report, inputs=[*inputs, out, *([summary_out] if summary_out else [])],
+                extensions=(".html", ".htm"), parameter="--report")
         method_params = _parse_params(param)
         if refine is not None:
             if not refine > 0:
@@ -569,7 +579,7 @@ def anonymize(
                 ("--epsilon", epsilon), ("--bounds", bounds), ("--hierarchy", hierarchy),
                 ("-l", l_div), ("-t", t_close), ("--intruder-knows", intruder_knows),
                 ("--attribute-groups", attribute_groups), ("--clustering-il", clustering_il),
-                ("--refine", refine), ("--scaling", scaling),
+                ("--refine", refine), ("--scaling", scaling), ("--report", report),
                 ("--schema with hierarchies or ordinal columns",
                  loaded_schema is not None and (loaded_schema.hierarchies or any(
                      c.type == "ordinal" for c in loaded_schema.columns.values())))) if value]
@@ -635,6 +645,10 @@ def anonymize(
             write_table(release.data, out, sep=sep)
             if summary_out is not None:
                 write_text_atomic(release.to_json() + "\n", summary_out)
+            if report_out is not None:
+                from microagg.report import write_report
+
+                write_report(release, df, report_out)
             progress.stage("done", done=3)
 
     notes = list(release.warnings)
@@ -644,6 +658,8 @@ def anonymize(
                                 seconds=time.perf_counter() - start))
     if summary_out is not None:
         stdout.print(Text(f"summary written to {summary_out}"), soft_wrap=True)
+    if report_out is not None:
+        stdout.print(Text(f"report written to {report_out}"), soft_wrap=True)
     for note in notes:
         stdout.print(Text(f"Warning: {note}", style="yellow"), soft_wrap=True)
 

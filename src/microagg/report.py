@@ -1,0 +1,240 @@
+"""The release report: one self-contained HTML file a data steward can open and understand
+without reading code (issue 10, item 1).
+
+Built from a :class:`~microagg.release.Release` and the original table: the parameters and
+seed; the privacy models reached (k, l, t, epsilon) and what each means; the group sizes;
+information loss and disclosure risk; per quasi-identifier the original and masked means,
+variances and histograms; the correlation matrices side by side; the warnings, privacy ones
+first and highlighted. Inline CSS, plots as embedded PNG: no network, no script.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import os
+import pathlib
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .io import write_text_atomic
+from .release import Release
+
+__all__ = ["render_report", "write_report"]
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
+max-width:1100px;color:#1d2433;line-height:1.45;padding:0 1em}
+h1{font-size:1.7em;margin-bottom:.2em} h2{border-bottom:2px solid #dfe3ea;padding-bottom:.2em;
+margin-top:1.8em} .sub{color:#5b6475}
+table{border-collapse:collapse;margin:.6em 0} td,th{border:1px solid #dfe3ea;padding:.3em .7em;
+text-align:right} th{background:#f3f5f9} td.l,th.l{text-align:left}
+.cards{display:flex;flex-wrap:wrap;gap:.8em} .card{border:1px solid #dfe3ea;border-radius:8px;
+padding:.7em 1em;min-width:170px;background:#fafbfd} .card .v{font-size:1.6em;font-weight:600}
+.card .n{color:#5b6475;font-size:.85em} .ok{border-left:6px solid #2e9d5b}
+.bad{border-left:6px solid #c9372c} .info{border-left:6px solid #3a6fd8}
+.warn{background:#fff4e5;border:1px solid #f0b25a;border-radius:6px;padding:.5em .8em;
+margin:.4em 0} .privacy{background:#fdecea;border-color:#e06c62;font-weight:600}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:.8em}
+img{max-width:100%} code{background:#f3f5f9;padding:0 .3em;border-radius:3px}
+"""
+
+_MODELS = {
+    "k_anonymity": "k-anonymity: every published combination of quasi-identifiers is shared "
+                   "by at least k records",
+    "group_k": "group size: the smallest group whose records share one representative",
+    "l_diversity": "l-diversity: every class shows at least l 'well-represented' sensitive "
+                   "values",
+    "t_closeness": "t-closeness: every class's sensitive distribution is within t (Earth "
+                   "Mover's Distance) of the whole table's",
+    "differential_privacy": "epsilon-differential privacy of the published values",
+}
+
+
+def _png(fig: Any) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return ("<img alt='plot' src='data:image/png;base64,"
+            + base64.b64encode(buffer.getvalue()).decode("ascii") + "'>")
+
+
+def _plots() -> Any:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # the report still renders, with the tables only
+        return None
+    return plt
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        return "n/a" if not np.isfinite(value) else f"{float(value):.{digits}g}"
+    return html.escape(str(value))
+
+
+def _check_cards(checks: Mapping[str, Any]) -> str:
+    cards = []
+    for name, check in checks.items():
+        if not isinstance(check, Mapping):
+            continue
+        required, achieved = check.get("required"), check.get("achieved", check.get("epsilon"))
+        if name == "differential_privacy":
+            state = "ok" if check.get("holds") else "bad"
+            value = f"&epsilon; = {_fmt(check.get('epsilon'))}"
+            note = "holds" if check.get("holds") else "does NOT hold (bounds from the data)"
+        else:
+            if required is None:
+                state, note = "info", "reported, not required"
+            else:
+                met = achieved is not None and (achieved <= required if name == "t_closeness"
+                                                else achieved >= required)
+                state, note = ("ok" if met else "bad"), f"required {_fmt(required)}"
+            value = _fmt(achieved)
+        title = html.escape(_MODELS.get(name, name))
+        cards.append(f"<div class='card {state}' title='{title}'><div class='n'>"
+                     f"{html.escape(name.replace('_', ' '))}</div><div class='v'>{value}</div>"
+                     f"<div class='n'>{html.escape(note)}</div></div>")
+    return "<div class='cards'>" + "".join(cards) + "</div>"
+
+
+_LABELS = {
+    "information_loss": "information loss, SSE/SST on z-scores (%)",
+    "information_loss_original_units": "information loss, SSE/SST in original units (%)",
+    "dld_risk": "linkage risk (DLD): share of records linked to the right person",
+    "dld_risk_known": "linkage risk on the intruder's columns only",
+    "il1s": "IL1s (mean absolute change / (sqrt 2 x s.d.))",
+    "mean_change_pct": "mean relative change of the means (%)",
+    "variance_change_pct": "mean relative change of the variances (%)",
+    "covariance_change_pct": "mean relative change of the covariances (%)",
+    "correlation_change": "mean absolute change of the correlations",
+    "n_groups": "groups", "group_size_min": "smallest group", "group_size_max": "largest group",
+    "group_size_mean": "mean group size",
+}
+
+
+def _metric_rows(metrics: Mapping[str, Any]) -> str:
+    rows = []
+    for key, value in metrics.items():
+        name = _LABELS.get(key, key.replace("_", " "))
+        if isinstance(value, Mapping):
+            value = "; ".join(f"{k}: {_fmt(v)}" for k, v in value.items())
+            rows.append(f"<tr><td class='l'>{html.escape(name)}</td><td class='l'>{value}"
+                        "</td></tr>")
+        else:
+            rows.append(f"<tr><td class='l'>{html.escape(name)}</td><td>{_fmt(value)}</td>"
+                        "</tr>")
+    return "<table><tr><th class='l'>measure</th><th>value</th></tr>" + "".join(rows) + \
+        "</table>"
+
+
+def render_report(release: Release, original: pd.DataFrame, *, title: str = "microagg "
+                  "release report") -> str:
+    """The report as an HTML string (see the module docstring).
+
+    ``original`` is the table the release was made from (same rows, same order), used for
+    the before/after comparisons; nothing of it is embedded except summary statistics and
+    histograms of the quasi-identifiers.
+    """
+    plt = _plots()
+    params = release.params
+    qi = [str(c) for c in params.get("quasi_identifiers", ())]
+    published = release.data
+    numeric = [c for c in qi if pd.api.types.is_numeric_dtype(original[c])
+               and pd.api.types.is_numeric_dtype(published[c])]
+    parts = [f"<h1>{html.escape(title)}</h1>",
+             f"<p class='sub'>{len(published):,} records, {len(qi)} quasi-identifiers, method "
+             f"<code>{html.escape(str(params.get('method')))}</code>, k = "
+             f"{_fmt(params.get('k'))}, seed {release.seed}, microagg "
+             f"{html.escape(str(params.get('microagg_version')))}</p>"]
+    privacy = [w for w in release.warnings if any(word in w for word in (
+        "NOT", "not k-anonymous", "not differential", "unchanged"))]
+    other = [w for w in release.warnings if w not in privacy]
+    if release.warnings:
+        parts.append("<h2>Warnings</h2>")
+        parts += [f"<div class='warn privacy'>{html.escape(w)}</div>" for w in privacy]
+        parts += [f"<div class='warn'>{html.escape(w)}</div>" for w in other]
+    parts.append("<h2>What the release guarantees (re-checked on the published data)</h2>")
+    parts.append(_check_cards(release.checks))
+    parts.append("<ul>" + "".join(f"<li><b>{html.escape(n.replace('_', ' '))}</b>: "
+                                  f"{html.escape(str(c.get('model', _MODELS.get(n, ''))))}</li>"
+                                  for n, c in release.checks.items()
+                                  if isinstance(c, Mapping)) + "</ul>")
+    parts.append("<h2>Information loss and disclosure risk</h2>")
+    parts.append(_metric_rows(release.metrics))
+    sizes = np.bincount(release.labels)
+    parts.append("<h2>Group sizes</h2>")
+    parts.append(f"<p>{sizes.size:,} groups; smallest {sizes.min():,}, largest "
+                 f"{sizes.max():,}, mean {sizes.mean():.2f}.</p>")
+    if plt is not None:
+        fig, ax = plt.subplots(figsize=(6, 2.6))
+        ax.hist(sizes, bins=np.arange(sizes.min(), sizes.max() + 2) - 0.5, color="#3a6fd8")
+        ax.set_xlabel("records per group")
+        ax.set_ylabel("groups")
+        parts.append(_png(fig))
+    if numeric:
+        parts.append("<h2>Quasi-identifiers before and after</h2>")
+        rows = []
+        for col in numeric:
+            a = original[col].astype(float)
+            b = published[col].astype(float)
+            rows.append(f"<tr><td class='l'>{html.escape(col)}</td><td>{_fmt(a.mean())}</td>"
+                        f"<td>{_fmt(b.mean())}</td><td>{_fmt(a.var())}</td>"
+                        f"<td>{_fmt(b.var())}</td><td>{_fmt(b.nunique())}</td></tr>")
+        parts.append("<table><tr><th class='l'>column</th><th>mean, original</th><th>mean, "
+                     "published</th><th>variance, original</th><th>variance, published</th>"
+                     "<th>distinct published values</th></tr>" + "".join(rows) + "</table>")
+        if plt is not None:
+            cells = []
+            for col in numeric:
+                fig, ax = plt.subplots(figsize=(4.2, 2.6))
+                a = original[col].astype(float)
+                bins = np.histogram_bin_edges(a, bins=30)
+                ax.hist(a, bins=bins, alpha=0.55, label="original", color="#5b6475")
+                ax.hist(published[col].astype(float), bins=bins, alpha=0.55,
+                        label="published", color="#3a6fd8")
+                ax.set_title(col, fontsize=10)
+                ax.legend(fontsize=7)
+                cells.append(_png(fig))
+            parts.append("<div class='grid'>" + "".join(cells) + "</div>")
+            if len(numeric) > 1:
+                fig, axes = plt.subplots(1, 2, figsize=(9, 4))
+                for ax, frame, name in ((axes[0], original, "original"),
+                                        (axes[1], published, "published")):
+                    corr = frame[numeric].astype(float).corr().to_numpy()
+                    image = ax.imshow(corr, vmin=-1, vmax=1, cmap="coolwarm")
+                    ax.set_title(f"correlations, {name}", fontsize=10)
+                    ax.set_xticks(range(len(numeric)), numeric, rotation=90, fontsize=7)
+                    ax.set_yticks(range(len(numeric)), numeric, fontsize=7)
+                fig.colorbar(image, ax=axes, shrink=0.8)
+                parts.append("<h2>Correlations</h2>" + _png(fig))
+    parts.append("<h2>Parameters (to reproduce this release)</h2>")
+    parts.append("<table>" + "".join(
+        f"<tr><td class='l'>{html.escape(str(k))}</td><td class='l'>"
+        f"{html.escape(str(dict(v) if isinstance(v, Mapping) else v))}</td></tr>"
+        for k, v in params.items()) + f"<tr><td class='l'>seed</td><td class='l'>"
+        f"{release.seed}</td></tr></table>")
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
+            + "\n".join(parts) + "</body></html>\n")
+
+
+def write_report(release: Release, original: pd.DataFrame, path: str | os.PathLike[str],
+                 **kwargs: Any) -> pathlib.Path:
+    """Write :func:`render_report` to ``path`` atomically."""
+    target = pathlib.Path(path).expanduser()
+    write_text_atomic(render_report(release, original, **kwargs), target)
+    return target

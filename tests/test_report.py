@@ -1,0 +1,86 @@
+"""The HTML release report: self-contained, complete, and rendered by a real headless
+Chromium (skipped where Chromium is not installed; .ci/run installs it)."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+from typer.testing import CliRunner
+
+from microagg import anonymize
+from microagg.cli import app
+from microagg.datasets import load_dataset
+from microagg.report import render_report, write_report
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") \
+    or shutil.which("google-chrome")
+
+
+@pytest.fixture(scope="module")
+def census_release():
+    data = load_dataset("census").data
+    release = anonymize(data, quasi_identifiers=list(data.columns)[:6], k=5, random_state=0)
+    return data, release
+
+
+def test_report_is_self_contained_and_complete(census_release):
+    data, release = census_release
+    page = render_report(release, data)
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    # nothing fetched from the network: no script, no external link or image
+    assert "<script" not in page and not re.search(r"(src|href)=['\"]https?:", page)
+    assert page.count("data:image/png;base64,") >= 1 + 6 + 1  # sizes, 6 histograms, corr
+    for figure in ("k-anonymity", f"{release.metrics['information_loss']:.4g}",
+                   f"seed {release.seed}", "AFNLWGT", "Correlations"):
+        assert figure in page
+
+
+def test_privacy_warnings_are_highlighted():
+    data = load_dataset("census").data
+    with pytest.warns(Warning):
+        release = anonymize(data, quasi_identifiers=list(data.columns)[:4], k=5,
+                            aggregation="rho", aggregation_params={"rho": 0.5},
+                            random_state=0)
+    page = render_report(release, data)
+    assert "class='warn privacy'" in page and "not k-anonymous" in page
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (.ci/run installs it)")
+def test_report_renders_in_headless_chromium(census_release, tmp_path):
+    data, release = census_release
+    report = write_report(release, data, tmp_path / "report.html")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", report.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert "k-anonymity" in dom.stdout and "Group sizes" in dom.stdout
+    assert dom.stdout.count("<img") >= 8
+    shot = tmp_path / "report.png"
+    run = subprocess.run([CHROMIUM, *flags, "--window-size=1200,2400",
+                          f"--screenshot={shot}", report.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and shot.stat().st_size > 20_000, run.stderr[-2000:]
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    # a screenshot of a blank page compresses to almost nothing
+    assert len(set(png[1000:20000])) > 200
+
+
+def test_cli_report_option(tmp_path):
+    result = CliRunner().invoke(app, ["anonymize", "--dataset", "census", "-k", "5",
+                                      "-o", str(tmp_path / "out.csv"), "--report",
+                                      str(tmp_path / "r.html"), "--random-state", "0"])
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "r.html").read_text()
+    assert "k-anonymity" in page and "report written" in result.stdout
+    result = CliRunner().invoke(app, ["anonymize", "--dataset", "census", "-k", "5",
+                                      "-o", str(tmp_path / "o2.csv"), "--report",
+                                      str(tmp_path / "r.txt")])
+    assert result.exit_code != 0 and not (tmp_path / "o2.csv").exists()
+    assert not pathlib.Path(tmp_path / "r.txt").exists()
+
