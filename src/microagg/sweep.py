@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from .io import _file_mode
 from .release import anonymize
 
 __all__ = ["pareto_front", "plot_sweep", "sweep"]
@@ -145,7 +146,8 @@ def plot_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *,
     fig, ax = plt.subplots(figsize=(7, 5), dpi=120)
     markers = ["o", "^", "s", "D", "v", "P", "X"]
     for i, ((method, aggregation, params), part) in enumerate(
-            done.fillna({"aggregation_params": ""}).groupby(
+            done.assign(aggregation_params=done["aggregation_params"].astype(object)
+                        .where(done["aggregation_params"].notna(), "")).groupby(
                 ["method", "aggregation", "aggregation_params"], sort=False)):
         label = str(method) + ("" if aggregation == "mean" else f" ({aggregation} {params})")
         ax.scatter(part["information_loss"], part["dld_risk"], label=label, s=30,
@@ -168,6 +170,7 @@ def plot_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *,
     handle.close()
     try:
         fig.savefig(handle.name, format="png")
+        os.chmod(handle.name, _file_mode(target))  # not the temporary file's 0600
         os.replace(handle.name, target)
     except BaseException:
         pathlib.Path(handle.name).unlink(missing_ok=True)
