@@ -8,7 +8,7 @@ import pathlib
 import threading
 import time
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Annotated, Any
@@ -719,18 +719,10 @@ def _anonymize_large(engine: str, input_path: pathlib.Path, out: pathlib.Path,
 
 
 def _plain_json(value: Any) -> Any:
-    """Mappings, tuples and numpy scalars as JSON values."""
-    import numpy as np
+    """JSON-ready values (the release's own converter, which also takes paths)."""
+    from microagg.release import _plain
 
-    if isinstance(value, Mapping):
-        return {str(k): _plain_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain_json(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, pathlib.Path):
-        return str(value)
-    return value
+    return _plain(value)
 
 
 @app.command()

@@ -169,6 +169,8 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, np.generic):
         return value.item()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
     return value
 
 
