@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from ._groups import group_means
 from ._validation import RandomState, check_labels, check_matrix, resolve_seed
 from .fuzzy import fuzzy_random_aggregation
 from .synthetic import synthetic_microdata
@@ -61,10 +62,7 @@ def group_mean(values: ArrayLike, labels: ArrayLike, *, random_state: RandomStat
     """
     V = check_matrix(values, caller="group_mean", name="values")
     lab = check_labels(labels, n_samples=V.shape[0])
-    counts = np.bincount(lab).astype(np.float64)
-    sums = np.zeros((counts.size, V.shape[1]))
-    np.add.at(sums, lab, V)
-    return (sums / counts[:, None])[lab]
+    return group_means(V, lab)[lab]
 
 
 @njit(cache=True)

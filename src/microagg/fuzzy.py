@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from ._groups import group_means
 from ._validation import (
     RandomState,
     check_k,
@@ -565,14 +566,6 @@ def _check_threshold(threshold: float | None, caller: str) -> float | None:
     return t
 
 
-def _group_means(values: NDArray[np.float64], labels: NDArray[np.intp]) -> NDArray[np.float64]:
-    """Mean of every group 0..g-1 (each non-empty)."""
-    sizes = np.bincount(labels)
-    order = np.argsort(labels, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    return np.add.reduceat(values[order], starts, axis=0) / sizes[:, None]
-
-
 def _draw_columns(weights: NDArray[np.float64], rng: np.random.Generator) -> NDArray[np.intp]:
     """One column per row, with probability proportional to the row's weights (one uniform
     number per row against the cumulative sums); never a column of weight 0."""
@@ -643,7 +636,7 @@ def random_representatives(values_scaled: ArrayLike, labels: ArrayLike, *, m: fl
     mm = _check_m(m, caller=caller)
     t = _check_threshold(threshold, caller)
     rng = check_random_state(random_state)
-    centers = _group_means(A, lab)
+    centers = group_means(A, lab)
     U = _memberships_kernel(A, np.ascontiguousarray(centers.T), mm)
     if t is None:
         weights = U
@@ -781,7 +774,7 @@ def fuzzy_random_aggregation(values: ArrayLike, labels: ArrayLike, *, m: float =
     nb = _check_int(neighbours, name="neighbours", caller=caller, lo=1)
     t = _check_threshold(threshold, caller)
     rng = check_random_state(random_state)
-    means = _group_means(V, lab)
+    means = group_means(V, lab)
     g = means.shape[0]
     spread = V.std(axis=0, ddof=1) if n > 1 else np.ones(V.shape[1])
     spread = np.where(spread > 0, spread, 1.0)
@@ -807,7 +800,7 @@ def check_fuzzy_representatives(values: NDArray[np.float64], masked: NDArray[np.
     """Every published row must be one group's mean (raises :class:`InternalError`)."""
     from .exceptions import InternalError
 
-    means = _group_means(values, labels)
+    means = group_means(values, labels)
     tol = 1e-9 * np.maximum(1.0, np.abs(values).max(axis=0))
     from scipy.spatial import cKDTree
 

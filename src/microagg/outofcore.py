@@ -41,6 +41,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from . import __version__
+from ._groups import group_means
 from ._validation import RandomState, check_k, resolve_seed
 from .exceptions import PrivacyViolationError, SchemaError
 from .io import _atomic_write, _format_of, _require_pyarrow, _sniff_separator
@@ -151,10 +152,7 @@ def _block_task(args: tuple[Any, ...]) -> tuple[float, int, int]:
     else:
         labels = get_partitioner(method)(scaled, k, random_state=seed, **params)
     sizes = np.bincount(labels)
-    order = np.argsort(labels, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    means = np.add.reduceat(values[order], starts, axis=0) / sizes[:, None]
-    masked = means[labels]
+    masked = group_means(values, labels)[labels]
     # shared file mappings: the other processes see these pages through the page cache, so
     # no msync (flushing every block to disk cost more than the microaggregation)
     result = np.memmap(result_path, dtype=np.float64, mode="r+", shape=(n, p))
