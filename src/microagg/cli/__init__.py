@@ -1,0 +1,27 @@
+"""Command-line interface: ``microagg anonymize | check | sweep | report | init-schema |
+methods | datasets``.
+
+One module per command; :mod:`microagg.cli._common` holds the app, the consoles, the error
+handling (exit 2 for a user error, 3 for a broken guarantee) and the option parsers.
+"""
+
+from __future__ import annotations
+
+from microagg.cli import anonymize, catalog, check, sweep  # noqa: F401  (registers the commands)
+from microagg.cli._common import (
+    EXIT_BUG,
+    EXIT_USER_ERROR,
+    PROGRESS_DELAY,
+    UsageError,
+    _DelayedProgress,
+    _parse_params,
+    app,
+)
+
+__all__ = ["EXIT_BUG", "EXIT_USER_ERROR", "PROGRESS_DELAY", "UsageError", "_DelayedProgress",
+           "_parse_params", "app", "main"]
+
+
+def main() -> None:
+    """Console-script entry point (``microagg = "microagg.cli:main"``)."""
+    app(prog_name="microagg")

@@ -1,0 +1,226 @@
+"""Shared pieces of the command line: the typer app, consoles, error handling, option parsers."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from types import TracebackType
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+EXIT_USER_ERROR = 2
+"""Exit status for a user error (bad option, unreadable input, schema problem...)."""
+EXIT_BUG = 3
+"""Exit status for a broken guarantee: a bug in microagg."""
+PROGRESS_DELAY = 1.0
+"""Seconds a run must last before the progress display appears."""
+
+app = typer.Typer(
+    name="microagg",
+    help="Safe release of microdata by microaggregation, with verified guarantees.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+class UsageError(ValueError):
+    """A command-line option is wrong or missing (reported like any other user error)."""
+
+
+def _stdout() -> Console:
+    # Made per call so that the console writes to the current sys.stdout (CliRunner swaps it).
+    return Console(highlight=False)
+
+
+def _stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _fail(message: str, *, bug: bool = False) -> typer.Exit:
+    """Print ``Error: message`` in red on stderr; return the Exit to raise (2, or 3 for a bug)."""
+    text = f"Error: {message}" + (" (this is a bug in microagg; please report it)" if bug else "")
+    _stderr().print(Text(text, style="bold red"), soft_wrap=True)
+    return typer.Exit(code=EXIT_BUG if bug else EXIT_USER_ERROR)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("microagg")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown"
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        _stdout().print(f"microagg {_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version_callback, is_eager=True,
+                     help="Show the version and exit."),
+    ] = False,
+) -> None:
+    """Safe release of microdata by microaggregation, with verified guarantees."""
+
+
+def _parse_hierarchies(items: list[str] | None) -> dict[str, str]:
+    """``["education=edu.csv"]`` -> ``{"education": "edu.csv"}``; names ``--hierarchy``."""
+    parsed: dict[str, str] = {}
+    for item in items or []:
+        name, eq, path = item.partition("=")
+        if not eq or not name or not path:
+            raise UsageError(f"--hierarchy must look like COLUMN=FILE. Got {item!r} instead.")
+        if name in parsed:
+            raise UsageError(f"--hierarchy gives {name!r} more than once.")
+        parsed[name] = path
+    return parsed
+
+
+def _parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]] | None:
+    """``["age=0:120"]`` -> ``{"age": (0.0, 120.0)}``; a malformed item names ``--bounds``."""
+    if not items:
+        return None
+    parsed: dict[str, tuple[float, float]] = {}
+    for item in items:
+        name, eq, rest = item.partition("=")
+        low, colon, high = rest.partition(":")
+        try:
+            pair = (float(low), float(high))
+        except ValueError:
+            pair = None
+        if not eq or not colon or not name or pair is None:
+            raise UsageError(
+                f"--bounds must look like column=lower:upper (numbers). Got {item!r} instead."
+            )
+        if name in parsed:
+            raise UsageError(f"--bounds gives {name!r} more than once.")
+        parsed[name] = pair
+    return parsed
+
+
+def _split_names(values: Sequence[str] | None) -> list[str] | None:
+    """``["a,b", "c"]`` -> ``["a", "b", "c"]``; ``None`` (option not given) stays ``None``."""
+    if values is None:
+        return None
+    return [name.strip() for value in values for name in value.split(",") if name.strip()]
+
+
+def _parse_attribute_groups(text: str | None) -> str | list[list[str]] | None:
+    """``individual`` / ``correlation`` as they are; ``a,b;c`` as [["a", "b"], ["c"]]."""
+    if text is None or text in ("individual", "correlation"):
+        return text
+    groups = [[c.strip() for c in part.split(",") if c.strip()] for part in text.split(";")]
+    if any(not g for g in groups):
+        raise UsageError(f"--attribute-groups: an empty group in {text!r}; write the groups "
+                         "as 'a,b;c,d', or 'individual' / 'correlation'.")
+    return groups
+
+
+def _parse_value(text: str) -> int | float | str:
+    """A ``--param`` value: an int if it parses as one, else a float, else the string."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _parse_params(items: Sequence[str] | None, option: str = "--param") -> dict[str, Any]:
+    """``["gamma=0.5"]`` -> ``{"gamma": 0.5}``; a malformed item names the option."""
+    params: dict[str, Any] = {}
+    for item in items or ():
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise UsageError(f"{option} must look like name=value. Got {item!r} instead.")
+        if name in params:
+            raise UsageError(f"{option} {name!r} is given more than once.")
+        params[name] = _parse_value(value.strip())
+    return params
+
+
+class _DelayedProgress:
+    """A transient progress display over named stages that appears only after a delay.
+
+    The work runs in the calling thread; a :class:`threading.Timer` starts the live display
+    once the run has lasted ``delay`` seconds, so quick runs print nothing. Nothing is shown
+    when the console is not a terminal.
+    """
+
+    def __init__(self, console: Console, stages: Sequence[str], *,
+                 delay: float = PROGRESS_DELAY) -> None:
+        self._progress = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+            TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+            console=console, transient=True,
+        )
+        self._task = self._progress.add_task(stages[0] if stages else "", total=len(stages))
+        self._lock = threading.Lock()
+        self._started = False
+        self._stopped = False
+        self._timer: threading.Timer | None = None
+        if console.is_terminal:
+            self._timer = threading.Timer(delay, self._start)
+            self._timer.daemon = True
+
+    def _start(self) -> None:
+        with self._lock:
+            if not self._stopped:
+                self._progress.start()
+                self._started = True
+
+    def stage(self, description: str, *, done: int) -> None:
+        """Show that ``done`` stages are complete and ``description`` is running."""
+        self._progress.update(self._task, description=description, completed=done)
+
+    def __enter__(self) -> _DelayedProgress:
+        if self._timer is not None:
+            self._timer.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        with self._lock:
+            self._stopped = True
+            if self._started:
+                self._progress.stop()
+
+
+@contextmanager
+def _user_errors() -> Iterator[None]:
+    """Turn library exceptions into one red line and an exit status (2 user, 3 bug)."""
+    from microagg.exceptions import InternalError, PrivacyViolationError
+
+    try:
+        yield
+    except (PrivacyViolationError, InternalError) as exc:
+        raise _fail(f"{type(exc).__name__}: {exc}", bug=True) from None
+    except (ValueError, TypeError, ImportError, OSError) as exc:
+        # SchemaError is a ValueError; FileNotFoundError and PermissionError are OSErrors.
+        raise _fail(str(exc)) from None
+
+
+def _plain_json(value: Any) -> Any:
+    """JSON-ready values (the release's own converter, which also takes paths)."""
+    from microagg.release import _plain
+
+    return _plain(value)
+
+

@@ -1,0 +1,97 @@
+"""``microagg methods | datasets | init-schema``: what is available, and a schema to start from."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from microagg.cli._common import (
+    _stdout,
+    _user_errors,
+    app,
+)
+
+
+@app.command()
+def methods() -> None:
+    """List the microaggregation methods (partitioners) and their parameters."""
+    from microagg.partition import ALIASES, PARTITIONERS
+
+    table = Table(title="microaggregation methods", title_justify="left")
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("fixed size")
+    table.add_column("parameters")
+    table.add_column("summary")
+    table.add_column("reference")
+    for name, entry in PARTITIONERS.items():
+        params = ", ".join(f"{p}={default!r}" for p, default in entry.params.items()
+                           if p != "sensitive") or "-"  # the sensitive columns come from -s
+        if entry.needs_sensitive:
+            params += " (groups on the -s columns too)"
+        table.add_row(name, "yes" if entry.fixed_size else "no", Text(params),
+                      Text(entry.summary), Text(entry.reference))
+    console = _stdout()
+    console.print(table)
+    if ALIASES:
+        aliases = ", ".join(f"{alias} -> {name}" for alias, name in ALIASES.items())
+        console.print(Text(f"Aliases: {aliases}"), soft_wrap=True)
+    from microagg.aggregate import AGGREGATION_PARAMS, NOISY_AGGREGATORS
+
+    aggs = ", ".join(
+        name + "".join(f" ({p}={d!r})" for p, d in AGGREGATION_PARAMS[name].items())
+        + (" [noisy: not k-anonymous, not DP]" if name in NOISY_AGGREGATORS else "")
+        for name in AGGREGATION_PARAMS
+    )
+    console.print(Text(f"Aggregations (--aggregation): {aggs}. Differentially private "
+                       "release: --epsilon with --bounds."), soft_wrap=True)
+
+
+@app.command("init-schema")
+def init_schema(
+    input_path: Annotated[
+        pathlib.Path,
+        typer.Argument(metavar="INPUT", help="A table (CSV, TSV or Parquet).",
+                       show_default=False),
+    ],
+    output: Annotated[
+        pathlib.Path,
+        typer.Option("-o", "--output", show_default=False,
+                     help="Where to write the proposed schema (.toml)."),
+    ],
+    sep: Annotated[
+        str | None,
+        typer.Option("--sep", show_default=False, help="CSV separator (detected if omitted)."),
+    ] = None,
+) -> None:
+    """Propose a schema for INPUT (roles and types guessed, reasons as comments) to edit."""
+    with _user_errors():
+        from microagg.io import check_output_path, read_table, write_text_atomic
+        from microagg.schema import propose_schema
+
+        out = check_output_path(output, inputs=[input_path], extensions=(".toml",),
+                                parameter="--output")
+        text = propose_schema(read_table(input_path, sep=sep))
+        write_text_atomic(text, out)
+    _stdout().print(Text(f"schema proposed in {out}: check every role, mark the sensitive "
+                         "columns, then use it with --schema."), soft_wrap=True)
+
+
+@app.command()
+def datasets() -> None:
+    """List the bundled benchmark data sets."""
+    from microagg.datasets import list_datasets
+
+    table = Table(title="bundled data sets", title_justify="left")
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("rows", justify="right")
+    table.add_column("columns", justify="right")
+    table.add_column("description")
+    for info in list_datasets():
+        table.add_row(info.name, str(info.rows), str(info.columns), Text(info.description))
+    _stdout().print(table)
+
+

@@ -1,0 +1,106 @@
+"""``microagg check``: the guarantees a published file achieves."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import time
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from microagg.cli._common import (
+    UsageError,
+    _plain_json,
+    _split_names,
+    _stdout,
+    _user_errors,
+    app,
+)
+
+
+@app.command()
+def check(
+    input_path: Annotated[
+        pathlib.Path,
+        typer.Argument(metavar="INPUT", help="A published table (CSV, TSV or Parquet).",
+                       show_default=False),
+    ],
+    quasi_identifiers: Annotated[
+        list[str] | None,
+        typer.Option("-q", "--quasi-identifiers", show_default=False,
+                     help="Comma-separated columns an intruder may know."),
+    ] = None,
+    sensitive: Annotated[
+        list[str] | None,
+        typer.Option("-s", "--sensitive", show_default=False,
+                     help="Comma-separated sensitive columns (for l, t and homogeneity)."),
+    ] = None,
+    schema: Annotated[
+        pathlib.Path | None,
+        typer.Option("--schema", show_default=False,
+                     help="A TOML schema with the columns' roles (replaces -q and -s)."),
+    ] = None,
+    summary_json: Annotated[
+        pathlib.Path | None,
+        typer.Option("--summary-json", show_default=False,
+                     help="Also write the figures as JSON."),
+    ] = None,
+    sep: Annotated[
+        str | None,
+        typer.Option("--sep", show_default=False, help="CSV separator (detected if omitted)."),
+    ] = None,
+) -> None:
+    """Report the k, l, t, homogeneous classes and class risk a published file achieves."""
+    with _user_errors():
+        from microagg.check import check_table
+        from microagg.io import check_output_path, read_table, write_text_atomic
+
+        summary_out = None
+        if summary_json is not None:
+            summary_out = check_output_path(summary_json, inputs=[input_path],
+                                            extensions=(".json",), parameter="--summary-json")
+        qi = _split_names(quasi_identifiers) or []
+        sens = _split_names(sensitive) or []
+        start = time.perf_counter()
+        table = read_table(input_path, sep=sep)
+        if schema is not None:
+            from microagg.schema import load_schema, roles_from
+
+            # the roles only: a published file lacks the identifiers and may show
+            # generalized values the schema's types do not allow
+            qi, sens, _ = roles_from(load_schema(schema), qi, sens, None)
+        elif not qi:
+            raise UsageError("Name the quasi-identifiers: -q, or --schema.")
+        result = check_table(table, quasi_identifiers=qi, sensitive=sens)
+        if summary_out is not None:
+            write_text_atomic(json.dumps(_plain_json(result.summary()), indent=2) + "\n",
+                              summary_out)
+    out = Table(title=f"microagg check: {input_path}", show_header=False,
+                title_justify="left")
+    out.add_column("", style="bold")
+    out.add_column("")
+    rows = [("rows / classes", f"{result.rows:,} / {result.classes:,}"),
+            ("k-anonymity", str(result.k)),
+            ("risk per record (max / mean)",
+             f"{result.risk['max']:.4f} / {result.risk['mean']:.4f}"),
+            ("records in classes < 2 / < 3 / < 5 / < 10 (%)",
+             " / ".join(f"{100 * result.risk[f'share_in_classes_below_{m}']:.2f}"
+                        for m in (2, 3, 5, 10)))]
+    for col in sens:
+        rows.append((f"{col}: l (distinct / entropy)",
+                     f"{result.l_diversity[col]['distinct']:.0f} / "
+                     f"{result.l_diversity[col]['entropy']:.3g}"))
+        rows.append((f"{col}: t (EMD)", f"{result.t_closeness[col]:.4f}"))
+        h = result.homogeneity[col]
+        rows.append((f"{col}: homogeneous classes",
+                     f"{h['homogeneous_classes']} of {h['classes']} "
+                     f"({100 * float(h['homogeneous_share']):.2f}% of records)"))
+    rows.append(("time (s)", f"{time.perf_counter() - start:.2f}"))
+    for name, value in rows:
+        out.add_row(name, Text(value))
+    _stdout().print(out)
+
+

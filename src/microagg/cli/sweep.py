@@ -1,0 +1,160 @@
+"""``microagg sweep``: a grid of methods x k (x rho), mapped as information loss against risk."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from microagg.cli._common import (
+    UsageError,
+    _split_names,
+    _stderr,
+    _stdout,
+    _user_errors,
+    app,
+)
+
+
+@app.command()
+def sweep(
+    input_path: Annotated[
+        pathlib.Path | None,
+        typer.Argument(metavar="[INPUT]", help="A table (CSV, TSV or Parquet); or --dataset.",
+                       show_default=False),
+    ] = None,
+    output: Annotated[
+        pathlib.Path,
+        typer.Option("-o", "--output", show_default=False,
+                     help="The results table (.csv), one row per run."),
+    ] = pathlib.Path("sweep.csv"),
+    plot: Annotated[
+        pathlib.Path | None,
+        typer.Option("--plot", show_default=False,
+                     help="Also draw IL against DLD with the Pareto front (.png; needs "
+                          "matplotlib)."),
+    ] = None,
+    dataset: Annotated[
+        str | None,
+        typer.Option("--dataset", show_default=False, help="Use a bundled data set."),
+    ] = None,
+    quasi_identifiers: Annotated[
+        list[str] | None,
+        typer.Option("-q", "--quasi-identifiers", show_default=False,
+                     help="Comma-separated quasi-identifiers."),
+    ] = None,
+    sensitive: Annotated[
+        list[str] | None,
+        typer.Option("-s", "--sensitive", show_default=False, help="Sensitive columns."),
+    ] = None,
+    drop: Annotated[
+        list[str] | None,
+        typer.Option("--drop", show_default=False, help="Identifiers to drop."),
+    ] = None,
+    schema: Annotated[
+        pathlib.Path | None,
+        typer.Option("--schema", show_default=False, help="A TOML schema with the roles."),
+    ] = None,
+    methods_: Annotated[
+        str,
+        typer.Option("--methods", help="Comma-separated methods."),
+    ] = "mdav",
+    ks: Annotated[
+        str,
+        typer.Option("-k", help="Comma-separated values of k."),
+    ] = "2,3,5,10,20",
+    rho: Annotated[
+        str | None,
+        typer.Option("--rho", show_default=False,
+                     help="Comma-separated rho values: adds the rho aggregation for each."),
+    ] = None,
+    random_state: Annotated[
+        int, typer.Option("--random-state", help="The seed of every run.")
+    ] = 0,
+    sep: Annotated[
+        str | None,
+        typer.Option("--sep", show_default=False, help="CSV separator (detected if omitted)."),
+    ] = None,
+) -> None:
+    """Run a grid of methods x k (x rho) and map information loss against disclosure risk."""
+    with _user_errors():
+        from microagg.io import check_output_path, read_table, write_table
+        from microagg.sweep import plot_sweep
+        from microagg.sweep import sweep as run_sweep
+
+        if (input_path is None) == (dataset is None):
+            raise UsageError("Give exactly one of INPUT or --dataset.")
+        inputs = [input_path] if input_path is not None else []
+        out = check_output_path(output, inputs=inputs, parameter="--output")
+        plot_out = (check_output_path(plot, inputs=[*inputs, out], extensions=(".png",),
+                                      parameter="--plot") if plot is not None else None)
+        try:
+            k_values = [int(v) for v in ks.split(",") if v.strip()]
+            rho_values = [float(v) for v in rho.split(",") if v.strip()] if rho else []
+        except ValueError:
+            raise UsageError(f"-k takes integers and --rho numbers, comma-separated. Got "
+                             f"-k {ks!r}, --rho {rho!r}.") from None
+        methods_list = [m.strip() for m in methods_.split(",") if m.strip()]
+        qi, sens, ids = (_split_names(quasi_identifiers), _split_names(sensitive),
+                         _split_names(drop))
+        if dataset is not None:
+            from microagg.datasets import load_dataset
+
+            ds = load_dataset(dataset)
+            df = ds.data
+            qi = qi or list(ds.quasi_identifiers)
+            sens = sens if sens is not None else list(ds.sensitive)
+            ids = ids if ids is not None else list(ds.identifiers)
+        else:
+            assert input_path is not None
+            df = read_table(input_path, sep=sep)
+            if schema is not None:
+                from microagg.schema import load_schema, roles_from
+
+                loaded = load_schema(schema)
+                qi, sens, ids = roles_from(loaded, qi, sens, ids)
+                df = loaded.apply(df)
+        if not qi:
+            raise UsageError("Name the quasi-identifiers: -q, --schema or --dataset.")
+        aggregations: list[tuple[str, dict[str, Any]]] = [("mean", {})]
+        aggregations += [("rho", {"rho": r}) for r in rho_values]
+        console = _stderr()
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                      TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                      console=console, transient=True,
+                      disable=not console.is_terminal) as bar:
+            task = bar.add_task("sweep", total=len(methods_list) * len(k_values)
+                                * len(aggregations))
+
+            def step(done: int, total: int, label: str) -> None:
+                bar.update(task, completed=done, description=label)
+
+            table = run_sweep(df, quasi_identifiers=qi, sensitive=sens or (),
+                              identifiers=ids or (), ks=k_values, methods=methods_list,
+                              aggregations=aggregations, random_state=random_state,
+                              on_step=step)
+        write_table(table, out)
+        if plot_out is not None:
+            plot_sweep(table, plot_out, title=f"Risk-utility map: {dataset or input_path}")
+    shown = Table(title="microagg sweep (* = on the Pareto front)", title_justify="left")
+    for name in ("method", "k", "aggregation", "IL (%)", "DLD (%)", "achieved k", "s"):
+        shown.add_column(name)
+    for _, row in table.iterrows():
+        agg = row["aggregation"] + (f" {row['aggregation_params']}"
+                                    if row["aggregation_params"] else "")
+        if row["error"]:
+            shown.add_row(row["method"], str(row["k"]), agg, "refused", "", "", "")
+            continue
+        shown.add_row(("* " if row["pareto"] else "") + row["method"], str(row["k"]), agg,
+                      f"{row['information_loss']:.3f}", f"{row['dld_risk']:.2f}",
+                      str(int(row["achieved_k"])), f"{row['seconds']:.2f}")
+    stdout = _stdout()
+    stdout.print(shown)
+    stdout.print(Text(f"table written to {out}" + (f", plot to {plot_out}" if plot_out
+                                                    else "")), soft_wrap=True)
+
+
