@@ -19,6 +19,7 @@ __all__ = [
     "PARQUET_EXTENSIONS",
     "SUPPORTED_EXTENSIONS",
     "check_output_path",
+    "check_table_output",
     "read_table",
     "write_table",
     "write_text_atomic",
@@ -98,7 +99,8 @@ def read_table(path: PathLike, *, sep: str | None = None) -> pd.DataFrame:
     ----------
     path : str or path-like
         A file ending in one of :data:`SUPPORTED_EXTENSIONS`: ``.csv``, ``.txt``, ``.tsv``
-        (optionally ``.gz``-compressed) or ``.parquet`` / ``.pq``.
+        (optionally ``.gz``-compressed) or ``.parquet`` / ``.pq``; or a database table as a
+        URL string, ``sqlite:///file.db?table=NAME`` (see :mod:`microagg.sql`).
     sep : str, optional
         CSV field separator. ``None`` detects it from a sample of the file (``,``, ``;``,
         tab or ``|``; ``,`` when undecided). Ignored for Parquet.
@@ -126,6 +128,10 @@ def read_table(path: PathLike, *, sep: str | None = None) -> pd.DataFrame:
     >>> read_table(folder / "t.csv").shape
     (2, 2)
     """
+    from microagg.sql import is_sql_url, read_sql
+
+    if is_sql_url(path):
+        return read_sql(str(path), parameter="path")
     file = pathlib.Path(path).expanduser()
     fmt, compression = _format_of(file, parameter="path")
     if not file.exists():
@@ -217,7 +223,9 @@ def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None) -> 
     df : pandas.DataFrame
         The table; its index is not written.
     path : str or path-like
-        Output file ending in one of :data:`SUPPORTED_EXTENSIONS`.
+        Output file ending in one of :data:`SUPPORTED_EXTENSIONS`; or a new database table
+        as a URL string, ``sqlite:///file.db?table=NAME``, created in one transaction and
+        never replacing an existing table (see :mod:`microagg.sql`).
     sep : str, optional
         CSV field separator; default ``","`` (a tab for ``.tsv``). Ignored for Parquet.
 
@@ -242,6 +250,11 @@ def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None) -> 
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"write_table expects a pandas DataFrame. Got {type(df).__name__} instead.")
+    from microagg.sql import is_sql_url, write_sql
+
+    if is_sql_url(path):
+        write_sql(df, str(path), parameter="path")
+        return
     file = pathlib.Path(path).expanduser()
     fmt, compression = _format_of(file, parameter="path")
     if fmt == "parquet":
@@ -332,9 +345,16 @@ def check_output_path(
     >>> check_output_path(folder / "out.csv", inputs=[folder / "in.csv"]).name
     'out.csv'
     """
+    from microagg.sql import is_sql_url
+
+    if is_sql_url(output):
+        raise ValueError(f"The {parameter!r} value {str(output)!r} is a database URL; it "
+                         "must be a file path.")
     target = pathlib.Path(output).expanduser()
     resolved = target.resolve()
     for item in inputs:
+        if is_sql_url(item):
+            continue
         source = pathlib.Path(item).expanduser()
         same = source.resolve() == resolved
         if not same and source.exists() and resolved.exists():
@@ -370,3 +390,33 @@ def check_output_path(
             f"{str(parent)!r}."
         )
     return resolved
+
+
+def check_table_output(output: PathLike, *, inputs: Iterable[PathLike] = (),
+                       parameter: str = "output") -> pathlib.Path | str:
+    """:func:`check_output_path` for a table output that may also be a database URL.
+
+    Parameters
+    ----------
+    output : str or path-like
+        A file path (CSV, Parquet) or a table URL such as ``sqlite:///file.db?table=NAME``.
+    inputs : iterable of str or path-like, default=()
+        Inputs that must not be overwritten.
+    parameter : str, default="output"
+        Name used for `output` in error messages.
+
+    Returns
+    -------
+    pathlib.Path or str
+        The resolved path, or the URL (checked: its table does not exist yet).
+
+    Raises
+    ------
+    ValueError
+        As :func:`check_output_path`, or :func:`microagg.sql.check_sql_output` for a URL.
+    """
+    from microagg.sql import check_sql_output, is_sql_url
+
+    if is_sql_url(output):
+        return check_sql_output(str(output), parameter=parameter)
+    return check_output_path(output, inputs=inputs, parameter=parameter)

@@ -39,7 +39,7 @@ def _format_float(value: Any, *, scale: float = 1.0, digits: int = 2) -> str:
     return "n/a"
 
 
-def _summary_table(release: Release, *, source: str, output: pathlib.Path,
+def _summary_table(release: Release, *, source: str, output: pathlib.Path | str,
                    seconds: float) -> Table:
     """The rich table printed after a run (rows, groups, k, IL, risk, time)."""
     metrics = release.metrics
@@ -114,15 +114,18 @@ def _summary_table(release: Release, *, source: str, output: pathlib.Path,
 def anonymize(
     *,
     input_path: Annotated[
-        pathlib.Path | None,
+        str | None,
         typer.Argument(metavar="INPUT", show_default=False,
-                       help="Input table: .csv/.tsv/.txt (optionally .gz), .parquet or .pq."),
+                       help="Input table: .csv/.tsv/.txt (optionally .gz), .parquet or .pq, "
+                            "or a database table: sqlite:///file.db?table=NAME (any "
+                            "SQLAlchemy URL with microagg[sql])."),
     ] = None,
     output: Annotated[
-        pathlib.Path,
+        str,
         typer.Option("-o", "--output", show_default=False,
-                     help="Output table (.csv/.tsv/.txt[.gz], .parquet, .pq); written "
-                          "atomically, never over the input."),
+                     help="Output table (.csv/.tsv/.txt[.gz], .parquet, .pq), written "
+                          "atomically, never over the input; or a NEW database table, "
+                          "sqlite:///file.db?table=NAME, created in one transaction."),
     ],
     dataset: Annotated[
         str | None,
@@ -322,10 +325,17 @@ def anonymize(
                 "Give exactly one of INPUT or --dataset "
                 f"(got {'both' if dataset is not None else 'neither'})."
             )
-        from microagg.io import check_output_path, read_table, write_table, write_text_atomic
+        from microagg.io import (
+            check_output_path,
+            check_table_output,
+            read_table,
+            write_table,
+            write_text_atomic,
+        )
+        from microagg.sql import is_sql_url
 
         inputs = [input_path] if input_path is not None else []
-        out = check_output_path(output, inputs=inputs, parameter="--output")
+        out = check_table_output(output, inputs=inputs, parameter="--output")
         summary_out = None
         if summary_json is not None:
             summary_out = check_output_path(
@@ -394,7 +404,10 @@ def anonymize(
             if scheduler is not None and engine != "dask":
                 raise UsageError("--scheduler applies to --engine dask.")
             assert input_path is not None  # --dataset refused above
-            _anonymize_large(engine, input_path, out, summary_out, qi or [], ids or [], k,
+            if is_sql_url(input_path) or isinstance(out, str):
+                raise UsageError(f"--engine {engine} reads and writes files (CSV, Parquet); "
+                                 "for a database table use --engine local.")
+            _anonymize_large(engine, pathlib.Path(input_path), out, summary_out, qi or [], ids or [], k,
                              method or "mdav", method_params, blocking or "kd", block_size,
                              jobs, random_state, sep, scheduler, start)
             return

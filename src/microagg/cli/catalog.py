@@ -53,9 +53,9 @@ def methods() -> None:
 @app.command("init-schema")
 def init_schema(
     input_path: Annotated[
-        pathlib.Path,
-        typer.Argument(metavar="INPUT", help="A table (CSV, TSV or Parquet).",
-                       show_default=False),
+        str,
+        typer.Argument(metavar="INPUT", show_default=False,
+                       help="A table (CSV, TSV, Parquet, or sqlite:///file.db?table=NAME)."),
     ],
     output: Annotated[
         pathlib.Path,

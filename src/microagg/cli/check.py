@@ -24,9 +24,10 @@ from microagg.cli._common import (
 @app.command()
 def check(
     input_path: Annotated[
-        pathlib.Path,
-        typer.Argument(metavar="INPUT", help="A published table (CSV, TSV or Parquet).",
-                       show_default=False),
+        str,
+        typer.Argument(metavar="INPUT", show_default=False,
+                       help="A published table (CSV, TSV, Parquet, or "
+                            "sqlite:///file.db?table=NAME)."),
     ],
     quasi_identifiers: Annotated[
         list[str] | None,

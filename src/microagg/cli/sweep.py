@@ -23,9 +23,10 @@ from microagg.cli._common import (
 @app.command()
 def sweep(
     input_path: Annotated[
-        pathlib.Path | None,
-        typer.Argument(metavar="[INPUT]", help="A table (CSV, TSV or Parquet); or --dataset.",
-                       show_default=False),
+        str | None,
+        typer.Argument(metavar="[INPUT]", show_default=False,
+                       help="A table (CSV, TSV, Parquet, or sqlite:///file.db?table=NAME); "
+                            "or --dataset."),
     ] = None,
     output: Annotated[
         pathlib.Path,
