@@ -84,3 +84,79 @@ def test_cli_report_option(tmp_path):
     assert result.exit_code != 0 and not (tmp_path / "o2.csv").exists()
     assert not pathlib.Path(tmp_path / "r.txt").exists()
 
+
+
+# -- releases made elsewhere: `microagg report ORIGINAL PUBLISHED` ------------------------------
+
+def test_assess_release_recomputes_everything(census_release):
+    from microagg.assess import UNKNOWN_SEED, assess_release
+
+    data, release = census_release
+    qi = list(release.params["quasi_identifiers"])
+    assessed = assess_release(data, release.data, quasi_identifiers=qi)
+    # the same figures as the release's own, re-derived from the two tables alone
+    assert assessed.k == release.k
+    assert assessed.metrics["information_loss"] == pytest.approx(
+        release.metrics["information_loss"], rel=1e-12)
+    assert assessed.metrics["dld_risk"] == pytest.approx(release.metrics["dld_risk"])
+    assert assessed.seed == UNKNOWN_SEED
+    assert "seed unknown" in render_report(assessed, data)
+
+
+def test_assess_release_flags_a_broken_promise_and_bad_input():
+    import pandas as pd
+
+    from microagg.assess import assess_release
+    from microagg.exceptions import SchemaError
+
+    original = pd.DataFrame({"age": [30.0, 31, 50, 52, 70]})
+    published = pd.DataFrame({"age": [30.5, 30.5, 51, 51, 70]})
+    assessed = assess_release(original, published, quasi_identifiers=["age"],
+                              summary={"params": {"k": 2, "method": "elsewhere"}, "seed": 7})
+    assert assessed.k == 1 and assessed.seed == 7
+    assert assessed.warnings[0].startswith("The published file is NOT 2-anonymous")
+    assert "class='warn privacy'" in render_report(assessed, original)
+    with pytest.raises(SchemaError, match="5 rows but the published table 4"):
+        assess_release(original, published.head(4), quasi_identifiers=["age"])
+    with pytest.raises(SchemaError, match="'income' are not in the original"):
+        assess_release(original, published, quasi_identifiers=["age", "income"])
+
+
+def test_report_of_a_mixed_release_shows_the_categories():
+    from microagg import anonymize as run
+
+    ds = load_dataset("adult")
+    data = ds.data.head(600)
+    qi = ["age", "education", "marital-status"]
+    release = run(data, quasi_identifiers=qi, k=5, random_state=0,
+                  hierarchies={c: ds.hierarchies[c] for c in qi[1:]})
+    page = render_report(release, data)
+    assert "Categorical quasi-identifiers before and after" in page
+    assert "marital-status: most frequent" not in page  # titles live inside the PNGs
+    assert page.count("<td class='l'>education</td>") == 1
+
+
+def test_cli_report_command_with_summary_and_sweep(tmp_path):
+    runner = CliRunner()
+    out, summary = tmp_path / "out.csv", tmp_path / "s.json"
+    made = runner.invoke(app, ["anonymize", "--dataset", "census", "-k", "5", "-o", str(out),
+                               "--summary-json", str(summary), "--random-state", "0"])
+    assert made.exit_code == 0, made.output
+    swept = runner.invoke(app, ["sweep", "--dataset", "tarragona", "-k", "3,5",
+                                "-o", str(tmp_path / "sweep.csv")])
+    assert swept.exit_code == 0, swept.output
+    original = tmp_path / "census.csv"
+    load_dataset("census").data.to_csv(original, index=False)
+    page = tmp_path / "r.html"
+    result = runner.invoke(app, ["report", str(original), str(out), "--summary-json",
+                                 str(summary), "--sweep", str(tmp_path / "sweep.csv"),
+                                 "-o", str(page)])
+    assert result.exit_code == 0, result.output
+    html_text = page.read_text()
+    assert "risk-utility map" in html_text and "seed 0" in html_text
+    assert "report written" in result.stdout and "k = 5" in result.stdout
+    # never over an input; no quasi-identifiers named anywhere
+    again = runner.invoke(app, ["report", str(original), str(out), "-o", str(original)])
+    assert again.exit_code == 2 and "never overwrites its input" in again.output
+    bare = runner.invoke(app, ["report", str(original), str(out), "-o", str(page)])
+    assert bare.exit_code == 2 and "Name the quasi-identifiers" in bare.output

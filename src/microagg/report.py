@@ -15,7 +15,7 @@ import html
 import io
 import os
 import pathlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -141,25 +141,85 @@ def _metric_rows(metrics: Mapping[str, Any]) -> str:
         "</table>"
 
 
+def _seed(release: Release) -> str:
+    return "unknown" if release.seed < 0 else str(release.seed)
+
+
+def _categorical_section(original: pd.DataFrame, published: pd.DataFrame,
+                         columns: Sequence[str], plt: Any) -> list[str]:
+    """Non-numeric quasi-identifiers (nominal, ordinal, generalized): how many values
+    changed, how many distinct values remain, and the most frequent published values."""
+    rows, cells = [], []
+    for col in columns:
+        before = original[col].astype(str).to_numpy()
+        after = published[col].astype(str).to_numpy()
+        changed = float(np.mean(before != after))
+        rows.append(f"<tr><td class='l'>{html.escape(col)}</td>"
+                    f"<td>{_fmt(int(pd.Series(before).nunique()))}</td>"
+                    f"<td>{_fmt(int(pd.Series(after).nunique()))}</td>"
+                    f"<td>{100 * changed:.2f}</td></tr>")
+        if plt is not None:
+            top = pd.Series(after).value_counts().head(10)[::-1]
+            fig, ax = plt.subplots(figsize=(4.2, 0.35 * len(top) + 1.0))
+            ax.barh([label if len(label) <= 32 else label[:29] + "..." for label in top.index],
+                    top.to_numpy(), color="#3a6fd8")
+            ax.set_title(f"{col}: most frequent published values", fontsize=10)
+            ax.tick_params(axis="y", labelsize=7)
+            ax.set_xlabel("records")
+            cells.append(_png(fig))
+    parts = ["<h2>Categorical quasi-identifiers before and after</h2>",
+             "<table><tr><th class='l'>column</th><th>distinct, original</th><th>distinct, "
+             "published</th><th>records whose value changed (%)</th></tr>" + "".join(rows)
+             + "</table>"]
+    if cells:
+        parts.append("<div class='grid'>" + "".join(cells) + "</div>")
+    return parts
+
+
+def _sweep_section(sweep: pd.DataFrame, plt: Any) -> list[str]:
+    """The risk-utility map of a sweep (``microagg sweep``) and its Pareto runs."""
+    from .sweep import sweep_figure
+
+    parts = ["<h2>Choosing k: the risk-utility map</h2>",
+             "<p>Each point is one run of the sweep; the dashed line joins the runs no other "
+             "run beats on both information loss and linkage risk (the Pareto front).</p>"]
+    if plt is not None:
+        parts.append(_png(sweep_figure(sweep)))
+    errors = sweep["error"].astype(object).where(sweep["error"].notna(), "").astype(str)
+    front = sweep[(errors == "") & sweep["pareto"].astype(str).str.lower().isin(["true", "1"])]
+    parts.append("<table><tr><th class='l'>method</th><th>k</th><th class='l'>aggregation</th>"
+                 "<th>IL (%)</th><th>DLD (%)</th></tr>" + "".join(
+                     f"<tr><td class='l'>{html.escape(str(r['method']))}</td><td>{r['k']}</td>"
+                     f"<td class='l'>{html.escape(str(r['aggregation']))}</td>"
+                     f"<td>{_fmt(float(r['information_loss']))}</td>"
+                     f"<td>{_fmt(float(r['dld_risk']))}</td></tr>"
+                     for _, r in front.sort_values("information_loss").iterrows())
+                 + "</table>")
+    return parts
+
+
 def render_report(release: Release, original: pd.DataFrame, *, title: str = "microagg "
-                  "release report") -> str:
+                  "release report", sweep: pd.DataFrame | None = None) -> str:
     """The report as an HTML string (see the module docstring).
 
     ``original`` is the table the release was made from (same rows, same order), used for
     the before/after comparisons; nothing of it is embedded except summary statistics and
-    histograms of the quasi-identifiers.
+    histograms of the quasi-identifiers. ``sweep`` (the table of :func:`microagg.sweep.sweep`
+    or ``microagg sweep``) adds the risk-utility map with its Pareto front.
     """
     plt = _plots()
     params = release.params
     qi = [str(c) for c in params.get("quasi_identifiers", ())]
     published = release.data
-    numeric = [c for c in qi if pd.api.types.is_numeric_dtype(original[c])
+    numeric = [c for c in qi if c in original.columns
+               and pd.api.types.is_numeric_dtype(original[c])
                and pd.api.types.is_numeric_dtype(published[c])]
     parts = [f"<h1>{html.escape(title)}</h1>",
              f"<p class='sub'>{len(published):,} records, {len(qi)} quasi-identifiers, method "
              f"<code>{html.escape(str(params.get('method')))}</code>, k = "
-             f"{_fmt(params.get('k'))}, seed {release.seed}, microagg "
-             f"{html.escape(str(params.get('microagg_version')))}</p>"]
+             f"{_fmt(params.get('k'))}, seed {_seed(release)}"
+             + (f", microagg {html.escape(str(params['microagg_version']))}"
+                if params.get("microagg_version") else "") + "</p>"]
     privacy = [w for w in release.warnings if any(word in w for word in (
         "NOT", "not k-anonymous", "not differential", "unchanged"))]
     other = [w for w in release.warnings if w not in privacy]
@@ -221,12 +281,17 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
                     ax.set_yticks(range(len(numeric)), numeric, fontsize=7)
                 fig.colorbar(image, ax=axes, shrink=0.8)
                 parts.append("<h2>Correlations</h2>" + _png(fig))
+    categorical = [c for c in qi if c not in numeric and c in original.columns]
+    if categorical:
+        parts += _categorical_section(original, published, categorical, plt)
+    if sweep is not None:
+        parts += _sweep_section(sweep, plt)
     parts.append("<h2>Parameters (to reproduce this release)</h2>")
     parts.append("<table>" + "".join(
         f"<tr><td class='l'>{html.escape(str(k))}</td><td class='l'>"
         f"{html.escape(str(dict(v) if isinstance(v, Mapping) else v))}</td></tr>"
         for k, v in params.items()) + f"<tr><td class='l'>seed</td><td class='l'>"
-        f"{release.seed}</td></tr></table>")
+        f"{_seed(release)}</td></tr></table>")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")

@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 from .io import _file_mode
 from .release import anonymize
 
-__all__ = ["pareto_front", "plot_sweep", "sweep"]
+__all__ = ["pareto_front", "plot_sweep", "sweep", "sweep_figure"]
 
 
 def pareto_front(loss: ArrayLike, risk: ArrayLike) -> NDArray[np.bool_]:
@@ -125,10 +125,9 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
     return table
 
 
-def plot_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *,
-               title: str = "Risk-utility map") -> pathlib.Path:
-    """Plot information loss against DLD risk, one point per run (labelled ``method k``),
-    the Pareto front as a line; written atomically as PNG (needs matplotlib)."""
+def sweep_figure(table: pd.DataFrame, *, title: str = "Risk-utility map") -> Any:
+    """The matplotlib figure of :func:`plot_sweep` (information loss against DLD risk, one
+    point per run labelled ``k=``, the Pareto front dashed); the caller closes it."""
     try:
         import matplotlib
 
@@ -137,7 +136,6 @@ def plot_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *,
     except ImportError:
         raise ImportError("The sweep plot needs matplotlib: pip install 'microagg[plots]'"
                           ) from None
-    target = pathlib.Path(path).expanduser()
     errors = table["error"].astype(object).where(table["error"].notna(), "")  # CSV: NaN
     done = table[errors.astype(str) == ""]
     if done.empty:
@@ -165,6 +163,17 @@ def plot_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *,
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
+    return fig
+
+
+def plot_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *,
+               title: str = "Risk-utility map") -> pathlib.Path:
+    """Plot information loss against DLD risk, one point per run (labelled ``method k``),
+    the Pareto front as a line; written atomically as PNG (needs matplotlib)."""
+    target = pathlib.Path(path).expanduser()
+    fig = sweep_figure(table, title=title)
+    import matplotlib.pyplot as plt
+
     handle = tempfile.NamedTemporaryFile(delete=False, dir=target.parent,
                                          prefix=f".{target.name}.", suffix=".png")
     handle.close()

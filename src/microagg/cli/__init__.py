@@ -7,7 +7,8 @@ handling (exit 2 for a user error, 3 for a broken guarantee) and the option pars
 
 from __future__ import annotations
 
-from microagg.cli import anonymize, catalog, check, sweep  # noqa: F401  (registers the commands)
+import importlib
+
 from microagg.cli._common import (
     EXIT_BUG,
     EXIT_USER_ERROR,
@@ -17,6 +18,10 @@ from microagg.cli._common import (
     _parse_params,
     app,
 )
+
+# importing a command module registers it; this order is the order of `microagg --help`
+for _command in ("anonymize", "check", "report", "sweep", "catalog"):
+    importlib.import_module(f"microagg.cli.{_command}")
 
 __all__ = ["EXIT_BUG", "EXIT_USER_ERROR", "PROGRESS_DELAY", "UsageError", "_DelayedProgress",
            "_parse_params", "app", "main"]

@@ -1,0 +1,100 @@
+"""``microagg report``: the HTML report of a release, from the original and published tables."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from microagg.cli._common import UsageError, _split_names, _stdout, _user_errors, app
+
+
+@app.command()
+def report(
+    original_path: Annotated[
+        str,
+        typer.Argument(metavar="ORIGINAL", show_default=False,
+                       help="The table before masking (CSV, TSV, Parquet or "
+                            "sqlite:///file.db?table=NAME)."),
+    ],
+    published_path: Annotated[
+        str,
+        typer.Argument(metavar="PUBLISHED", show_default=False,
+                       help="The released table: the same records in the same order."),
+    ],
+    output: Annotated[
+        pathlib.Path,
+        typer.Option("-o", "--output", show_default=False,
+                     help="The report (.html): one self-contained file."),
+    ],
+    quasi_identifiers: Annotated[
+        list[str] | None,
+        typer.Option("-q", "--quasi-identifiers", show_default=False,
+                     help="Comma-separated quasi-identifiers (default: the summary's)."),
+    ] = None,
+    sensitive: Annotated[
+        list[str] | None,
+        typer.Option("-s", "--sensitive", show_default=False,
+                     help="Comma-separated sensitive columns (l, t, homogeneity)."),
+    ] = None,
+    schema: Annotated[
+        pathlib.Path | None,
+        typer.Option("--schema", show_default=False,
+                     help="A TOML schema with the roles (replaces -q and -s)."),
+    ] = None,
+    summary_json: Annotated[
+        pathlib.Path | None,
+        typer.Option("--summary-json", show_default=False,
+                     help="The release's summary (anonymize --summary-json): adds its "
+                          "parameters, seed and warnings; every figure is recomputed."),
+    ] = None,
+    sweep_csv: Annotated[
+        pathlib.Path | None,
+        typer.Option("--sweep", show_default=False,
+                     help="A sweep table (microagg sweep -o): adds the risk-utility map."),
+    ] = None,
+    title: Annotated[
+        str, typer.Option("--title", help="The report's title.")
+    ] = "microagg release report",
+    sep: Annotated[
+        str | None,
+        typer.Option("--sep", show_default=False, help="CSV separator (detected if omitted)."),
+    ] = None,
+) -> None:
+    """Write the HTML report of a release: guarantees re-checked, loss, risk, plots."""
+    with _user_errors():
+        import pandas as pd
+
+        from microagg.assess import assess_release, load_summary
+        from microagg.io import check_output_path, read_table
+        from microagg.report import write_report
+
+        inputs: list[str | pathlib.Path] = [
+            original_path, published_path,
+            *(p for p in (summary_json, sweep_csv, schema) if p is not None)]
+        out = check_output_path(output, inputs=inputs, extensions=(".html", ".htm"),
+                                parameter="--output")
+        summary = load_summary(summary_json) if summary_json is not None else None
+        qi, sens = _split_names(quasi_identifiers), _split_names(sensitive)
+        if schema is not None:
+            from microagg.schema import load_schema, roles_from
+
+            qi, sens, _ = roles_from(load_schema(schema), qi, sens, None)
+        if not qi and summary is not None:
+            qi = [str(c) for c in summary["params"].get("quasi_identifiers", ())]
+        if sens is None and summary is not None:
+            sens = [str(c) for c in summary["params"].get("sensitive", ())]
+        if not qi:
+            raise UsageError("Name the quasi-identifiers: -q, --schema or --summary-json.")
+        original = read_table(original_path, sep=sep)
+        published = read_table(published_path, sep=sep)
+        release = assess_release(original, published, quasi_identifiers=qi,
+                                 sensitive=sens or (), summary=summary)
+        sweep = pd.read_csv(sweep_csv) if sweep_csv is not None else None
+        write_report(release, original, out, title=title, sweep=sweep)
+    _stdout().print(Text(f"report written to {out} (k = {release.k}"
+                         + (f", IL {release.metrics['information_loss']:.3f} %"
+                            if "information_loss" in release.metrics else "") + ")"),
+                    soft_wrap=True)
