@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test lint typecheck unit nojit bench bench-scale reproduce-seed000 reproduce-seed001 reproduce-seed002 reproduce-seed004 clean
+.PHONY: install demo test lint typecheck unit nojit docs-cli bench bench-scale reproduce-seed000 reproduce-seed001 reproduce-seed002 reproduce-seed004 clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ unit: $(STAMP)
 nojit: $(STAMP)
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" -p no:cacheprovider \
 	    tests/test_partition_contract.py tests/test_methods.py tests/test_aggregate.py
+
+## docs-cli: regenerate docs/cli.md from the app (a test fails when it is stale)
+docs-cli: $(STAMP)
+	$(PY) -m microagg.cli._reference > docs/cli.md.tmp && mv docs/cli.md.tmp docs/cli.md
 
 ## bench: the speed/memory table of benchmarks/ (minutes; not part of make test)
 bench: $(STAMP)
