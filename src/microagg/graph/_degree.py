@@ -139,43 +139,54 @@ class _Augmenter:
         self.added.append((u, w))
 
 
-def _bump_partners(aug: _Augmenter, u: int, need: int, targets: NDArray[np.int64],
-                   demand: NDArray[np.int64], k: int, rng: np.random.Generator) -> None:
-    """Connect ``u`` to up to ``need`` satisfied vertices whose degree can grow by one.
+class _BumpPool:
+    """Satisfied vertices whose degree can grow by one, by class of target degree.
 
     A vertex of target degree ``δ`` may move to ``δ + 1`` when at least k + 1 targets equal
     ``δ`` and at least k - 1 equal ``δ + 1``, so the targets stay k-anonymous; the class
     with the largest surplus gives first (in a power-law graph, the many low degrees).
+    Built once per round (shuffled within each class); a vertex passed over because it is
+    adjacent to the requesting vertex is not offered again this round.
     """
-    count = np.bincount(targets, minlength=int(targets.max()) + 2).astype(np.int64)
-    free = np.flatnonzero(demand == 0)
-    free = free[rng.permutation(free.shape[0])]
-    free = free[np.argsort(targets[free], kind="stable")]
-    starts = np.searchsorted(targets[free], np.arange(count.shape[0] + 1))
-    pointer = starts[:-1].copy()
-    exhausted = np.zeros(count.shape[0], dtype=bool)
-    nb = aug.neighbours(u)
-    while need > 0:
-        ok = (count[:-1] >= k + 1) & (count[1:] >= k - 1) & ~exhausted[:-1]
-        if not ok.any():
-            return
-        surplus = np.where(ok, count[:-1], -1)
-        delta = int(np.argmax(surplus))
-        found = -1
-        while pointer[delta] < starts[delta + 1]:
-            w = int(free[pointer[delta]])
-            pointer[delta] += 1
-            if w != u and w not in nb and targets[w] == delta and demand[w] == 0:
-                found = w
-                break
-        if found < 0:
-            exhausted[delta] = True
-            continue
-        count[delta] -= 1
-        count[delta + 1] += 1
-        targets[found] += 1
-        aug.add(u, found)
-        need -= 1
+
+    def __init__(self, targets: NDArray[np.int64], demand: NDArray[np.int64], k: int,
+                 rng: np.random.Generator) -> None:
+        self.k = k
+        self.targets = targets
+        self.demand = demand
+        self.count = np.bincount(targets, minlength=int(targets.max()) + 2).astype(np.int64)
+        free = np.flatnonzero(demand == 0)
+        free = free[rng.permutation(free.shape[0])]
+        self.free = free[np.argsort(targets[free], kind="stable")]
+        self.starts = np.searchsorted(targets[self.free], np.arange(self.count.shape[0] + 1))
+        self.pointer = self.starts[:-1].copy()
+        self.exhausted = np.zeros(self.count.shape[0], dtype=bool)
+
+    def connect(self, aug: _Augmenter, u: int, need: int) -> None:
+        """Join ``u`` to up to ``need`` bumped vertices (fewer if the pool runs dry)."""
+        count, k = self.count, self.k
+        nb = aug.neighbours(u)
+        while need > 0:
+            ok = (count[:-1] >= k + 1) & (count[1:] >= k - 1) & ~self.exhausted[:-1]
+            if not ok.any():
+                return
+            delta = int(np.argmax(np.where(ok, count[:-1], -1)))
+            found = -1
+            while self.pointer[delta] < self.starts[delta + 1]:
+                w = int(self.free[self.pointer[delta]])
+                self.pointer[delta] += 1
+                if (w != u and w not in nb and self.targets[w] == delta
+                        and self.demand[w] == 0):
+                    found = w
+                    break
+            if found < 0:
+                self.exhausted[delta] = True
+                continue
+            count[delta] -= 1
+            count[delta + 1] += 1
+            self.targets[found] += 1
+            aug.add(u, found)
+            need -= 1
 
 
 def _greedy_round(aug: _Augmenter, targets: NDArray[np.int64], k: int,
@@ -185,7 +196,7 @@ def _greedy_round(aug: _Augmenter, targets: NDArray[np.int64], k: int,
     Vertices with demand are visited by decreasing demand (random among ties); each is
     joined to the non-adjacent vertices of highest (initial) demand still unsatisfied, kept
     in a linked list so that a satisfied vertex is skipped in O(1). Demand left over after
-    that is met by bumps (:func:`_bump_partners`). Returns the number of edges added.
+    that is met by bumps (:class:`_BumpPool`). Returns the number of edges added.
     """
     demand = targets - aug.degrees
     D = np.flatnonzero(demand > 0)
@@ -210,6 +221,7 @@ def _greedy_round(aug: _Augmenter, targets: NDArray[np.int64], k: int,
             prv[nxt[p]] = prv[p]
 
     before = len(aug.added)
+    pool: _BumpPool | None = None
     for pos, u in enumerate(D):
         if not alive[pos]:
             continue
@@ -227,8 +239,9 @@ def _greedy_round(aug: _Augmenter, targets: NDArray[np.int64], k: int,
                     unlink(p)
             p = q
         if demand[u] > 0:
-            need = int(demand[u])
-            _bump_partners(aug, u, need, targets, demand, k, rng)
+            if pool is None:
+                pool = _BumpPool(targets, demand, k, rng)
+            pool.connect(aug, u, int(demand[u]))
             demand[u] = targets[u] - aug.degrees[u]
     return len(aug.added) - before
 
