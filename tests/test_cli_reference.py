@@ -17,6 +17,7 @@ def test_cli_reference_is_up_to_date() -> None:
     for command in ("anonymize", "check", "report", "sweep", "init-schema", "methods",
                     "datasets"):
         assert f"## `microagg {command}`" in text
+    assert "### `microagg graph anonymize`" in text and "### `microagg graph check`" in text
     assert "`-k <int>`" in text and "[default: 5]" in text
     page = PAGE.read_text(encoding="utf-8")
     if f"typer {typer.__version__})" not in page.split("\n", 3)[2]:

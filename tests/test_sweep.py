@@ -56,3 +56,26 @@ def test_plot_and_cli(tmp_path):
     out = plot_sweep(table, tmp_path / "again.png")
     assert pathlib.Path(out).stat().st_size > 10_000
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_categorical_sweep_uses_ncp_and_class_risk():
+    from microagg.check import equivalence_classes
+    from microagg.datasets import load_dataset
+    from microagg.sweep import risk_column, sweep
+
+    ds = load_dataset("adult")
+    qi = ["age", "education", "marital-status"]
+    data = ds.data.head(600)
+    table = sweep(data, quasi_identifiers=qi, ks=[2, 5], methods=["mage"],
+                  options={"hierarchies": {c: ds.hierarchies[c] for c in qi[1:]}})
+    assert (table["loss_measure"] == "NCP").all()  # SSE/SST would cover age alone
+    assert table["dld_risk"].isna().all() and risk_column(table) == "class_risk"
+    # the class risk is the mean of 1 / class size over the published records
+    from microagg import anonymize
+
+    release = anonymize(data, quasi_identifiers=qi, k=5, random_state=0,
+                        hierarchies={c: ds.hierarchies[c] for c in qi[1:]})
+    classes = equivalence_classes(release.data, qi)
+    expected = 100 * (1.0 / np.bincount(classes)[classes]).mean()
+    assert table.loc[table["k"] == 5, "class_risk"].item() == pytest.approx(expected)
+    assert table["class_risk"].iloc[0] > table["class_risk"].iloc[1]  # k = 2 riskier than 5

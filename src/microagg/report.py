@@ -178,7 +178,7 @@ def _categorical_section(original: pd.DataFrame, published: pd.DataFrame,
 
 def _sweep_section(sweep: pd.DataFrame, plt: Any) -> list[str]:
     """The risk-utility map of a sweep (``microagg sweep``) and its Pareto runs."""
-    from .sweep import sweep_figure
+    from .sweep import risk_column, sweep_figure
 
     parts = ["<h2>Choosing k: the risk-utility map</h2>",
              "<p>Each point is one run of the sweep; the dashed line joins the runs no other "
@@ -187,12 +187,14 @@ def _sweep_section(sweep: pd.DataFrame, plt: Any) -> list[str]:
         parts.append(_png(sweep_figure(sweep)))
     errors = sweep["error"].astype(object).where(sweep["error"].notna(), "").astype(str)
     front = sweep[(errors == "") & sweep["pareto"].astype(str).str.lower().isin(["true", "1"])]
+    risk = risk_column(sweep)
     parts.append("<table><tr><th class='l'>method</th><th>k</th><th class='l'>aggregation</th>"
-                 "<th>IL (%)</th><th>DLD (%)</th></tr>" + "".join(
+                 f"<th>loss (%)</th><th>{'DLD' if risk == 'dld_risk' else 'class risk'} (%)"
+                 "</th></tr>" + "".join(
                      f"<tr><td class='l'>{html.escape(str(r['method']))}</td><td>{r['k']}</td>"
                      f"<td class='l'>{html.escape(str(r['aggregation']))}</td>"
                      f"<td>{_fmt(float(r['information_loss']))}</td>"
-                     f"<td>{_fmt(float(r['dld_risk']))}</td></tr>"
+                     f"<td>{_fmt(float(r[risk]))}</td></tr>"
                      for _, r in front.sort_values("information_loss").iterrows())
                  + "</table>")
     return parts

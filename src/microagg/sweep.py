@@ -18,10 +18,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from .check import equivalence_classes
 from .io import _file_mode
 from .release import anonymize
 
-__all__ = ["pareto_front", "plot_sweep", "sweep", "sweep_figure"]
+__all__ = ["pareto_front", "plot_sweep", "risk_column", "sweep", "sweep_figure"]
 
 
 def pareto_front(loss: ArrayLike, risk: ArrayLike) -> NDArray[np.bool_]:
@@ -72,10 +73,13 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
     -------
     pandas.DataFrame
         One row per run: ``method``, ``k``, ``aggregation``, ``aggregation_params``,
-        ``information_loss`` (SSE/SST %), ``dld_risk`` (%), ``achieved_k`` (syntactic k of
-        the published values), ``seconds``, ``warnings`` (count), ``error`` (the message of a
-        run that was refused, else empty) and ``pareto`` (on the front of IL vs DLD among
-        the runs that succeeded).
+        ``information_loss`` (%; SSE/SST, or NCP for generalized categorical releases, as
+        ``loss_measure`` says), ``dld_risk`` (%; distance linkage, numeric releases only),
+        ``class_risk`` (%; the mean over records of 1 / the size of its published class),
+        ``achieved_k`` (syntactic k of the published values), ``seconds``, ``warnings``
+        (count), ``error`` (the message of a run that was refused, else empty) and
+        ``pareto`` (on the front of loss vs risk among the runs that succeeded; the risk is
+        DLD, or the class risk when a run has no DLD: :func:`risk_column`).
 
     Examples
     --------
@@ -104,13 +108,22 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
                     aggregation=aggregation, aggregation_params=dict(params) or None,
                     random_state=random_state, **dict(options or {}))
         except (ValueError, TypeError) as error:  # SchemaError is a ValueError
-            row.update(information_loss=np.nan, dld_risk=np.nan, achieved_k=np.nan,
+            row.update(information_loss=np.nan, loss_measure="", dld_risk=np.nan,
+                       class_risk=np.nan, achieved_k=np.nan,
                        seconds=time.perf_counter() - start, warnings=0, error=str(error))
         else:
             metrics = release.metrics
-            loss = metrics.get("information_loss", metrics.get("ncp", np.nan))
-            row.update(information_loss=float(loss),
-                       dld_risk=100.0 * float(metrics.get("dld_risk", np.nan)),
+            if metrics.get("ncp") is not None:
+                # generalized (categorical or mixed) releases: the normalized certainty
+                # penalty covers every quasi-identifier, SSE/SST only the numeric ones
+                loss, measure = 100.0 * float(metrics["ncp"]), "NCP"
+            else:
+                loss, measure = float(metrics.get("information_loss", np.nan)), "SSE/SST"
+            dld = metrics.get("dld_risk")
+            classes = equivalence_classes(release.data, list(quasi_identifiers))
+            row.update(information_loss=loss, loss_measure=measure,
+                       dld_risk=np.nan if dld is None else 100.0 * float(dld),
+                       class_risk=100.0 * float(np.mean(1.0 / np.bincount(classes)[classes])),
                        achieved_k=release.k, seconds=time.perf_counter() - start,
                        warnings=len(caught), error="")
         rows.append(row)
@@ -120,9 +133,21 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
     ok = table["error"] == ""
     table["pareto"] = False
     if ok.any():
+        risk = risk_column(table)
         table.loc[ok, "pareto"] = pareto_front(table.loc[ok, "information_loss"],
-                                               table.loc[ok, "dld_risk"])
+                                               table.loc[ok, risk])
     return table
+
+
+def risk_column(table: pd.DataFrame) -> str:
+    """The risk the front and the map use: ``dld_risk`` (distance linkage) when every
+    successful run has it, else ``class_risk`` (mean 1 / class size: categorical releases,
+    where distances between generalized values are not defined)."""
+    errors = table["error"].astype(object).where(table["error"].notna(), "").astype(str)
+    done = table[errors == ""]
+    if "class_risk" in table.columns and done["dld_risk"].isna().any():
+        return "class_risk"
+    return "dld_risk"
 
 
 def sweep_figure(table: pd.DataFrame, *, title: str = "Risk-utility map") -> Any:
@@ -141,6 +166,7 @@ def sweep_figure(table: pd.DataFrame, *, title: str = "Risk-utility map") -> Any
     if done.empty:
         raise ValueError("The sweep table has no successful run to plot.")
     pareto = done["pareto"].astype(str).str.lower().isin(["true", "1"])
+    risk = risk_column(table)
     fig, ax = plt.subplots(figsize=(7, 5), dpi=120)
     markers = ["o", "^", "s", "D", "v", "P", "X"]
     for i, ((method, aggregation, params), part) in enumerate(
@@ -148,17 +174,20 @@ def sweep_figure(table: pd.DataFrame, *, title: str = "Risk-utility map") -> Any
                         .where(done["aggregation_params"].notna(), "")).groupby(
                 ["method", "aggregation", "aggregation_params"], sort=False)):
         label = str(method) + ("" if aggregation == "mean" else f" ({aggregation} {params})")
-        ax.scatter(part["information_loss"], part["dld_risk"], label=label, s=30,
+        ax.scatter(part["information_loss"], part[risk], label=label, s=30,
                    marker=markers[i % len(markers)])
         for _, row in part.iterrows():
-            ax.annotate(f"k={row['k']}", (row["information_loss"], row["dld_risk"]),
+            ax.annotate(f"k={row['k']}", (row["information_loss"], row[risk]),
                         textcoords="offset points", xytext=(4, 3), fontsize=7)
     front = done[pareto].sort_values("information_loss")
     if len(front):
-        ax.plot(front["information_loss"], front["dld_risk"], color="black", lw=1,
+        ax.plot(front["information_loss"], front[risk], color="black", lw=1,
                 ls="--", label="Pareto front")
-    ax.set_xlabel("information loss, SSE/SST (%)")
-    ax.set_ylabel("disclosure risk, DLD (% of records linked)")
+    measures = sorted({str(m) for m in done.get("loss_measure", pd.Series(["SSE/SST"]))
+                       if str(m) not in ("", "nan")}) or ["SSE/SST"]
+    ax.set_xlabel(f"information loss, {' / '.join(measures)} (%)")
+    ax.set_ylabel("disclosure risk, DLD (% of records linked)" if risk == "dld_risk" else
+                  "disclosure risk, mean 1 / class size (%)")
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)

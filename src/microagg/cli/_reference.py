@@ -32,7 +32,8 @@ def _row(param: Any, ctx: Any) -> str:
 
 def _command_section(name: str, command: Any, parent: Any) -> list[str]:
     ctx = command.context_class(command, info_name=name, parent=parent)
-    lines = [f"## `microagg {name}`", "", _cell(command.help or ""), "", "```",
+    level = "###" if " " in name else "##"
+    lines = [f"{level} `microagg {name}`", "", _cell(command.help or ""), "", "```",
              f"microagg {name} " + " ".join(command.collect_usage_pieces(ctx)), "```", ""]
     params = command.get_params(ctx)
     arguments = [p for p in params if p.param_type_name == "argument"]
@@ -59,7 +60,15 @@ def render_reference() -> str:
               for name in group.list_commands(root)]
     lines.append("")
     for name in group.list_commands(root):
-        lines += _command_section(name, group.commands[name], root)
+        command = group.commands[name]
+        sub = getattr(command, "commands", None)
+        if sub:  # a command group (microagg graph ...): one section per subcommand
+            ctx = command.context_class(command, info_name=name, parent=root)
+            lines += [f"## `microagg {name}`", "", _cell(command.help or ""), ""]
+            for child in command.list_commands(ctx):
+                lines += _command_section(f"{name} {child}", sub[child], ctx)
+            continue
+        lines += _command_section(name, command, root)
     return "\n".join(lines).rstrip() + "\n"
 
 

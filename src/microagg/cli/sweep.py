@@ -36,7 +36,8 @@ def sweep(
     plot: Annotated[
         pathlib.Path | None,
         typer.Option("--plot", show_default=False,
-                     help="Also draw IL against DLD with the Pareto front (.png; needs "
+                     help="Also draw the loss against the risk (DLD; for categorical data the mean "
+                          "1 / class size) with the Pareto front (.png; needs "
                           "matplotlib)."),
     ] = None,
     dataset: Annotated[
@@ -61,9 +62,11 @@ def sweep(
         typer.Option("--schema", show_default=False, help="A TOML schema with the roles."),
     ] = None,
     methods_: Annotated[
-        str,
-        typer.Option("--methods", help="Comma-separated methods."),
-    ] = "mdav",
+        str | None,
+        typer.Option("--methods", show_default=False,
+                     help="Comma-separated methods (default: mdav, or mage when a "
+                          "quasi-identifier is categorical)."),
+    ] = None,
     ks: Annotated[
         str,
         typer.Option("-k", help="Comma-separated values of k."),
@@ -99,7 +102,8 @@ def sweep(
         except ValueError:
             raise UsageError(f"-k takes integers and --rho numbers, comma-separated. Got "
                              f"-k {ks!r}, --rho {rho!r}.") from None
-        methods_list = [m.strip() for m in methods_.split(",") if m.strip()]
+        methods_list = [m.strip() for m in (methods_ or "").split(",") if m.strip()]
+        options: dict[str, Any] = {}
         qi, sens, ids = (_split_names(quasi_identifiers), _split_names(sensitive),
                          _split_names(drop))
         if dataset is not None:
@@ -110,6 +114,11 @@ def sweep(
             qi = qi or list(ds.quasi_identifiers)
             sens = sens if sens is not None else list(ds.sensitive)
             ids = ids if ids is not None else list(ds.identifiers)
+            # categorical quasi-identifiers get the bundled hierarchies, as in anonymize
+            hierarchies = {c: str(p) for c, p in ds.hierarchies.items()
+                           if c in qi and df[c].dtype.kind not in "biuf"}
+            if hierarchies:
+                options["hierarchies"] = hierarchies
         else:
             assert input_path is not None
             df = read_table(input_path, sep=sep)
@@ -121,6 +130,9 @@ def sweep(
                 df = loaded.apply(df)
         if not qi:
             raise UsageError("Name the quasi-identifiers: -q, --schema or --dataset.")
+        if not methods_list:
+            categorical = [c for c in qi if c in df.columns and df[c].dtype.kind not in "biuf"]
+            methods_list = ["mage" if categorical else "mdav"]
         aggregations: list[tuple[str, dict[str, Any]]] = [("mean", {})]
         aggregations += [("rho", {"rho": r}) for r in rho_values]
         console = _stderr()
@@ -137,12 +149,17 @@ def sweep(
             table = run_sweep(df, quasi_identifiers=qi, sensitive=sens or (),
                               identifiers=ids or (), ks=k_values, methods=methods_list,
                               aggregations=aggregations, random_state=random_state,
+                              options=options,
                               on_step=step)
         write_table(table, out)
         if plot_out is not None:
             plot_sweep(table, plot_out, title=f"Risk-utility map: {dataset or input_path}")
     shown = Table(title="microagg sweep (* = on the Pareto front)", title_justify="left")
-    for name in ("method", "k", "aggregation", "IL (%)", "DLD (%)", "achieved k", "s"):
+    from microagg.sweep import risk_column
+
+    risk = risk_column(table)
+    for name in ("method", "k", "aggregation", "loss (%)",
+                 "DLD (%)" if risk == "dld_risk" else "class risk (%)", "achieved k", "s"):
         shown.add_column(name)
     for _, row in table.iterrows():
         agg = row["aggregation"] + (f" {row['aggregation_params']}"
@@ -151,7 +168,7 @@ def sweep(
             shown.add_row(row["method"], str(row["k"]), agg, "refused", "", "", "")
             continue
         shown.add_row(("* " if row["pareto"] else "") + row["method"], str(row["k"]), agg,
-                      f"{row['information_loss']:.3f}", f"{row['dld_risk']:.2f}",
+                      f"{row['information_loss']:.3f}", f"{row[risk]:.2f}",
                       str(int(row["achieved_k"])), f"{row['seconds']:.2f}")
     stdout = _stdout()
     stdout.print(shown)
