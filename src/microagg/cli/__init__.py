@@ -20,7 +20,7 @@ from microagg.cli._common import (
 )
 
 # importing a command module registers it; this order is the order of `microagg --help`
-for _command in ("anonymize", "check", "report", "sweep", "graph", "catalog"):
+for _command in ("anonymize", "check", "report", "sweep", "stream", "graph", "catalog"):
     importlib.import_module(f"microagg.cli.{_command}")
 
 __all__ = ["EXIT_BUG", "EXIT_USER_ERROR", "PROGRESS_DELAY", "UsageError", "_DelayedProgress",

@@ -1,0 +1,74 @@
+"""`microagg stream`: a CSV stream in, published groups of >= k out, delay bounded."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from microagg.cli import EXIT_USER_ERROR, app
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame(rng.normal(size=(700, 3)), columns=["a", "b", "c"])
+    frame["disease"] = rng.integers(0, 4, size=700)
+    frame["name"] = [f"p{i}" for i in range(700)]
+    path = tmp_path / "in.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def test_file_to_file_with_summary(source: Path, tmp_path: Path) -> None:
+    out, summary = tmp_path / "out.csv", tmp_path / "s.json"
+    result = CliRunner().invoke(app, ["stream", str(source), "-q", "a,b,c", "-k", "4",
+                                      "--delay", "50", "--keep", "disease", "-o", str(out),
+                                      "--random-state", "2", "--summary-json", str(summary),
+                                      "--index-column", "arrival"])
+    assert result.exit_code == 0, result.output
+    published = pd.read_csv(out)
+    assert list(published.columns) == ["arrival", "a", "b", "c", "disease"]  # name dropped
+    assert sorted(published["arrival"]) == list(range(700))  # each record exactly once
+    sizes = published.groupby(["a", "b", "c"]).size()
+    assert sizes.min() >= 4
+    original = pd.read_csv(source).iloc[published["arrival"].to_numpy()]
+    assert (published["disease"].to_numpy() == original["disease"].to_numpy()).all()
+    facts = json.loads(summary.read_text())
+    assert facts["achieved_k"] >= 4 and facts["max_delay"] <= 50 and facts["seed"] == 2
+    assert facts["records"] == 700
+
+
+def test_standard_input_to_standard_output(source: Path) -> None:
+    result = CliRunner().invoke(app, ["stream", "-", "-q", "a,b", "-k", "3", "--delay",
+                                      "20", "-o", "-", "--random-state", "0"],
+                                input=source.read_text())
+    assert result.exit_code == 0, result.output
+    data = pd.read_csv(io.StringIO(result.stdout))
+    assert list(data.columns) == ["a", "b"] and len(data) == 700
+    assert data.groupby(["a", "b"]).size().min() >= 3
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-q", "a", "-k", "5", "--delay", "2"], "delay"),
+    (["-q", "a,zz"], "zz"),
+    (["-q", "a", "-k", "1"], "k"),
+])
+def test_bad_options(source: Path, tmp_path: Path, args: list[str], message: str) -> None:
+    out = tmp_path / "o.csv"
+    result = CliRunner().invoke(app, ["stream", str(source), *args, "-o", str(out)])
+    assert result.exit_code == EXIT_USER_ERROR, result.output
+    assert message in result.output
+    assert not out.exists()  # a file output is complete or absent
+
+
+def test_never_over_the_input(source: Path) -> None:
+    before = source.read_text()
+    result = CliRunner().invoke(app, ["stream", str(source), "-q", "a", "-o", str(source)])
+    assert result.exit_code == EXIT_USER_ERROR and "never overwrites" in result.output
+    assert source.read_text() == before
