@@ -37,6 +37,10 @@ def test_report_is_self_contained_and_complete(census_release):
     for figure in ("k-anonymity", f"{release.metrics['information_loss']:.4g}",
                    f"seed {release.seed}", "AFNLWGT", "Correlations"):
         assert figure in page
+    # the plain-words summary states the guarantee, the risk left and the loss
+    assert "In plain words" in page and "shared by at least 5 records" in page
+    assert f"right person for {100 * release.metrics['dld_risk']:.1f}%" in page
+    assert f"{release.metrics['information_loss']:.1f}% of the variation" in page
 
 
 def test_privacy_warnings_are_highlighted():
@@ -47,6 +51,7 @@ def test_privacy_warnings_are_highlighted():
                             random_state=0)
     page = render_report(release, data)
     assert "class='warn privacy'" in page and "not k-anonymous" in page
+    assert "<b>Not k-anonymous:</b>" in page
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (.ci/run installs it)")

@@ -39,7 +39,7 @@ padding:.7em 1em;min-width:170px;background:#fafbfd} .card .v{font-size:1.6em;fo
 .bad{border-left:6px solid #c9372c} .info{border-left:6px solid #3a6fd8}
 .warn{background:#fff4e5;border:1px solid #f0b25a;border-radius:6px;padding:.5em .8em;
 margin:.4em 0} .privacy{background:#fdecea;border-color:#e06c62;font-weight:600}
-.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:.8em}
+.plain li{margin:.3em 0} .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:.8em}
 img{max-width:100%} code{background:#f3f5f9;padding:0 .3em;border-radius:3px}
 """
 
@@ -114,7 +114,7 @@ def _check_cards(checks: Mapping[str, Any]) -> str:
 _LABELS = {
     "information_loss": "information loss, SSE/SST on z-scores (%)",
     "information_loss_original_units": "information loss, SSE/SST in original units (%)",
-    "dld_risk": "linkage risk (DLD): share of records linked to the right person",
+    "dld_risk": "linkage risk (DLD): fraction of records linked to the right person",
     "dld_risk_known": "linkage risk on the intruder's columns only",
     "il1s": "IL1s (mean absolute change / (sqrt 2 x s.d.))",
     "mean_change_pct": "mean relative change of the means (%)",
@@ -139,6 +139,55 @@ def _metric_rows(metrics: Mapping[str, Any]) -> str:
                         "</tr>")
     return "<table><tr><th class='l'>measure</th><th>value</th></tr>" + "".join(rows) + \
         "</table>"
+
+
+def _plain_words(release: Release, qi: Sequence[str]) -> list[str]:
+    """The release in a few sentences: what is protected, the risk left, what was lost and
+    what is published unchanged; for a reader who will not read the tables."""
+    checks, metrics = release.checks, release.metrics
+    items = []
+    k_check = checks.get("k_anonymity", {})
+    achieved = k_check.get("achieved")
+    if k_check.get("required") is not None:
+        items.append(f"<b>Protected:</b> every combination of the {len(qi)} quasi-identifiers "
+                     f"({html.escape(', '.join(qi[:6]))}{', ...' if len(qi) > 6 else ''}) "
+                     f"that is published is shared by at least {_fmt(achieved)} records "
+                     "(k-anonymity, counted again on the published file).")
+    else:
+        items.append(f"<b>Not k-anonymous:</b> the smallest class of identical published "
+                     f"quasi-identifiers has {_fmt(achieved)} record(s); see the warnings for "
+                     "what this release promises instead.")
+    for name, label in (("l_diversity", "distinct values of each sensitive column in every "
+                                        "class (l-diversity)"),
+                        ("t_closeness", "distance of every class's sensitive distribution "
+                                        "to the whole file's (t-closeness)")):
+        c = checks.get(name)
+        if isinstance(c, Mapping) and c.get("required") is not None:
+            items.append(f"<b>Also:</b> {label}: required {_fmt(c['required'])}, achieved "
+                         f"{_fmt(c.get('achieved'))}.")
+    if metrics.get("dld_risk") is not None:
+        items.append(f"<b>Risk left:</b> an intruder who holds the original values of these "
+                     f"columns and links each published record to the closest one finds the "
+                     f"right person for {100 * float(metrics['dld_risk']):.1f}% of the "
+                     "records (distance-based record linkage, DLD).")
+    if metrics.get("information_loss") is not None:
+        lost = (f"<b>Lost:</b> {float(metrics['information_loss']):.1f}% of the variation of "
+                "the quasi-identifiers (SSE/SST)")
+        if metrics.get("variance_change_pct") is not None:
+            moved = float(metrics.get("mean_change_pct", 0.0))
+            lost += ("; means are kept (they move by less than 0.01%)" if moved < 0.01 else
+                     f"; means move by {moved:.2f}%") + (
+                f" and variances by {float(metrics['variance_change_pct']):.1f}% on average")
+        items.append(lost + ".")
+    elif metrics.get("ncp") is not None:
+        items.append(f"<b>Lost:</b> {100 * float(metrics['ncp']):.1f}% of the precision of the "
+                     "quasi-identifiers (normalized certainty penalty of the generalization).")
+    unchanged = [str(c) for c in release.data.columns if str(c) not in set(qi)]
+    if unchanged:
+        items.append(f"<b>Published unchanged:</b> {html.escape(', '.join(unchanged))}: "
+                     "their values are exactly the original ones.")
+    return ["<h2>In plain words</h2>",
+            "<ul class='plain'>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"]
 
 
 def _seed(release: Release) -> str:
@@ -229,10 +278,11 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
         parts.append("<h2>Warnings</h2>")
         parts += [f"<div class='warn privacy'>{html.escape(w)}</div>" for w in privacy]
         parts += [f"<div class='warn'>{html.escape(w)}</div>" for w in other]
+    parts += _plain_words(release, qi)
     parts.append("<h2>What the release guarantees (re-checked on the published data)</h2>")
     parts.append(_check_cards(release.checks))
-    parts.append("<ul>" + "".join(f"<li><b>{html.escape(n.replace('_', ' '))}</b>: "
-                                  f"{html.escape(str(c.get('model', _MODELS.get(n, ''))))}</li>"
+    parts.append("<ul>" + "".join(f"<li>{html.escape(str(c.get('model', _MODELS.get(n, ''))))}"
+                                  "</li>"
                                   for n, c in release.checks.items()
                                   if isinstance(c, Mapping)) + "</ul>")
     parts.append("<h2>Information loss and disclosure risk</h2>")
