@@ -107,10 +107,10 @@ def _settle(A: sp.csr_array, labels: NDArray[np.intp], rule: str
         complete = e == full
     else:
         complete = 2 * e > full
-    drop = np.zeros(g * g, dtype=bool)
-    drop[(P * g + Q)[~complete]] = True
+    # pairs of groups left empty, as sorted int64 keys (a g x g table would be quadratic)
+    dropped = np.sort((P * g + Q)[~complete])
     lo, hi = np.minimum(lr, lc), np.maximum(lr, lc)
-    cross = ~inner & drop[lo * g + hi]
+    cross = ~inner & np.isin(lo * g + hi, dropped, assume_unique=False)
     removed += list(zip(r[cross].tolist(), c[cross].tolist(), strict=True))
     order = np.argsort(labels, kind="stable")
     members = np.split(order, np.cumsum(size)[:-1])
