@@ -79,3 +79,27 @@ def test_categorical_sweep_uses_ncp_and_class_risk():
     expected = 100 * (1.0 / np.bincount(classes)[classes]).mean()
     assert table.loc[table["k"] == 5, "class_risk"].item() == pytest.approx(expected)
     assert table["class_risk"].iloc[0] > table["class_risk"].iloc[1]  # k = 2 riskier than 5
+
+
+def test_sweep_over_privacy_models(tmp_path):
+    out = tmp_path / "sweep.csv"
+    result = CliRunner().invoke(app, [
+        "sweep", "--dataset", "census", "-q", "AFNLWGT,AGI,EMCONTRB", "-s", "FEDTAX",
+        "-k", "3,10", "-l", "3", "-t", "0.3", "--epsilon", "1", "--bounds", "AFNLWGT=0:1e6",
+        "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(out, keep_default_na=False)
+    assert table["model"].tolist() == ["k", "l=3", "t=0.3", "epsilon=1"] * 2
+    ok = table[table["error"] == ""]
+    assert set(ok["model"]) == {"k", "l=3", "t=0.3"}
+    # t-closeness merges groups: never less loss than k alone, never more linkage risk
+    for k in (3, 10):
+        base = ok[(ok["k"] == k) & (ok["model"] == "k")].iloc[0]
+        close = ok[(ok["k"] == k) & (ok["model"] == "t=0.3")].iloc[0]
+        assert float(close["information_loss"]) >= float(base["information_loss"])
+        assert float(close["dld_risk"]) <= float(base["dld_risk"])
+    refused = table[table["model"] == "epsilon=1"]["error"]
+    assert refused.str.contains("insensitive partition").all()  # mdav is data-driven
+    bare = CliRunner().invoke(app, ["sweep", "--dataset", "census", "--epsilon", "1",
+                                    "-o", str(tmp_path / "x.csv")])
+    assert bare.exit_code == 2 and "--epsilon needs --bounds" in bare.output

@@ -48,9 +48,12 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
           methods: Sequence[str] = ("mdav",), sensitive: Sequence[str] = (),
           identifiers: Sequence[str] = (),
           aggregations: Sequence[tuple[str, Mapping[str, Any]]] = (("mean", {}),),
-          options: Mapping[str, Any] | None = None, random_state: int = 0,
+          options: Mapping[str, Any] | None = None,
+          models: Sequence[tuple[str, Mapping[str, Any]]] = (("k", {}),),
+          random_state: int = 0,
           on_step: Callable[[int, int, str], None] | None = None) -> pd.DataFrame:
-    """Run :func:`~microagg.anonymize` for every method x k x aggregation and tabulate.
+    """Run :func:`~microagg.anonymize` for every method x k x aggregation x model and
+    tabulate.
 
     Parameters
     ----------
@@ -63,7 +66,11 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
     aggregations : sequence of (name, params)
         E.g. ``[("mean", {}), ("rho", {"rho": 0.5})]``.
     options : mapping, default=None
-        Further keyword arguments for every run (``l``, ``t``, ``blocking``...).
+        Further keyword arguments for every run (``blocking``, ``hierarchies``...).
+    models : sequence of (label, params), default=(("k", {}),)
+        Privacy models on top of k, one grid dimension: e.g. ``[("k", {}), ("l=2",
+        {"l": 2}), ("t=0.2", {"t": 0.2}), ("epsilon=1", {"epsilon": 1.0, "bounds": {...}})]``;
+        the label goes to the ``model`` column.
     random_state : int, default=0
         The seed of every run (recorded in the table).
     on_step : callable, default=None
@@ -73,6 +80,7 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
     -------
     pandas.DataFrame
         One row per run: ``method``, ``k``, ``aggregation``, ``aggregation_params``,
+        ``model``,
         ``information_loss`` (%; SSE/SST, or NCP for generalized categorical releases, as
         ``loss_measure`` says), ``dld_risk`` (%; distance linkage, numeric releases only),
         ``class_risk`` (%; the mean over records of 1 / the size of its published class),
@@ -89,15 +97,17 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
     >>> table[["method", "k"]].values.tolist()
     [['mdav', 2], ['mdav', 5], ['md', 2], ['md', 5]]
     """
-    grid = list(itertools.product(methods, ks, aggregations))
+    grid = list(itertools.product(methods, ks, aggregations, models))
     rows = []
-    for step, (method, k, (aggregation, params)) in enumerate(grid):
-        label = f"{method}, k={k}, {aggregation}{'' if not params else ' ' + str(dict(params))}"
+    for step, (method, k, (aggregation, params), (model, model_params)) in enumerate(grid):
+        label = (f"{method}, k={k}, {aggregation}{'' if not params else ' ' + str(dict(params))}"
+                 + ("" if model == "k" else f", {model}"))
         if on_step is not None:
             on_step(step, len(grid), label)
         row: dict[str, Any] = {"method": method, "k": int(k), "aggregation": aggregation,
                                "aggregation_params": ", ".join(f"{n}={v}" for n, v in
-                                                               dict(params).items())}
+                                                               dict(params).items()),
+                               "model": model}
         start = time.perf_counter()
         try:
             with warnings.catch_warnings(record=True) as caught:
@@ -106,7 +116,8 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
                     df, quasi_identifiers=list(quasi_identifiers), k=int(k), method=method,
                     sensitive=list(sensitive), identifiers=list(identifiers),
                     aggregation=aggregation, aggregation_params=dict(params) or None,
-                    random_state=random_state, **dict(options or {}))
+                    random_state=random_state, **{**dict(options or {}),
+                                                  **dict(model_params)})
         except (ValueError, TypeError) as error:  # SchemaError is a ValueError
             row.update(information_loss=np.nan, loss_measure="", dld_risk=np.nan,
                        class_risk=np.nan, achieved_k=np.nan,
@@ -169,11 +180,14 @@ def sweep_figure(table: pd.DataFrame, *, title: str = "Risk-utility map") -> Any
     risk = risk_column(table)
     fig, ax = plt.subplots(figsize=(7, 5), dpi=120)
     markers = ["o", "^", "s", "D", "v", "P", "X"]
-    for i, ((method, aggregation, params), part) in enumerate(
+    if "model" not in done.columns:  # tables written before the model column existed
+        done = done.assign(model="k")
+    for i, ((method, aggregation, params, model), part) in enumerate(
             done.assign(aggregation_params=done["aggregation_params"].astype(object)
                         .where(done["aggregation_params"].notna(), "")).groupby(
-                ["method", "aggregation", "aggregation_params"], sort=False)):
-        label = str(method) + ("" if aggregation == "mean" else f" ({aggregation} {params})")
+                ["method", "aggregation", "aggregation_params", "model"], sort=False)):
+        label = (str(method) + ("" if aggregation == "mean" else f" ({aggregation} {params})")
+                 + ("" if str(model) == "k" else f" {model}"))
         ax.scatter(part["information_loss"], part[risk], label=label, s=30,
                    marker=markers[i % len(markers)])
         for _, row in part.iterrows():

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from microagg.cli._common import (
     UsageError,
+    _parse_bounds,
     _split_names,
     _stderr,
     _stdout,
@@ -76,6 +77,29 @@ def sweep(
         typer.Option("--rho", show_default=False,
                      help="Comma-separated rho values: adds the rho aggregation for each."),
     ] = None,
+    l_values: Annotated[
+        str | None,
+        typer.Option("-l", "--l-diversity", show_default=False,
+                     help="Comma-separated l values: adds distinct l-diversity of the -s "
+                          "columns for each."),
+    ] = None,
+    t_values: Annotated[
+        str | None,
+        typer.Option("-t", "--t-closeness", show_default=False,
+                     help="Comma-separated t values: adds t-closeness of the -s columns for "
+                          "each."),
+    ] = None,
+    epsilons: Annotated[
+        str | None,
+        typer.Option("--epsilon", show_default=False,
+                     help="Comma-separated epsilon values: adds the epsilon-DP release for "
+                          "each (give --bounds)."),
+    ] = None,
+    bounds: Annotated[
+        list[str] | None,
+        typer.Option("--bounds", show_default=False,
+                     help="Public bounds for --epsilon as column=lower:upper (repeatable)."),
+    ] = None,
     random_state: Annotated[
         int, typer.Option("--random-state", help="The seed of every run.")
     ] = 0,
@@ -99,9 +123,18 @@ def sweep(
         try:
             k_values = [int(v) for v in ks.split(",") if v.strip()]
             rho_values = [float(v) for v in rho.split(",") if v.strip()] if rho else []
+            models: list[tuple[str, dict[str, Any]]] = [("k", {})]
+            models += [(f"l={v:g}", {"l": v}) for v in
+                       ([float(x) for x in l_values.split(",") if x.strip()] if l_values
+                        else [])]
+            models += [(f"t={v:g}", {"t": v}) for v in
+                       ([float(x) for x in t_values.split(",") if x.strip()] if t_values
+                        else [])]
+            eps = [float(x) for x in epsilons.split(",") if x.strip()] if epsilons else []
         except ValueError:
-            raise UsageError(f"-k takes integers and --rho numbers, comma-separated. Got "
-                             f"-k {ks!r}, --rho {rho!r}.") from None
+            raise UsageError(f"-k takes integers; --rho, -l, -t and --epsilon numbers, "
+                             f"comma-separated. Got -k {ks!r}, --rho {rho!r}, -l {l_values!r}, "
+                             f"-t {t_values!r}, --epsilon {epsilons!r}.") from None
         methods_list = [m.strip() for m in (methods_ or "").split(",") if m.strip()]
         options: dict[str, Any] = {}
         qi, sens, ids = (_split_names(quasi_identifiers), _split_names(sensitive),
@@ -133,6 +166,11 @@ def sweep(
         if not methods_list:
             categorical = [c for c in qi if c in df.columns and df[c].dtype.kind not in "biuf"]
             methods_list = ["mage" if categorical else "mdav"]
+        parsed_bounds = _parse_bounds(bounds)
+        if eps and parsed_bounds is None:
+            raise UsageError("--epsilon needs --bounds for every quasi-identifier "
+                             "(column=lower:upper, public, not taken from the data).")
+        models += [(f"epsilon={e:g}", {"epsilon": e, "bounds": parsed_bounds}) for e in eps]
         aggregations: list[tuple[str, dict[str, Any]]] = [("mean", {})]
         aggregations += [("rho", {"rho": r}) for r in rho_values]
         console = _stderr()
@@ -141,14 +179,15 @@ def sweep(
                       console=console, transient=True,
                       disable=not console.is_terminal) as bar:
             task = bar.add_task("sweep", total=len(methods_list) * len(k_values)
-                                * len(aggregations))
+                                * len(aggregations) * len(models))
 
             def step(done: int, total: int, label: str) -> None:
                 bar.update(task, completed=done, description=label)
 
             table = run_sweep(df, quasi_identifiers=qi, sensitive=sens or (),
                               identifiers=ids or (), ks=k_values, methods=methods_list,
-                              aggregations=aggregations, random_state=random_state,
+                              aggregations=aggregations, models=models,
+                              random_state=random_state,
                               options=options,
                               on_step=step)
         write_table(table, out)
@@ -163,7 +202,8 @@ def sweep(
         shown.add_column(name)
     for _, row in table.iterrows():
         agg = row["aggregation"] + (f" {row['aggregation_params']}"
-                                    if row["aggregation_params"] else "")
+                                    if row["aggregation_params"] else "") + (
+            "" if row["model"] == "k" else f", {row['model']}")
         if row["error"]:
             shown.add_row(row["method"], str(row["k"]), agg, "refused", "", "", "")
             continue
