@@ -15,29 +15,13 @@ ceil(cost / 2) of the optimal degree sequence.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
 from collections.abc import Callable
 
 import networkx as nx
 
+from _machine import machine  # benchmarks/_machine.py (run as a script)
 from microagg.graph import graph_k_anonymity, k_degree_anonymize, neighbourhood_anonymize
-
-
-def machine() -> str:
-    cpu = "unknown cpu"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (f"{platform.machine()}, {os.cpu_count()} cores, {cpu}, "
-            f"Python {platform.python_version()}, networkx {nx.__version__}")
-
 
 GENERATORS: dict[str, Callable[[int], nx.Graph]] = {
     "BA m=3": lambda n: nx.barabasi_albert_graph(n, 3, seed=0),
@@ -50,7 +34,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="10,000 vertices only")
     args = parser.parse_args()
     n = 10_000 if args.quick else 100_000
-    print(f"# machine: {machine()}")
+    print(f"# machine: {machine('networkx ' + nx.__version__)}")
     print("\n## k-degree anonymity (k_degree_anonymize, random_state=0)\n")
     print("| graph | n | edges | k | seconds | edges added | LB | edges / LB | rounds | "
           "achieved k | clustering before -> after | path length before -> after |")

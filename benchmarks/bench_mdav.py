@@ -13,8 +13,6 @@ Data: standard Gaussian records (seed 0), the setting of the issue's targets
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import resource
 import subprocess
 import sys
@@ -22,22 +20,10 @@ import time
 
 import numpy as np
 
+from _machine import machine  # benchmarks/_machine.py (run as a script)
 from microagg.metrics import sse, sst
 from microagg.partition import PARTITIONERS, mdav
 from microagg.partition._reference import mdav_numpy
-
-
-def machine() -> str:
-    cpu = "unknown cpu"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{platform.machine()}, {os.cpu_count()} cores, {cpu}, Python {platform.python_version()}"
 
 
 def timed(func, *args, **kwargs):  # type: ignore[no-untyped-def]

@@ -20,14 +20,13 @@ Data: standard Gaussian records, seed 0 (the setting of ``bench_mdav.py``).
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
 import tracemalloc
 from collections.abc import Iterator
 
 import numpy as np
 
+from _machine import machine  # benchmarks/_machine.py (run as a script)
 from microagg._groups import group_means
 from microagg.metrics import information_loss
 from microagg.partition import mdav
@@ -36,20 +35,6 @@ from microagg.stream import StreamChecker, anonymize_stream
 P = 10
 K = 5
 CHUNK = 10_000
-
-
-def machine() -> str:
-    cpu = "unknown cpu"
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (f"{platform.machine()}, {os.cpu_count()} cores, {cpu}, "
-            f"Python {platform.python_version()}, NumPy {np.__version__}")
 
 
 def chunks(n: int, seed: int = 0) -> Iterator[np.ndarray]:
@@ -139,7 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    print(f"machine: {machine()}")
+    print(f"machine: {machine('NumPy ' + np.__version__)}")
     # compile MDAV before timing, its parallel pass (from 8,192 records) included
     list(anonymize_stream(chunks(2_000), K, delay=1000))
     mdav(np.random.default_rng(1).standard_normal((9000, 3)), 3)

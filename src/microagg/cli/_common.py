@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -224,3 +225,25 @@ def _plain_json(value: Any) -> Any:
     return _plain(value)
 
 
+# Options shared by several commands (one declaration, one help text)
+QuasiIdentifiersOption = Annotated[
+    list[str] | None,
+    typer.Option("-q", "--quasi-identifiers", show_default=False,
+                 help="Comma-separated quasi-identifiers (repeatable): the columns an intruder "
+                      "may know."),
+]
+SensitiveOption = Annotated[
+    list[str] | None,
+    typer.Option("-s", "--sensitive", show_default=False,
+                 help="Comma-separated sensitive columns (l, t and homogeneity)."),
+]
+SchemaOption = Annotated[
+    pathlib.Path | None,
+    typer.Option("--schema", show_default=False,
+                 help="A TOML schema with the columns' roles (see `microagg init-schema`); "
+                      "replaces -q and -s."),
+]
+SepOption = Annotated[
+    str | None,
+    typer.Option("--sep", show_default=False, help="CSV separator (detected if omitted)."),
+]

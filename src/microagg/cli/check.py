@@ -12,6 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from microagg.cli._common import (
+    QuasiIdentifiersOption,
+    SchemaOption,
+    SensitiveOption,
+    SepOption,
     UsageError,
     _plain_json,
     _split_names,
@@ -29,30 +33,15 @@ def check(
                        help="A published table (CSV, TSV, Parquet, or "
                             "sqlite:///file.db?table=NAME)."),
     ],
-    quasi_identifiers: Annotated[
-        list[str] | None,
-        typer.Option("-q", "--quasi-identifiers", show_default=False,
-                     help="Comma-separated columns an intruder may know."),
-    ] = None,
-    sensitive: Annotated[
-        list[str] | None,
-        typer.Option("-s", "--sensitive", show_default=False,
-                     help="Comma-separated sensitive columns (for l, t and homogeneity)."),
-    ] = None,
-    schema: Annotated[
-        pathlib.Path | None,
-        typer.Option("--schema", show_default=False,
-                     help="A TOML schema with the columns' roles (replaces -q and -s)."),
-    ] = None,
+    quasi_identifiers: QuasiIdentifiersOption = None,
+    sensitive: SensitiveOption = None,
+    schema: SchemaOption = None,
     summary_json: Annotated[
         pathlib.Path | None,
         typer.Option("--summary-json", show_default=False,
                      help="Also write the figures as JSON."),
     ] = None,
-    sep: Annotated[
-        str | None,
-        typer.Option("--sep", show_default=False, help="CSV separator (detected if omitted)."),
-    ] = None,
+    sep: SepOption = None,
 ) -> None:
     """Report the k, l, t, homogeneous classes and class risk a published file achieves."""
     with _user_errors():

@@ -8,7 +8,17 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from microagg.cli._common import UsageError, _split_names, _stdout, _user_errors, app
+from microagg.cli._common import (
+    QuasiIdentifiersOption,
+    SchemaOption,
+    SensitiveOption,
+    SepOption,
+    UsageError,
+    _split_names,
+    _stdout,
+    _user_errors,
+    app,
+)
 
 
 @app.command()
@@ -29,21 +39,9 @@ def report(
         typer.Option("-o", "--output", show_default=False,
                      help="The report (.html): one self-contained file."),
     ],
-    quasi_identifiers: Annotated[
-        list[str] | None,
-        typer.Option("-q", "--quasi-identifiers", show_default=False,
-                     help="Comma-separated quasi-identifiers (default: the summary's)."),
-    ] = None,
-    sensitive: Annotated[
-        list[str] | None,
-        typer.Option("-s", "--sensitive", show_default=False,
-                     help="Comma-separated sensitive columns (l, t, homogeneity)."),
-    ] = None,
-    schema: Annotated[
-        pathlib.Path | None,
-        typer.Option("--schema", show_default=False,
-                     help="A TOML schema with the roles (replaces -q and -s)."),
-    ] = None,
+    quasi_identifiers: QuasiIdentifiersOption = None,
+    sensitive: SensitiveOption = None,
+    schema: SchemaOption = None,
     summary_json: Annotated[
         pathlib.Path | None,
         typer.Option("--summary-json", show_default=False,
@@ -58,10 +56,7 @@ def report(
     title: Annotated[
         str, typer.Option("--title", help="The report's title.")
     ] = "microagg release report",
-    sep: Annotated[
-        str | None,
-        typer.Option("--sep", show_default=False, help="CSV separator (detected if omitted)."),
-    ] = None,
+    sep: SepOption = None,
 ) -> None:
     """Write the HTML report of a release: guarantees re-checked, loss, risk, plots."""
     with _user_errors():

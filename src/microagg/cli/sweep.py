@@ -11,6 +11,10 @@ from rich.table import Table
 from rich.text import Text
 
 from microagg.cli._common import (
+    QuasiIdentifiersOption,
+    SchemaOption,
+    SensitiveOption,
+    SepOption,
     UsageError,
     _parse_bounds,
     _split_names,
@@ -45,23 +49,13 @@ def sweep(
         str | None,
         typer.Option("--dataset", show_default=False, help="Use a bundled data set."),
     ] = None,
-    quasi_identifiers: Annotated[
-        list[str] | None,
-        typer.Option("-q", "--quasi-identifiers", show_default=False,
-                     help="Comma-separated quasi-identifiers."),
-    ] = None,
-    sensitive: Annotated[
-        list[str] | None,
-        typer.Option("-s", "--sensitive", show_default=False, help="Sensitive columns."),
-    ] = None,
+    quasi_identifiers: QuasiIdentifiersOption = None,
+    sensitive: SensitiveOption = None,
     drop: Annotated[
         list[str] | None,
         typer.Option("--drop", show_default=False, help="Identifiers to drop."),
     ] = None,
-    schema: Annotated[
-        pathlib.Path | None,
-        typer.Option("--schema", show_default=False, help="A TOML schema with the roles."),
-    ] = None,
+    schema: SchemaOption = None,
     methods_: Annotated[
         str | None,
         typer.Option("--methods", show_default=False,
@@ -103,10 +97,7 @@ def sweep(
     random_state: Annotated[
         int, typer.Option("--random-state", help="The seed of every run.")
     ] = 0,
-    sep: Annotated[
-        str | None,
-        typer.Option("--sep", show_default=False, help="CSV separator (detected if omitted)."),
-    ] = None,
+    sep: SepOption = None,
 ) -> None:
     """Run a grid of methods x k (x rho) and map information loss against disclosure risk."""
     with _user_errors():
