@@ -247,3 +247,8 @@ SepOption = Annotated[
     str | None,
     typer.Option("--sep", show_default=False, help="CSV separator (detected if omitted)."),
 ]
+RandomStateOption = Annotated[
+    int | None,
+    typer.Option("--random-state", show_default=False,
+                 help="Seed (an int >= 0); drawn and recorded when omitted."),
+]

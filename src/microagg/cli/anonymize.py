@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from microagg.cli._common import (
+    RandomStateOption,
     UsageError,
     _DelayedProgress,
     _parse_attribute_groups,
@@ -284,11 +285,7 @@ def anonymize(
                      help="Dask scheduler address for --engine dask (default: a local "
                           "cluster of one worker per CPU)."),
     ] = None,
-    random_state: Annotated[
-        int | None,
-        typer.Option("--random-state", show_default=False,
-                     help="Seed (an int >= 0); drawn and recorded when omitted."),
-    ] = None,
+    random_state: RandomStateOption = None,
     sep: Annotated[
         str | None,
         typer.Option("--sep", show_default=False,

@@ -11,7 +11,14 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from microagg.cli._common import UsageError, _plain_json, _stdout, _user_errors, app
+from microagg.cli._common import (
+    RandomStateOption,
+    UsageError,
+    _plain_json,
+    _stdout,
+    _user_errors,
+    app,
+)
 
 graph_app = typer.Typer(
     help="Graphs (edge-list CSV with source,target, or GraphML): k-degree anonymity "
@@ -59,11 +66,7 @@ def graph_anonymize(
         typer.Option("--rule", help="neighbourhood model: union (add edges), intersection "
                                     "(remove edges) or auto (the cheaper per pair of groups)."),
     ] = "auto",
-    random_state: Annotated[
-        int | None,
-        typer.Option("--random-state", show_default=False,
-                     help="Seed (an int >= 0); drawn and recorded when omitted."),
-    ] = None,
+    random_state: RandomStateOption = None,
     summary_json: Annotated[
         pathlib.Path | None,
         typer.Option("--summary-json", show_default=False,

@@ -11,7 +11,15 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from microagg.cli._common import UsageError, _plain_json, _split_names, _stderr, _user_errors, app
+from microagg.cli._common import (
+    RandomStateOption,
+    UsageError,
+    _plain_json,
+    _split_names,
+    _stderr,
+    _user_errors,
+    app,
+)
 
 
 @app.command()
@@ -64,11 +72,7 @@ def stream(
         int, typer.Option("--chunk-rows", help="Rows read at a time (latency on a pipe).")
     ] = 10_000,
     sep: Annotated[str, typer.Option("--sep", help="Field separator of input and output.")] = ",",
-    random_state: Annotated[
-        int | None,
-        typer.Option("--random-state", show_default=False,
-                     help="Seed (an int >= 0); drawn and recorded when omitted."),
-    ] = None,
+    random_state: RandomStateOption = None,
     summary_json: Annotated[
         pathlib.Path | None,
         typer.Option("--summary-json", show_default=False,
