@@ -163,5 +163,8 @@ def test_cli_report_command_with_summary_and_sweep(tmp_path):
     # never over an input; no quasi-identifiers named anywhere
     again = runner.invoke(app, ["report", str(original), str(out), "-o", str(original)])
     assert again.exit_code == 2 and "never overwrites its input" in again.output
+    wrong = runner.invoke(app, ["report", str(original), str(out), "--summary-json",
+                                str(summary), "--sweep", str(original), "-o", str(page)])
+    assert wrong.exit_code == 2 and "is not a sweep table" in wrong.output
     bare = runner.invoke(app, ["report", str(original), str(out), "-o", str(page)])
     assert bare.exit_code == 2 and "Name the quasi-identifiers" in bare.output

@@ -87,7 +87,18 @@ def report(
         published = read_table(published_path, sep=sep)
         release = assess_release(original, published, quasi_identifiers=qi,
                                  sensitive=sens or (), summary=summary)
-        sweep = pd.read_csv(sweep_csv) if sweep_csv is not None else None
+        sweep = None
+        if sweep_csv is not None:
+            sweep = pd.read_csv(sweep_csv, keep_default_na=False)
+            needed = {"method", "k", "aggregation", "aggregation_params", "information_loss",
+                      "dld_risk", "error", "pareto"}
+            missing = sorted(needed - set(sweep.columns))
+            if missing:
+                raise UsageError(f"--sweep {sweep_csv} is not a sweep table (microagg sweep "
+                                 f"-o): it lacks the column(s) {', '.join(missing)}.")
+            for column in ("information_loss", "dld_risk", "class_risk"):
+                if column in sweep.columns:
+                    sweep[column] = pd.to_numeric(sweep[column], errors="coerce")
         write_report(release, original, out, title=title, sweep=sweep)
     _stdout().print(Text(f"report written to {out} (k = {release.k}"
                          + (f", IL {release.metrics['information_loss']:.3f} %"
