@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
-import math
 import pathlib
 import re
 import sqlite3
 import urllib.parse
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 __all__ = ["SqlLocation", "check_sql_output", "is_sql_url", "parse_sql_url", "read_sql",
@@ -260,16 +258,21 @@ def read_sql(url: str, *, parameter: str = "INPUT") -> pd.DataFrame:
 
 
 def _python_rows(df: pd.DataFrame) -> list[tuple[Any, ...]]:
-    """Rows as plain Python values (sqlite3 adapts neither numpy scalars nor NaN as NULL)."""
+    """Rows as plain Python values: sqlite3 adapts neither numpy scalars nor NaN as NULL.
+
+    Column by column and vectorized: an object array of a numeric column already holds
+    Python ints / floats / bools; missing values (NaN, None, pd.NA, NaT) become None.
+    """
     columns = []
     for name in df.columns:
         series = df[name]
         if isinstance(series.dtype, pd.CategoricalDtype):
             series = series.astype(object)
-        values = series.to_numpy(dtype=object)
-        columns.append([None if v is None or (isinstance(v, float) and math.isnan(v))
-                        or v is pd.NA or v is pd.NaT
-                        else v.item() if isinstance(v, np.generic) else v for v in values])
+        values = series.to_numpy(dtype=object, copy=True)
+        missing = pd.isna(values)
+        if missing.any():
+            values[missing] = None
+        columns.append(values)
     return list(zip(*columns, strict=True)) if columns else []
 
 
