@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test lint typecheck unit nojit docs-cli bench bench-scale reproduce-seed000 reproduce-seed001 reproduce-seed002 reproduce-seed004 clean
+.PHONY: install demo test test-exhaustive lint typecheck unit nojit docs-cli bench bench-scale reproduce-seed000 reproduce-seed001 reproduce-seed002 reproduce-seed004 clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,7 +31,12 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 unit: $(STAMP)
-	$(PY) -m pytest -q --doctest-modules src tests
+	$(PY) -m pytest -q -m "not exhaustive" --doctest-modules src tests
+
+## test-exhaustive: the sweeps too long for every run (each registered method at two k, each
+## in a fresh process on a fresh kernel cache: 3-4 min)
+test-exhaustive: $(STAMP)
+	$(PY) -m pytest -q -m exhaustive tests
 
 # Pure-Python kernels give readable tracebacks; a fast subset is enough to prove they run.
 nojit: $(STAMP)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from ._numba_cache import reset_stale_cache
+from ._numba_cache import configure_cache
 
-reset_stale_cache()  # before any kernel module is imported
+configure_cache()  # before any kernel is defined: where (and whether) numba may cache
 
 from . import partition
 from .datasets import load_dataset
@@ -24,6 +24,7 @@ from .estimator import MicroAggregator
 from .exceptions import (
     ConstantColumnWarning,
     InternalError,
+    LowUtilityWarning,
     PrivacyLeakWarning,
     PrivacyViolationError,
     SchemaError,
@@ -37,6 +38,7 @@ __all__ = [
     "ConstantColumnWarning",
     "Hierarchy",
     "InternalError",
+    "LowUtilityWarning",
     "MicroAggregator",
     "PrivacyLeakWarning",
     "PrivacyViolationError",

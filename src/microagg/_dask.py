@@ -823,7 +823,7 @@ def anonymize_dask_file(input_path: str | os.PathLike[str], output_path: str | o
     _require_dask()
     import dask.dataframe as dd
 
-    from .io import _atomic_write, _format_of, _sniff_separator
+    from .io import _atomic_write, _format_of, _sniff_separator, check_csv_header
     from .outofcore import FileRelease, _chunk_writer, _read_back
 
     t0 = time.perf_counter()
@@ -835,6 +835,7 @@ def anonymize_dask_file(input_path: str | os.PathLike[str], output_path: str | o
         ddf = dd.read_parquet(str(source))
     else:
         separator = sep or _sniff_separator(source, compression)
+        check_csv_header(source, sep=separator)  # dask, like pandas, renames a repeated name
         ddf = dd.read_csv(str(source), sep=separator, blocksize=None if compression
                           else blocksize, compression=compression)
     import logging

@@ -1,49 +1,220 @@
-"""Guard against stale numba caches: clear them when any kernel source changes.
+"""Where numba caches microagg's compiled kernels, and keeping that cache sound.
 
-numba's ``cache=True`` re-validates a cached kernel against its own source file only. When a
-kernel that it calls changes in another file (a package upgrade, an edited checkout), the
-stale machine code can be loaded and crash the interpreter. At import we hash the sources of
-every module that holds kernels (the ``*.py`` files of the package that mention numba); if the hash differs from the one recorded beside the cache,
-the cache files of this package are deleted (numba then recompiles once).
+Three rules, each from a failure seen in ordinary use (issue 16):
+
+* **A cache folder that can be written, or none.** numba looks for a writable folder when a
+  kernel is *defined*: ``NUMBA_CACHE_DIR``, the package's ``__pycache__``, then the user's
+  cache folder. A read-only install run by a service user with no writable home had none, and
+  ``import microagg`` died with "cannot cache function ...: no locator available".
+  :func:`configure_cache` runs before any kernel is defined; when none of numba's folders can
+  be written it points numba at a private folder in the temporary directory (``0700``, owned
+  by this user), and when even that fails it turns caching off (kernels then compile in
+  memory in each process: slower to start, same results).
+* **Stale code is never loaded.** numba re-validates a cached kernel against its own source
+  file only; a kernel it calls in another file may have changed (an upgrade, an edited
+  checkout). Each cache folder carries a stamp of every kernel module's source; a folder
+  whose stamp differs is emptied of its numba files before anything is loaded from it.
+* **One writer at a time.** numba's index update (read the index, pick a data-file number,
+  write both) is not atomic across processes; two processes compiling different signatures
+  of one kernel at once could both take number 1 and leave an index that points at the other
+  one's machine code (numba#4807). :func:`cache_lock` serializes the writes (and the stale
+  purge) with an advisory lock on the folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-__all__ = ["reset_stale_cache"]
+__all__ = ["CacheSettings", "cache_lock", "cache_settings", "clear_cache", "configure_cache",
+           "ensure_fresh", "kernel_stamp"]
 
 _PACKAGE = Path(__file__).resolve().parent
-_KERNEL_DIRS = (_PACKAGE, _PACKAGE / "partition")
+_KERNEL_DIRS = (_PACKAGE, _PACKAGE / "partition", _PACKAGE / "metrics")
 _MARKER = "microagg-kernels.sha256"
+_LOCK = "microagg-cache.lock"
+_NUMBA_SUFFIXES = (".nbi", ".nbc")
 
 
-def reset_stale_cache(folders: tuple[Path, ...] = _KERNEL_DIRS) -> None:
-    """Delete the numba cache files in ``folders/__pycache__`` if any kernel module (a
-    ``*.py`` of ``folders`` that mentions numba) changed since they were written. Modules
-    without kernels are left out, so editing them does not throw compiled code away. Never raises: a read-only install simply keeps numba's
-    own behaviour."""
+@dataclass(frozen=True)
+class CacheSettings:
+    """How this process caches kernels: ``mode`` is one of ``"NUMBA_CACHE_DIR"``,
+    ``"package"`` (the ``__pycache__`` folders beside the kernel modules), ``"user"`` (numba's
+    per-user cache folder), ``"private-temp"`` (our fallback) or ``"off"``; ``folder`` is the
+    root numba writes under (``None`` for ``package`` and ``off``); ``reason`` says why."""
+
+    mode: str
+    folder: str | None
+    reason: str
+
+
+_SETTINGS: CacheSettings | None = None
+
+
+def _writable(folder: Path) -> bool:
+    """Whether files can be created in ``folder`` (created if missing), as numba checks it."""
     try:
-        digest = hashlib.sha256()
-        for folder in folders:
-            for source in sorted(folder.glob("*.py")):
-                text = source.read_bytes()
-                if b"numba" not in text:
-                    continue
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError:
+        return False
+    return True
+
+
+def _private_temp_folder() -> Path | None:
+    """``<tmp>/microagg-numba-<uid>``, made ``0700`` and checked to be ours (not a link, not
+    another user's folder planted in a shared temporary directory); ``None`` if unusable."""
+    try:
+        base = Path(tempfile.gettempdir())
+    except (OSError, FileNotFoundError):  # no usable temporary directory at all
+        return None
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    folder = base / f"microagg-numba-{uid}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        info = folder.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode):
+        return None
+    if hasattr(os, "getuid") and (info.st_uid != uid or info.st_mode & 0o077):
+        return None
+    return folder if _writable(folder) else None
+
+
+def _user_cache_folder() -> Path:
+    from numba.misc.appdirs import AppDirs
+
+    return Path(AppDirs(appname="numba", appauthor=False).user_cache_dir)
+
+
+def _choose(user_dir: str, package_dirs: tuple[Path, ...], user_folder: Path
+            ) -> tuple[CacheSettings, Path | None]:
+    """The first usable cache location, in numba's own order, then our fallbacks."""
+    if user_dir:
+        if _writable(Path(user_dir)):
+            return CacheSettings("NUMBA_CACHE_DIR", user_dir, "set by NUMBA_CACHE_DIR"), None
+        reason = f"NUMBA_CACHE_DIR={user_dir} cannot be written"
+    elif all(_writable(d / "__pycache__") for d in package_dirs):
+        return CacheSettings("package", None, "the package folder can be written"), None
+    elif _writable(user_folder):
+        return CacheSettings("user", str(user_folder),
+                             "the package folder is read-only; numba's user cache"), None
+    else:
+        reason = f"neither the package folder nor {user_folder} can be written"
+    private = _private_temp_folder()
+    if private is not None:
+        return CacheSettings("private-temp", str(private), reason), private
+    return CacheSettings("off", None, reason + ", nor a private temporary folder"), None
+
+
+def configure_cache() -> CacheSettings:
+    """Decide once per process where kernels are cached (see the module docstring).
+
+    Must run before any kernel is defined. Never raises; with ``NUMBA_DISABLE_JIT=1`` there is
+    nothing to cache."""
+    global _SETTINGS
+    if _SETTINGS is not None:
+        return _SETTINGS
+    from numba.core import config as numba_config
+
+    config: Any = numba_config  # its settings are set at run time, unknown to mypy
+    if config.DISABLE_JIT:
+        _SETTINGS = CacheSettings("off", None, "NUMBA_DISABLE_JIT=1: kernels run as Python")
+        return _SETTINGS
+    settings, private = _choose(config.CACHE_DIR, _KERNEL_DIRS, _user_cache_folder())
+    if private is not None:
+        config.CACHE_DIR = str(private)  # numba reads it when each kernel is defined
+    _SETTINGS = settings
+    return settings
+
+
+def cache_settings() -> CacheSettings:
+    """The settings chosen by :func:`configure_cache` (which it runs if needed)."""
+    return configure_cache()
+
+
+def kernel_stamp(folders: tuple[Path, ...] = _KERNEL_DIRS) -> str:
+    """SHA-256 of the sources of every kernel module (the ``*.py`` files of ``folders`` that
+    mention numba or ``njit``): any change to any kernel changes it; editing a module without
+    kernels keeps the compiled code."""
+    digest = hashlib.sha256()
+    for folder in folders:
+        for source in sorted(folder.glob("*.py")):
+            text = source.read_bytes()
+            if b"numba" in text or b"njit" in text:
                 digest.update(source.name.encode())
                 digest.update(text)
-        stamp = digest.hexdigest()
-        for folder in folders:
-            cache = folder / "__pycache__"
-            marker = cache / _MARKER
-            if marker.is_file() and marker.read_text() == stamp:
-                continue
-            if cache.is_dir():
-                for pattern in ("*.nbi", "*.nbc"):
-                    for stale in cache.glob(pattern):
-                        stale.unlink(missing_ok=True)
-            cache.mkdir(exist_ok=True)
-            marker.write_text(stamp)
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def cache_lock(folder: str | Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock on cache ``folder`` (a no-op where ``fcntl`` is
+    missing or the lock file cannot be made: numba's own atomic renames still apply)."""
+    try:
+        import fcntl
+
+        handle = open(Path(folder) / _LOCK, "a+b")
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        handle.close()  # releases the lock
+
+
+def _numba_files(folder: Path) -> list[Path]:
+    return [f for f in folder.iterdir() if f.suffix in _NUMBA_SUFFIXES
+            or ".nbi.tmp." in f.name or ".nbc.tmp." in f.name]
+
+
+_FRESH: set[str] = set()
+
+
+def ensure_fresh(folder: str | Path, stamp: str | None = None) -> None:
+    """Empty ``folder`` of numba's files if they were compiled from other kernel sources,
+    then record the current stamp; done once per folder and process, under the lock.
+    Never raises (an unwritable folder keeps numba's own behaviour)."""
+    key = str(folder)
+    if key in _FRESH:
+        return
+    try:
+        stamp = stamp or kernel_stamp()
+        path = Path(folder)
+        marker = path / _MARKER
+        with cache_lock(path):
+            if not (marker.is_file() and marker.read_text() == stamp):
+                for stale in _numba_files(path):
+                    stale.unlink(missing_ok=True)
+                partial = path / f".{_MARKER}.{os.getpid()}"
+                partial.write_text(stamp)
+                os.replace(partial, marker)
     except OSError:
         pass
+    _FRESH.add(key)
+
+
+def clear_cache(folders: list[str]) -> int:
+    """Delete microagg's compiled kernels from ``folders``; returns the number of files."""
+    removed = 0
+    for folder in folders:
+        path = Path(folder)
+        if not path.is_dir():
+            continue
+        with cache_lock(path):
+            for item in [*_numba_files(path), path / _MARKER]:
+                if item.exists():
+                    item.unlink()
+                    removed += 1
+        _FRESH.discard(str(folder))
+    return removed

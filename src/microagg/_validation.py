@@ -13,6 +13,7 @@ __all__ = [
     "check_choice",
     "check_k",
     "check_labels",
+    "check_magnitude",
     "check_matrix",
     "check_nonnegative",
     "check_random_state",
@@ -56,6 +57,31 @@ def check_matrix(X: ArrayLike, *, caller: str, name: str = "X") -> NDArray[np.fl
             "Impute or drop them first; microagg never imputes silently."
         )
     return out
+
+
+def check_magnitude(A: NDArray[np.float64], *, caller: str, name: str = "X") -> None:
+    """Refuse values whose squared differences overflow (beyond about 3.3e150 in magnitude):
+    distances between such records are infinite. Scaled data never comes near.
+
+    Examples
+    --------
+    >>> check_magnitude(np.array([[1.0], [1e200]]), caller="fit_block_tree")
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'X' parameter of fit_block_tree holds 1e+200 in column 0, beyond ...
+    """
+    from ._scaling import SAFE_MAGNITUDE
+
+    peak = np.abs(A).max(axis=0) if A.size else np.zeros(A.shape[1])
+    too_large = np.flatnonzero(peak > SAFE_MAGNITUDE)
+    if too_large.size:
+        where = ", ".join(f"{peak[j]:g} in column {j}" for j in too_large)
+        raise ValueError(
+            f"The {name!r} parameter of {caller} holds {where}, beyond {SAFE_MAGNITUDE:.3g} "
+            "in magnitude: squared distances between such records overflow the float range "
+            "(1.8e308). Pass scaled quasi-identifiers (anonymize scales them, safely for any "
+            "finite value)."
+        )
 
 
 def check_k(k: Any, *, n_samples: int, caller: str) -> int:

@@ -18,10 +18,10 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ._groups import group_means
+from ._jit import njit
 from ._validation import RandomState, check_labels, check_matrix, resolve_seed
 from .fuzzy import fuzzy_random_aggregation
 from .synthetic import synthetic_microdata

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from .exceptions import SchemaError
 from .metrics import homogeneity
 from .models import DIVERSITIES, l_diversity, t_closeness
+from .schema import check_unique_columns
 
 __all__ = ["FileCheck", "check_table", "equivalence_classes"]
 
@@ -100,6 +101,7 @@ def check_table(df: pd.DataFrame, *, quasi_identifiers: Sequence[str],
     start = time.perf_counter()
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"check_table expects a pandas DataFrame. Got {type(df).__name__}.")
+    check_unique_columns(df.columns, source="the table")
     missing = [c for c in [*quasi_identifiers, *sensitive] if c not in df.columns]
     if missing:
         raise SchemaError(f"Column(s) {', '.join(map(repr, missing))} are not in the table; "

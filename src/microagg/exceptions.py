@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "ConstantColumnWarning",
     "InternalError",
+    "LowUtilityWarning",
     "PrivacyLeakWarning",
     "PrivacyViolationError",
     "SchemaError",
@@ -37,3 +38,9 @@ class PrivacyLeakWarning(UserWarning):
 
 class ConstantColumnWarning(UserWarning):
     """A quasi-identifier is constant; it is excluded from the distances."""
+
+
+class LowUtilityWarning(UserWarning):
+    """A release keeps little of the data: its groups are far larger than k, or its
+    information loss is near total. The message names a method or setting that would serve.
+    """

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
 from ._groups import group_means
+from ._jit import njit
 from ._validation import (
     RandomState,
     check_k,

@@ -8,19 +8,26 @@ import gzip
 import importlib
 import os
 import pathlib
-import tempfile
-from collections.abc import Callable, Iterable, Sequence
-from typing import IO, Literal
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from types import MappingProxyType
+from typing import IO, Any, Literal
 
 import pandas as pd
+
+from ._leftovers import partial_output
+from .schema import check_unique_columns
 
 __all__ = [
     "CSV_EXTENSIONS",
     "PARQUET_EXTENSIONS",
     "SUPPORTED_EXTENSIONS",
+    "VERBATIM_CSV",
+    "check_csv_header",
     "check_output_path",
     "check_table_output",
+    "is_csv",
     "read_table",
+    "read_verbatim",
     "write_table",
     "write_text_atomic",
 ]
@@ -33,6 +40,11 @@ PARQUET_EXTENSIONS: tuple[str, ...] = (".parquet", ".pq")
 """Parquet extensions (need the optional dependency pyarrow)."""
 SUPPORTED_EXTENSIONS: tuple[str, ...] = CSV_EXTENSIONS + PARQUET_EXTENSIONS
 """Every extension :func:`read_table` and :func:`write_table` understand."""
+
+VERBATIM_CSV: Mapping[str, Any] = MappingProxyType(
+    {"dtype": str, "keep_default_na": False, "na_filter": False})
+"""``pandas.read_csv`` options that keep every field as written: text, nothing read as
+missing (``NA``, ``null``, empty fields stay strings), so that writing it back reproduces it."""
 
 _SNIFF_DELIMITERS = ",;\t|"
 _SNIFF_BYTES = 64 * 1024
@@ -92,7 +104,55 @@ def _sniff_separator(path: pathlib.Path, compression: _Compression) -> str:
         return ","
 
 
-def read_table(path: PathLike, *, sep: str | None = None) -> pd.DataFrame:
+def is_csv(path: PathLike) -> bool:
+    """Whether ``path`` names a delimited-text file (not Parquet, not a database URL)."""
+    from microagg.sql import is_sql_url
+
+    return not is_sql_url(path) and _suffix(pathlib.Path(path)) in CSV_EXTENSIONS
+
+
+def check_csv_header(path: PathLike, *, sep: str | None = None) -> None:
+    """Refuse a CSV file whose header repeats a column name, naming the names and counts.
+
+    pandas would read the second ``age`` as ``age.1``, a column no role names: it would be
+    published unmasked. Empty header fields (pandas' ``Unnamed: i``) are not compared.
+    """
+    file = pathlib.Path(path).expanduser()
+    _, compression = _format_of(file, parameter="path")
+    separator = sep or _sniff_separator(file, compression)
+    try:
+        head = pd.read_csv(file, sep=separator, header=None, nrows=1, compression=compression,
+                           **VERBATIM_CSV)
+    except pd.errors.EmptyDataError:
+        return
+    names = [str(v) for v in head.iloc[0] if str(v)] if len(head) else []
+    check_unique_columns(names, source=f"input file {str(file)!r}")
+
+
+def read_verbatim(path: PathLike, *, sep: str | None = None,
+                  columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """Columns of a CSV file exactly as written: every field a string, none read as missing.
+
+    Writing them back with :func:`write_table` reproduces each field (leading zeros, ``NA``,
+    ``null``, empty fields, ``1.50``, ``1e3``), quoted where the separator needs it.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "t.csv").write_text("zip,note\\n01234,NA\\n00100,\\n")
+    >>> read_verbatim(folder / "t.csv").to_dict("list")
+    {'zip': ['01234', '00100'], 'note': ['NA', '']}
+    """
+    file = pathlib.Path(path).expanduser()
+    _, compression = _format_of(file, parameter="path")
+    separator = sep or _sniff_separator(file, compression)
+    return pd.read_csv(file, sep=separator, compression=compression,
+                       usecols=list(columns) if columns is not None else None, **VERBATIM_CSV)
+
+
+def read_table(path: PathLike, *, sep: str | None = None,
+               text_columns: Collection[str] = ()) -> pd.DataFrame:
     """Read a CSV or Parquet table, detecting the CSV separator unless it is given.
 
     Parameters
@@ -104,11 +164,15 @@ def read_table(path: PathLike, *, sep: str | None = None) -> pd.DataFrame:
     sep : str, optional
         CSV field separator. ``None`` detects it from a sample of the file (``,``, ``;``,
         tab or ``|``; ``,`` when undecided). Ignored for Parquet.
+    text_columns : collection of str, default=()
+        CSV columns read as strings, not numbers: categorical codes keep their leading
+        zeros (``01``). Missing-value markers (empty, ``NA``) are still missing. Ignored
+        for Parquet and database tables, which store their types.
 
     Returns
     -------
     pandas.DataFrame
-        The table, with at least one row.
+        The table, with at least one row and unique column names.
 
     Raises
     ------
@@ -116,7 +180,8 @@ def read_table(path: PathLike, *, sep: str | None = None) -> pd.DataFrame:
         If `path` does not exist.
     ValueError
         If `path` is not a file, has an unsupported extension, is empty (0 bytes or no
-        columns), has a header but no rows, or cannot be parsed.
+        columns), has a header but no rows, repeats a column name (a
+        :class:`~microagg.exceptions.SchemaError`), or cannot be parsed.
     ImportError
         If `path` is Parquet and pyarrow is not installed.
 
@@ -146,13 +211,16 @@ def read_table(path: PathLike, *, sep: str | None = None) -> pd.DataFrame:
             df = pd.read_parquet(file, engine="pyarrow")
         except (OSError, ValueError) as exc:
             raise ValueError(f"Could not read {str(file)!r} as Parquet: {exc}") from exc
+        check_unique_columns(df.columns, source=f"input file {str(file)!r}")
     else:
         if sep is not None and not sep:
             raise ValueError("The 'sep' parameter must be a non-empty string. Got '' instead.")
         try:
             if sep is None:
                 sep = _sniff_separator(file, compression)
-            df = pd.read_csv(file, sep=sep, engine="c", compression=compression)
+            check_csv_header(file, sep=sep)
+            df = pd.read_csv(file, sep=sep, engine="c", compression=compression,
+                             dtype=dict.fromkeys(text_columns, str) or None)
         except pd.errors.EmptyDataError:
             raise ValueError(
                 f"Input file {str(file)!r} is empty: no header and no rows."
@@ -181,12 +249,12 @@ def _atomic_write(path: pathlib.Path, write: Callable[[IO[bytes]], None]) -> Non
 
     The temporary file is flushed and fsync'ed before :func:`os.replace`; on any exception,
     KeyboardInterrupt included, it is removed and the exception re-raised, so ``path`` is
-    either the complete new file or untouched.
+    either the complete new file or untouched. The temporary file (mode 0600) is named after
+    this process, and those of dead writers in the folder are removed first
+    (:func:`microagg._leftovers.partial_output`): a killed writer's is gone at the next write.
     """
     mode = _file_mode(path)
-    tmp = tempfile.NamedTemporaryFile(
-        mode="wb", delete=False, dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
-    )
+    tmp = partial_output(path)
     try:
         with tmp:
             write(tmp)
@@ -311,6 +379,7 @@ def check_output_path(
     inputs: Iterable[PathLike] = (),
     extensions: Sequence[str] | None = None,
     parameter: str = "output",
+    outputs: Mapping[str, PathLike | None] | None = None,
 ) -> pathlib.Path:
     """Check, before any work, that `output` can be written and overwrites no input.
 
@@ -325,6 +394,9 @@ def check_output_path(
         Allowed extensions (lower case, with the dot); default :data:`SUPPORTED_EXTENSIONS`.
     parameter : str, default="output"
         Name used for `output` in error messages (e.g. ``"--summary-json"``).
+    outputs : mapping of str to path-like, default=None
+        The command's other outputs by their option names (``{"--output": path}``): `output`
+        must be none of them (URLs and ``None`` are skipped).
 
     Returns
     -------
@@ -334,9 +406,9 @@ def check_output_path(
     Raises
     ------
     ValueError
-        If `output` is one of `inputs`, has an unsupported extension, is an existing
-        directory, or its parent directory does not exist, is not a directory or is not
-        writable.
+        If `output` is one of `inputs` or `outputs`, has an unsupported extension, is an
+        existing directory, or its parent directory does not exist, is not a directory or is
+        not writable.
 
     Examples
     --------
@@ -352,6 +424,11 @@ def check_output_path(
                          "must be a file path.")
     target = pathlib.Path(output).expanduser()
     resolved = target.resolve()
+    for option, other in (outputs or {}).items():
+        if other is not None and not is_sql_url(other) \
+                and pathlib.Path(other).expanduser().resolve() == resolved:
+            raise ValueError(f"The {parameter!r} path {str(target)!r} is also the {option!r} "
+                             "path; give each output its own file.")
     for item in inputs:
         if is_sql_url(item):
             continue

@@ -302,7 +302,7 @@ class ILOmegaCost:
 def enforce_l_diversity(labels: ArrayLike, sensitive: list[ArrayLike], *, l: float,
                         diversity: str = "distinct", c: float = 2.0,
                         cost: Any = None, X: ArrayLike | None = None,
-                        k: int = 1) -> NDArray[np.intp]:
+                        k: int = 1, names: Sequence[str] | None = None) -> NDArray[np.intp]:
     """Make every group l-diverse (seed 002, section 3): dissolve the groups that fail and
     give their records, one by one, to the satisfying group whose information loss grows
     least, re-checking that group's diversity after each addition.
@@ -337,6 +337,8 @@ def enforce_l_diversity(labels: ArrayLike, sensitive: list[ArrayLike], *, l: flo
     k : int, default=1
         Minimum group size to keep: the group of set-aside records keeps merging until it
         has k records too.
+    names : sequence of str, default=None
+        The sensitive attributes' column names, for the messages (default: their positions).
 
     Returns
     -------
@@ -366,8 +368,9 @@ def enforce_l_diversity(labels: ArrayLike, sensitive: list[ArrayLike], *, l: flo
     for j, code in enumerate(codes):
         reached = float(_levels(_class_counts(whole, code), diversity, c)[0])
         if reached < l - 1e-12:
+            which = f"column {names[j]!r}" if names is not None else f"attribute {j}"
             raise ValueError(
-                f"The table cannot be made {diversity} {l:g}-diverse: sensitive attribute {j} "
+                f"The table cannot be made {diversity} {l:g}-diverse: sensitive {which} "
                 f"reaches only l = {reached:.4g} over all {lab.size} records together "
                 + ("(too few distinct values)." if diversity == "distinct" else
                    "(its most frequent value dominates)." if diversity == "recursive" else

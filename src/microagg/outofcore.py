@@ -19,8 +19,10 @@ Four streaming passes over the input, each holding one chunk (``chunk_rows`` row
    onto the output. Any failure leaves no output.
 
 Memory: one chunk, the sample, one block per worker, and O(n) integers for the group labels;
-the result array lives in a temporary file. Temporary files go to ``workdir`` (default: a
-new directory beside the output) and are removed at the end.
+the result array lives in a temporary file. Temporary files (the spilled runs hold the
+original values) go to a private folder (0700, files 0600) under ``workdir`` (default: the
+system temporary folder, ``$TMPDIR``), never beside the output, and are removed at the end;
+those of a killed run are removed by the next run (:mod:`microagg._leftovers`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ import gzip
 import os
 import pathlib
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,11 +43,20 @@ from numpy.typing import NDArray
 
 from . import __version__
 from ._groups import group_means
+from ._leftovers import make_work_folder, private_file, remove_dead_partials
 from ._validation import RandomState, check_k, resolve_seed
 from .exceptions import PrivacyViolationError, SchemaError
-from .io import _atomic_write, _format_of, _require_pyarrow, _sniff_separator
+from .io import (
+    VERBATIM_CSV,
+    _atomic_write,
+    _format_of,
+    _require_pyarrow,
+    _sniff_separator,
+    check_csv_header,
+)
 from .partition import get_partitioner
 from .partition.blocking import BLOCKINGS, blocked_partition, fit_block_tree, process_pool
+from .schema import check_unique_columns
 
 __all__ = ["FileRelease", "anonymize_file", "iter_chunks"]
 
@@ -74,12 +84,14 @@ class FileRelease:
 
 
 def iter_chunks(path: str | os.PathLike[str], *, chunk_rows: int = 500_000,
-                sep: str | None = None, columns: Sequence[str] | None = None
-                ) -> Iterator[pd.DataFrame]:
+                sep: str | None = None, columns: Sequence[str] | None = None,
+                verbatim: bool = False) -> Iterator[pd.DataFrame]:
     """Yield a CSV or Parquet file as DataFrames of at most ``chunk_rows`` rows, in order.
 
     Parquet is read by record batches (pyarrow); CSV by pandas' chunked C parser, whose
     errors name the line of a malformed row (``Expected 3 fields in line 7, saw 4``).
+    ``verbatim=True`` keeps every CSV field as its text (:data:`~microagg.io.VERBATIM_CSV`).
+    A repeated column name is refused (pandas would rename it).
     """
     file = pathlib.Path(path).expanduser()
     fmt, compression = _format_of(file, parameter="input")
@@ -88,13 +100,16 @@ def iter_chunks(path: str | os.PathLike[str], *, chunk_rows: int = 500_000,
         import pyarrow.parquet as pq
 
         reader = pq.ParquetFile(file)
+        check_unique_columns(reader.schema_arrow.names, source=f"input file {str(file)!r}")
         for batch in reader.iter_batches(batch_size=chunk_rows,
                                          columns=list(columns) if columns else None):
             yield batch.to_pandas()
         return
     separator = sep or _sniff_separator(file, compression)
+    check_csv_header(file, sep=separator)
     with pd.read_csv(file, sep=separator, chunksize=chunk_rows, compression=compression,
-                     usecols=list(columns) if columns else None) as reader:
+                     usecols=list(columns) if columns else None,
+                     **(VERBATIM_CSV if verbatim else {})) as reader:
         yield from reader
 
 
@@ -261,7 +276,8 @@ def anonymize_file(input_path: str | os.PathLike[str], output_path: str | os.Pat
     method_params : dict, default=None
         Parameters of ``method``.
     workdir : path-like, default=None
-        Directory for the temporary files (needs about 2 x n x p x 8 bytes).
+        Where to create the private work folder (needs about 2 x n x p x 8 bytes; it holds
+        the original values); ``None``: the system temporary folder (``$TMPDIR``).
     on_stage : callable, default=None
         Called with the name of each stage as it starts (for progress displays).
 
@@ -311,9 +327,8 @@ def anonymize_file(input_path: str | os.PathLike[str], output_path: str | os.Pat
         if on_stage is not None:
             on_stage(name)
 
-    own_workdir = workdir is None
-    work = pathlib.Path(tempfile.mkdtemp(prefix=".microagg-", dir=target.parent)
-                        if own_workdir else tempfile.mkdtemp(prefix="microagg-", dir=workdir))
+    remove_dead_partials(target.parent)
+    work = make_work_folder(workdir)
     try:
         # 1. statistics and a uniform sample (smallest random keys)
         stage("statistics")
@@ -374,8 +389,8 @@ def anonymize_file(input_path: str | os.PathLike[str], output_path: str | os.Pat
             blocks = tree.route((values - mean) / scale)
             order = np.argsort(blocks, kind="stable")
             id_file, value_file = str(work / f"run{r}-ids.npy"), str(work / f"run{r}-values.npy")
-            np.save(id_file, (start + order).astype(np.int64))
-            np.save(value_file, values[order])
+            np.save(private_file(id_file), (start + order).astype(np.int64))
+            np.save(private_file(value_file), values[order])
             runs.append((id_file, value_file))
             offsets.append(np.concatenate([[0], np.cumsum(np.bincount(blocks,
                                                                       minlength=n_blocks))]))
@@ -406,8 +421,10 @@ def anonymize_file(input_path: str | os.PathLike[str], output_path: str | os.Pat
         p = len(qi)
         result_path = str(work / "masked.f64")
         label_path = str(work / "labels.i64")
-        np.memmap(result_path, dtype=np.float64, mode="w+", shape=(n, p)).flush()
-        np.memmap(label_path, dtype=np.int64, mode="w+", shape=(n,)).flush()
+        np.memmap(private_file(result_path), dtype=np.float64, mode="w+",
+                  shape=(n, p)).flush()
+        np.memmap(private_file(label_path), dtype=np.int64, mode="w+",
+                  shape=(n,)).flush()
         tasks = []
         # group numbers: each block gets a disjoint range (at most size // k groups)
         label_offset = 0
@@ -438,10 +455,12 @@ def anonymize_file(input_path: str | os.PathLike[str], output_path: str | os.Pat
         masked = np.memmap(result_path, dtype=np.float64, mode="r", shape=(n, p))
         labels = np.memmap(label_path, dtype=np.int64, mode="r", shape=(n,))
         kept = [c for c in columns if c not in ids]
+        # CSV to CSV: the other columns are copied as their text, byte for byte
+        verbatim = csv_lines and _format_of(target, parameter="output")[0] == "csv"
 
         def published_chunks() -> Iterator[pd.DataFrame]:
             first = 0
-            for chunk in iter_chunks(source, chunk_rows=chunk_rows, sep=sep):
+            for chunk in iter_chunks(source, chunk_rows=chunk_rows, sep=sep, verbatim=verbatim):
                 stop = first + len(chunk)
                 out = chunk.loc[:, kept].copy()
                 block = np.asarray(masked[first:stop])

@@ -16,7 +16,16 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from . import __version__
-from ._scaling import SCALINGS, apply_scaler, fit_scaler
+from ._advice import low_utility_message, time_budget
+from ._scaling import (
+    SAFE_MAGNITUDE,
+    SCALINGS,
+    apply_scaler,
+    fit_scaler,
+    from_safe_range,
+    safe_exponents,
+    to_safe_range,
+)
 from ._validation import RandomState, check_k, check_labels, resolve_seed
 from .aggregate import (
     AGGREGATORS,
@@ -30,6 +39,7 @@ from .dp import check_epsilon, dp_microaggregation
 from .exceptions import (
     ConstantColumnWarning,
     InternalError,
+    LowUtilityWarning,
     PrivacyLeakWarning,
     PrivacyViolationError,
     SchemaError,
@@ -74,6 +84,7 @@ from .partition import PARTITIONERS, get_partitioner
 from .partition.attribute_groups import resolve_attribute_groups
 from .partition.dissimilar import Columns
 from .partition.mixed import MixedData
+from .schema import check_unique_columns
 from .synthetic import check_synthetic_moments
 
 __all__ = ["CATEGORICAL_AGGREGATIONS", "SCALINGS", "Release", "anonymize"]
@@ -191,6 +202,7 @@ def _validate_roles(
     identifiers: tuple[str, ...],
 ) -> None:
     """Every role names existing columns, no column has two roles; lists every problem."""
+    check_unique_columns(df.columns, source="the DataFrame")  # else df[name] is ambiguous
     problems: list[str] = []
     available = [str(c) for c in df.columns]
     if not quasi_identifiers:
@@ -270,6 +282,15 @@ def _bounds_for(
                 f"bounds[{col!r}] must be finite with lower <= upper. Got ({lo}, {hi})."
             )
         lower[j], upper[j] = lo, hi
+    with np.errstate(over="ignore"):
+        span = upper - lower
+    wide = [f"{col!r} (from {lower[j]:g} to {upper[j]:g})"
+            for j, col in enumerate(qi) if not np.isfinite(span[j])]
+    if wide:
+        raise SchemaError(
+            f"The bounds of {', '.join(wide)} span more than the largest float (1.8e308); the "
+            "epsilon-DP release rescales each column by its bounds' span. Divide the column "
+            "by a power of ten (e.g. 1e10) first.")
     from_data = tuple(c for c in qi if c not in given)
     return lower, upper, from_data
 
@@ -456,8 +477,12 @@ def anonymize(
     Warns
     -----
     ConstantColumnWarning
-        A quasi-identifier is constant: it is excluded from the distances (it identifies
-        nobody and is published unchanged).
+        A quasi-identifier is constant: it is excluded from the distances and from the
+        information loss (it identifies nobody and is published exactly unchanged).
+    LowUtilityWarning
+        The groups average more than 10 k records, or a deterministic release loses at
+        least 90 % (information loss, or NCP when generalizing); names a method or setting
+        that would serve (see :mod:`microagg._advice`).
     PrivacyLeakWarning
         ``epsilon`` with bounds computed from the data, or a noisy aggregation (not
         k-anonymous, not differentially private).
@@ -493,6 +518,7 @@ def anonymize(
     k = check_k(k, n_samples=df.shape[0], caller="anonymize")
     if l is not None:
         _check_diversity_request(df, sens, l, diversity, diversity_c)
+    _check_quasi_identifier_types(df, qi, hierarchies)
     loaded, sensitive_hierarchies = _load_hierarchies(df, qi, sens, hierarchies)
     closeness = _closeness_targets(df, sens, t, t_distance, sensitive_hierarchies)
     if categorical_aggregation not in CATEGORICAL_AGGREGATIONS:
@@ -545,11 +571,11 @@ def anonymize(
     seed, rng = resolve_seed(random_state)
     values = _quasi_identifier_matrix(df, qi)
     notes: list[str] = []
-    varying = np.ptp(values, axis=0) > 0
+    varying = values.max(axis=0) > values.min(axis=0)  # np.ptp overflows at 1e308
     constant = [c for c, v in zip(qi, varying, strict=True) if not v]
     if constant:
         msg = (f"Quasi-identifier(s) {', '.join(map(repr, constant))} are constant: excluded "
-               "from the distances and published unchanged.")
+               "from the distances and the information loss, and published unchanged.")
         warnings.warn(msg, ConstantColumnWarning, stacklevel=2)
         notes.append(msg)
     timings["validate"] = time.perf_counter() - t0
@@ -559,12 +585,15 @@ def anonymize(
     group_methods: dict[str, str] = {}
     groups: tuple[tuple[str, ...], ...] = ()
     published = df.drop(columns=list(ids))
+    budget: Mapping[str, Any] | None = None
+    alternative: str | None = None  # a method that keeps groups near k, for the advice
     t = time.perf_counter()
     if epsilon is None:
         partitioner = get_partitioner(method or "mdav")
         if blocking is not None:
             partitioner = _blocked(partitioner, blocking, block_size, n_jobs, k)
-        params = dict(method_params or {})
+        params = partitioner.resolved_params(values.shape[0], method_params or {})
+        alternative = None if partitioner.fixed_size else "mdav"
         scaling = scaling or "standard"
         scaler = fit_scaler(values, scaling)
         scaled = apply_scaler(values, scaler)
@@ -582,7 +611,8 @@ def anonymize(
         if l is not None:
             t = time.perf_counter()
             labels = enforce_l_diversity(labels, [df[c].to_numpy() for c in sens], l=l,
-                                         diversity=diversity, c=diversity_c, X=scaled, k=k)
+                                         diversity=diversity, c=diversity_c, X=scaled, k=k,
+                                         names=sens)
             timings["l_diversity"] = time.perf_counter() - t
         if closeness:
             t = time.perf_counter()
@@ -590,12 +620,18 @@ def anonymize(
             timings["t_closeness"] = time.perf_counter() - t
         if attribute_groups is None:
             t = time.perf_counter()
-            masked = aggregate(values, labels, method=aggregation, random_state=rng,
-                               **agg_params)
+            masked = _aggregate_safely(values, labels, method=aggregation, random_state=rng,
+                                       **agg_params)
             timings["aggregate"] = time.perf_counter() - t
         method_name = partitioner.name if method is not None or attribute_groups is None \
             else "per-group default"
         all_params = MappingProxyType({**partitioner.params, **params})
+        budget, budget_note = time_budget(
+            partitioner.name, all_params,
+            timings.get("partition", timings.get("partition_and_aggregate", 0.0)),
+            values.shape[0], given="time_limit" in (method_params or {}))
+        if budget_note:
+            notes.append(budget_note)
         if noisy and aggregation == "synthetic":
             sizes = (np.concatenate([np.bincount(g) for g in partitions.values()])
                      if partitions else np.bincount(labels))
@@ -719,8 +755,11 @@ def anonymize(
 
     t = time.perf_counter()
     masked_scaled = apply_scaler(masked, scaler)
+    safe = safe_exponents(values)  # the metrics below are scale-free column by column
+    original_safe, masked_safe = to_safe_range(values, safe), to_safe_range(masked, safe)
     metrics: dict[str, Any] = {
         "information_loss": information_loss(scaled, masked_scaled),
+        "information_loss_columns": tuple(c for c, v in zip(qi, varying, strict=True) if v),
         "information_loss_original_units": information_loss(values, masked),
         "dld_risk": dld_risk(scaled, masked_scaled, sample=(
             DLD_SAMPLE if values.shape[0] > DLD_SAMPLE_ABOVE else None)),
@@ -730,12 +769,13 @@ def anonymize(
         metrics.update(_sensitive_metrics(classes, published, sens))
     if values.shape[0] > DLD_SAMPLE_ABOVE:
         metrics["dld_risk_sampled_records"] = DLD_SAMPLE
-    metrics["il1s"] = il1s(values, masked)
-    metrics.update(moment_changes(values, masked))
+    metrics["il1s"] = il1s(original_safe, masked_safe)
+    metrics.update(moment_changes(original_safe, masked_safe))
     if clustering_il is not None:
-        metrics.update(clustering_information_loss(values, masked, n_clusters=clustering_il))
+        metrics.update(clustering_information_loss(original_safe, masked_safe,
+                                                   n_clusters=clustering_il))
         metrics["il_fuzzy_rand"] = fuzzy_clustering_information_loss(
-            values, masked, n_clusters=clustering_il)
+            original_safe, masked_safe, n_clusters=clustering_il)
     if partitions:
         position = {c: j for j, c in enumerate(qi)}
         attack = intersection_attack(
@@ -748,6 +788,13 @@ def anonymize(
             scaled, masked_scaled, attributes=cols,
             sample=DLD_SAMPLE if values.shape[0] > DLD_SAMPLE_ABOVE else None)
             if cols else 1.0 / values.shape[0])
+    advice = low_utility_message(  # noise is chosen, not lost: only the grouping's loss counts
+        labels, k, None if noisy or epsilon is not None else metrics["information_loss"] / 100,
+        loss_name="information loss", method=method_name, alternative=alternative,
+        cause=_loss_cause(l, closeness))
+    if advice:
+        warnings.warn(advice, LowUtilityWarning, stacklevel=2)
+        notes.append(advice)
     timings["measure"] = time.perf_counter() - t
 
     if epsilon is not None:  # the input order would say which rows share a rank block
@@ -776,6 +823,7 @@ def anonymize(
             "blocking": (MappingProxyType({"blocking": blocking, "block_size": block_size})
                          if blocking is not None else None),
             "group_methods": MappingProxyType(group_methods),
+            "time_budget": budget,
             "microagg_version": __version__,
         }),
         seed=seed,
@@ -808,9 +856,75 @@ def _blocked(partitioner: Any, blocking: str, block_size: int, n_jobs: int | Non
         block_size=int(block_size), n_jobs=n_jobs))
 
 
+def _aggregate_safely(values: NDArray[np.float64], labels: NDArray[np.intp], *, method: str,
+                      random_state: np.random.Generator, **params: Any) -> NDArray[np.float64]:
+    """:func:`aggregate` with constant columns published exactly (a mean of 0.1s may come
+    out as 0.10000000000000002) and extreme columns aggregated near 1 (a mean of values
+    near 1e308 overflows; an exact power of two brings them in range and back)."""
+    safe = safe_exponents(values)
+    masked = from_safe_range(aggregate(to_safe_range(values, safe), labels, method=method,
+                                       random_state=random_state, **params), safe)
+    constant = values.max(axis=0) == values.min(axis=0)
+    if constant.any():
+        masked = np.array(masked, dtype=np.float64)
+        masked[:, constant] = values[:, constant]
+    return masked
+
+
+def _refuse_extreme_magnitudes(numeric: NDArray[np.float64], columns: tuple[str, ...],
+                               method: str) -> None:
+    """The generalizing methods square values and ranges unscaled: refuse magnitudes whose
+    squares overflow (``anonymize``'s numeric methods scale such columns safely)."""
+    peak = np.abs(numeric).max(axis=0) if numeric.size else np.zeros(numeric.shape[1])
+    extreme = [f"{col!r} (largest magnitude {peak[j]:g})" for j, col in enumerate(columns)
+               if peak[j] > SAFE_MAGNITUDE]
+    if extreme:
+        raise SchemaError(
+            f"Quasi-identifier(s) {', '.join(extreme)} exceed {SAFE_MAGNITUDE:.3g} in "
+            f"magnitude: method {method!r} squares differences of the original values, which "
+            "overflow beyond the largest float (1.8e308). Divide the column by a power of ten "
+            "first, or use a numeric method (mdav), which scales such columns safely.")
+
+
+def _loss_cause(l: float | None, closeness: Mapping[str, Any]) -> str | None:
+    """What besides the method makes a release lose much, for the low-utility advice."""
+    names = [name for name, on in (("l-diversity", l is not None),
+                                   ("t-closeness", bool(closeness))) if on]
+    if not names:
+        return None
+    return (f"{' and '.join(names)} merged groups to reach the required level; a lower "
+            "level (or fewer sensitive columns) keeps more.")
+
+
+def _check_quasi_identifier_types(df: pd.DataFrame, qi: tuple[str, ...],
+                                  hierarchies: Mapping[str, Any] | None) -> None:
+    """Refuse quasi-identifiers no method can mask, naming each and what to do instead."""
+    given = set(hierarchies or {})
+    problems = []
+    for col in qi:
+        dtype = df[col].dtype
+        if pd.api.types.is_complex_dtype(dtype):
+            problems.append(f"{col!r} is complex-valued (dtype {dtype}) and its imaginary "
+                            "part would be lost: make its real and imaginary parts two "
+                            "columns")
+        elif col not in given and (pd.api.types.is_datetime64_any_dtype(dtype)
+                                   or pd.api.types.is_timedelta64_dtype(dtype)
+                                   or isinstance(dtype, pd.PeriodDtype)):
+            how = (f"df[{col!r}].dt.total_seconds()" if pd.api.types.is_timedelta64_dtype(dtype)
+                   else f"df[{col!r}].dt.year, or days since a reference date")
+            problems.append(f"{col!r} holds dates or durations (dtype {dtype}), which are "
+                            "neither numbers to average nor categories: convert it first, to "
+                            f"a number (e.g. {how}) or to text categories")
+    if problems:
+        raise SchemaError("Quasi-identifiers of a type microagg cannot mask: "
+                          + "; ".join(problems) + ".")
+
+
 def _verify_noisy(aggregation: str, values: NDArray[np.float64], masked: NDArray[np.float64],
                   labels: NDArray[np.intp], qi: Sequence[str]) -> None:
     """The promise of each noisy aggregator, re-checked on its output."""
+    safe = safe_exponents(values)  # group sums of values near 1e308 would overflow
+    values, masked = to_safe_range(values, safe), to_safe_range(masked, safe)
     if aggregation == "synthetic":
         check_synthetic_moments(values, masked, labels)
     elif aggregation == "fuzzy-random":
@@ -858,8 +972,8 @@ def _by_attribute_groups(values: NDArray[np.float64], scaled: NDArray[np.float64
             partitioner = _blocked(partitioner, blocking[0], blocking[1], blocking[2], k)
         labels = _checked_partition(partitioner, np.ascontiguousarray(scaled[:, cols]), k,
                                     rng, params)
-        masked[:, cols] = aggregate(values[:, cols], labels, method=aggregation,
-                                    random_state=rng, **agg_params)
+        masked[:, cols] = _aggregate_safely(values[:, cols], labels, method=aggregation,
+                                            random_state=rng, **agg_params)
         if is_noisy(aggregation, agg_params):
             _verify_noisy(aggregation, values[:, cols], masked[:, cols], labels, group)
         key = "+".join(group)
@@ -916,6 +1030,16 @@ def _check_diversity_request(df: pd.DataFrame, sens: tuple[str, ...], l: float,
     if not sens:
         raise SchemaError("l-diversity needs at least one sensitive column (sensitive=...).")
     _require_complete(df, sens, "l-diversity counts sensitive values")
+    whole = np.zeros(len(df), dtype=np.intp)  # the whole table as one class: the most any
+    for col in sens:                          # partition can reach
+        reached = l_diversity(whole, df[col].to_numpy(), diversity=diversity, c=c)
+        if reached < l - 1e-12:
+            raise SchemaError(
+                f"The table cannot be made {diversity} {l:g}-diverse: sensitive column {col!r} "
+                f"reaches only l = {reached:.4g} over all {len(df)} records together ("
+                + (f"{reached:g} distinct values" if diversity == "distinct"
+                   else "its most frequent value dominates" if diversity == "recursive"
+                   else "its entropy is too low") + f"); ask for l <= {reached:.4g}.")
 
 
 def _checked_partition(partitioner: Any, data: Any, k: int, rng: np.random.Generator,
@@ -1130,16 +1254,18 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
     if aggregation is None:  # CDT publishes ranges (seed 004, Table 9); MAGE means
         aggregation = "interval" if partitioner.name == "cdt" else "mean"
     if aggregation not in NUMERIC_MODES:
-        raise ValueError(f"With categorical quasi-identifiers the aggregation is the numeric "
-                         f"columns' representative: one of {', '.join(NUMERIC_MODES)}. "
-                         f"Got {aggregation!r}.")
+        who = ("With categorical quasi-identifiers" if hierarchies else
+               f"Method {partitioner.name!r} generalizes, and")
+        raise ValueError(f"{who} the aggregation is the numeric columns' representative: one "
+                         f"of {', '.join(NUMERIC_MODES)}. Got {aggregation!r}.")
     if not partitioner.mixed:
         capable = ", ".join(sorted(n for n, p in PARTITIONERS.items() if p.mixed))
         cats = ", ".join(f"{c!r} (dtype {df[c].dtype}, hierarchy: {h.source})"
                          for c, h in hierarchies.items())
         raise SchemaError(f"Method {partitioner.name!r} works on numeric data only, and "
-                          f"{cats} are categorical; use one of: {capable}, or encode them as "
-                          "numbers.")
+                          f"{cats} are categorical (labels, never averaged); use one of: "
+                          f"{capable}; or, if they are quantities, make them numbers "
+                          "(type = \"numeric\" in a schema).")
     params = dict(method_params or {})
     seed, rng = resolve_seed(random_state)
     # ordinal: an ordered categorical without a hierarchy -> its ranks join the numeric part
@@ -1152,6 +1278,7 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
         if ord_cols else np.zeros((len(df), 0))
     n_plain = len(num_cols)
     numeric = np.column_stack([numeric, ranks])
+    _refuse_extreme_magnitudes(numeric, num_cols + ord_cols, partitioner.name)
     num_cols = num_cols + ord_cols
     codes = (np.column_stack([hierarchies[c].encode(df[c].to_numpy()) for c in cat_cols])
              if cat_cols else np.zeros((len(df), 0), dtype=np.intp))
@@ -1174,7 +1301,8 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
         t = time.perf_counter()
         cost = ILOmegaCost(numeric, codes, tables, labels, int(labels.max()) + 1)
         labels = enforce_l_diversity(labels, [df[c].to_numpy() for c in sens], l=l,
-                                     diversity=diversity, c=diversity_c, cost=cost, k=k)
+                                     diversity=diversity, c=diversity_c, cost=cost, k=k,
+                                     names=sens)
         timings["l_diversity"] = time.perf_counter() - t
     if closeness:
         t = time.perf_counter()
@@ -1188,6 +1316,9 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
     gen = generalize(numeric, codes, tables, labels, numeric_mode=aggregation,
                      categorical_sets=sets)
     published = df.drop(columns=list(ids))
+    constant = numeric.max(axis=0) == numeric.min(axis=0) if num_cols else np.zeros(0, bool)
+    if constant.any():  # a mean of 0.1s is not always 0.1: constants are published exactly
+        gen.numeric[:, constant] = numeric[:, constant]
     for j, col in enumerate(num_cols):
         if j >= n_plain:  # ordinal: the median category, or the category range
             published[col] = _ordinal_representative(df[col], labels, aggregation)
@@ -1247,10 +1378,25 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
         metrics["information_loss"] = information_loss(
             apply_scaler(numeric[:, :n_plain], scaler),
             apply_scaler(gen.numeric[:, :n_plain], scaler))
+        metrics["information_loss_columns"] = tuple(
+            c for c, const in zip(num_cols[:n_plain], constant, strict=False) if not const)
     if sens:
         metrics.update(_sensitive_metrics(classes, published, sens))
         metrics["privacy_of_release"] = privacy_of_release(
             metrics["privacy_of_quasi_identifiers"], metrics["privacy_of_sensitive"])
+    notes = [
+        f"Quasi-identifier {c!r} is not numeric and has no hierarchy: a flat one is used "
+        "(a group shows its value when all its records share it, '*' otherwise)."
+        for c in cat_cols
+        if hierarchies[c].source == "flat" and categorical_aggregation == "generalize"]
+    advice = low_utility_message(
+        labels, k, metrics["ncp"], loss_name="NCP", method=partitioner.name,
+        alternative=None if partitioner.fixed_size else
+        "mdav-categorical" if cat_cols or ord_cols else "mdav",
+        cause=_loss_cause(l, closeness), sensitive=partitioner.needs_sensitive)
+    if advice:
+        warnings.warn(advice, LowUtilityWarning, stacklevel=3)
+        notes.append(advice)
     timings["measure"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     return Release(
@@ -1275,10 +1421,6 @@ def _anonymize_mixed(df: pd.DataFrame, *, qi: tuple[str, ...], sens: tuple[str, 
         seed=seed,
         checks=MappingProxyType(checks),
         metrics=MappingProxyType(metrics),
-        warnings=tuple(
-            f"Quasi-identifier {c!r} is not numeric and has no hierarchy: a flat one is used "
-            "(a group shows its value when all its records share it, '*' otherwise)."
-            for c in cat_cols
-            if hierarchies[c].source == "flat" and categorical_aggregation == "generalize"),
+        warnings=tuple(notes),
         timings=MappingProxyType(timings),
     )

@@ -33,14 +33,17 @@ import os
 import pathlib
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from .exceptions import SchemaError
+from .hierarchy import as_labels
 
-__all__ = ["ROLES", "TYPES", "ColumnSpec", "Schema", "load_schema", "propose_schema"]
+__all__ = ["ROLES", "TYPES", "ColumnSpec", "Schema", "check_unique_columns", "load_schema",
+           "propose_schema"]
 
 ROLES = ("identifier", "quasi-identifier", "sensitive", "other")
 TYPES = ("numeric", "ordinal", "categorical")
@@ -95,6 +98,7 @@ class Schema:
 
     def check(self, df: pd.DataFrame) -> None:
         """Raise one :class:`SchemaError` listing every way ``df`` contradicts the schema."""
+        check_unique_columns(df.columns, source="the table")
         problems = []
         for col, spec in self.columns.items():
             if col not in df.columns:
@@ -120,15 +124,63 @@ class Schema:
             raise SchemaError(f"The table does not match the schema {self.source} "
                               f"({len(problems)} problem(s)): " + "; ".join(problems) + ".")
 
+    @property
+    def text_columns(self) -> list[str]:
+        """Columns whose values are labels, not quantities: to be read as text from a CSV
+        file (so that codes such as ``01`` keep their leading zeros).
+
+        They are the ``categorical`` and ``ordinal`` columns and those with a hierarchy.
+        """
+        return [c for c, s in self.columns.items()
+                if s.type in ("categorical", "ordinal") or s.hierarchy is not None]
+
     def apply(self, df: pd.DataFrame) -> pd.DataFrame:
-        """``df`` checked, with ordinal columns as ordered categoricals (their order)."""
+        """``df`` checked, with the declared types made effective.
+
+        Ordinal columns become ordered categoricals (their order). Numeric codes declared
+        ``categorical`` for a quasi-identifier or a sensitive column become text labels
+        (``1.0`` as ``"1"``, missing values kept), so that they are grouped and generalized
+        as categories, never averaged, and compared with equal distances by t-closeness.
+        """
         self.check(df)
         out = df.copy()
         for col, spec in self.columns.items():
             if spec.type == "ordinal":
                 out[col] = pd.Categorical(out[col].astype(str).where(out[col].notna()),
                                           categories=list(spec.order), ordered=True)
+            elif (spec.type == "categorical" and spec.role in ("quasi-identifier", "sensitive")
+                  and pd.api.types.is_numeric_dtype(out[col])):
+                labels = pd.Series(as_labels(out[col].to_numpy()), index=out.index, dtype=str)
+                out[col] = labels.where(out[col].notna())
         return out
+
+
+def check_unique_columns(columns: Iterable[object], *, source: str) -> None:
+    """Raise a :class:`SchemaError` naming every column name that occurs more than once.
+
+    A repeated name makes a role ambiguous (pandas even renames a CSV's second ``age`` to
+    ``age.1``, which would then be published unmasked).
+
+    Parameters
+    ----------
+    columns : iterable
+        The column names, as written in the table.
+    source : str
+        The table, for the message (``"the DataFrame"``, ``"input file 'x.csv'"``).
+
+    Examples
+    --------
+    >>> check_unique_columns(["age", "zip", "age"], source="the table")
+    Traceback (most recent call last):
+    ...
+    microagg.exceptions.SchemaError: Column names must be unique, but the table has 'age' 2 \
+times. Rename or drop the repeated columns.
+    """
+    counts = Counter(columns)
+    repeated = [f"{name!r} {n} times" for name, n in counts.items() if n > 1]
+    if repeated:
+        raise SchemaError(f"Column names must be unique, but {source} has "
+                          f"{', '.join(repeated)}. Rename or drop the repeated columns.")
 
 
 def load_schema(path: str | os.PathLike[str]) -> Schema:
@@ -216,10 +268,12 @@ def _toml_string(value: str) -> str:
 def propose_schema(df: pd.DataFrame, *, max_categories: int = 50) -> str:
     """A first schema for ``df`` as TOML text, with the reasons as comments.
 
-    Guesses: a column unique on every row, or named like an identifier (id, name, email,
-    phone, ssn, ...), is an ``identifier``; numeric columns are numeric quasi-identifiers;
-    text columns with at most ``max_categories`` values are categorical quasi-identifiers,
-    others ``other``. Nothing is guessed ``sensitive``: only the data steward knows.
+    Guesses: a column named like an identifier (id, name, email, phone, ssn, ...), a text
+    column unique on every row or a record number (consecutive integers) is an
+    ``identifier``; a constant column is ``other``; numeric columns, even unique on every row
+    (measurements), are numeric quasi-identifiers; text columns with at most
+    ``max_categories`` values are categorical quasi-identifiers, others ``other``. Nothing is
+    guessed ``sensitive``: only the data steward knows.
 
     Examples
     --------
@@ -229,28 +283,11 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50) -> str:
     lines = ["# microagg schema: proposed from the data; check every role before use.",
              "# roles: identifier, quasi-identifier, sensitive, other",
              ""]
-    n = len(df)
     for col in df.columns:
         series = df[col]
         name = str(col)
-        distinct = int(series.nunique(dropna=True))
-        numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-        reasons = []
-        if _IDENTIFIER_NAMES.search(name):
-            role, kind = "identifier", None
-            reasons.append("its name looks like an identifier")
-        elif n > 1 and distinct == n and not pd.api.types.is_float_dtype(series):
-            role, kind = "identifier", None
-            reasons.append(f"unique on each of the {n} rows")
-        elif numeric:
-            role, kind = "quasi-identifier", "numeric"
-            reasons.append(f"numeric, {distinct} distinct values")
-        elif distinct <= max_categories:
-            role, kind = "quasi-identifier", "categorical"
-            reasons.append(f"{distinct} categories")
-        else:
-            role, kind = "other", "categorical"
-            reasons.append(f"{distinct} distinct text values: free text?")
+        role, kind, reason = _propose_role(series, name, max_categories)
+        reasons = [reason]
         missing = int(series.isna().sum())
         if missing:
             reasons.append(f"{missing} missing")
@@ -260,6 +297,38 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50) -> str:
             lines.append(f"type = {_toml_string(kind)}")
         lines.append("")
     return "\n".join(lines)
+
+
+def _propose_role(series: pd.Series, name: str, max_categories: int
+                  ) -> tuple[str, str | None, str]:
+    """The guessed role and type of one column, and the reason (a comment in the draft).
+
+    A constant column is ``other``: it tells no records apart and is no quasi-identifier. A
+    numeric column unique on every row is a measurement (expenditure, income), proposed as a
+    quasi-identifier, unless it counts the rows (consecutive integers): then it is a record
+    number, an ``identifier``, as is a text column unique on every row.
+    """
+    n = len(series)
+    distinct = int(series.nunique(dropna=True))
+    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    if _IDENTIFIER_NAMES.search(name):
+        return "identifier", None, "its name looks like an identifier"
+    if n > 1 and distinct <= 1:
+        return "other", None, ("constant: it tells no records apart, so it is neither a "
+                               "quasi-identifier nor sensitive")
+    if n > 1 and distinct == n and numeric:
+        if pd.api.types.is_integer_dtype(series) and int(series.max()) - int(series.min()) == n - 1:
+            return "identifier", None, "consecutive integers, one per row: a record number"
+        return "quasi-identifier", "numeric", (
+            f"numeric, unique on each of the {n} rows: a measurement, a quasi-identifier "
+            "(or sensitive, if confidential)")
+    if n > 1 and distinct == n:
+        return "identifier", None, f"unique on each of the {n} rows"
+    if numeric:
+        return "quasi-identifier", "numeric", f"numeric, {distinct} distinct values"
+    if distinct <= max_categories:
+        return "quasi-identifier", "categorical", f"{distinct} categories"
+    return "other", "categorical", f"{distinct} distinct text values: free text?"
 
 
 def _toml_key(name: str) -> str:

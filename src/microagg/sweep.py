@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import os
 import pathlib
-import tempfile
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -19,7 +18,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from .check import equivalence_classes
-from .io import _file_mode
+from .io import _atomic_write
 from .release import anonymize
 
 __all__ = ["pareto_front", "plot_sweep", "risk_column", "sweep", "sweep_figure"]
@@ -217,16 +216,8 @@ def plot_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *,
     fig = sweep_figure(table, title=title)
     import matplotlib.pyplot as plt
 
-    handle = tempfile.NamedTemporaryFile(delete=False, dir=target.parent,
-                                         prefix=f".{target.name}.", suffix=".png")
-    handle.close()
-    try:
-        fig.savefig(handle.name, format="png")
-        os.chmod(handle.name, _file_mode(target))  # not the temporary file's 0600
-        os.replace(handle.name, target)
-    except BaseException:
-        pathlib.Path(handle.name).unlink(missing_ok=True)
-        raise
+    try:  # a partial file named after this process, removed by the next write if killed
+        _atomic_write(target, lambda handle: fig.savefig(handle, format="png"))
     finally:
         plt.close(fig)
     return target

@@ -7,12 +7,15 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 EXIT_USER_ERROR = 2
 """Exit status for a user error (bad option, unreadable input, schema problem...)."""
@@ -216,6 +219,31 @@ def _user_errors() -> Iterator[None]:
     except (ValueError, TypeError, ImportError, OSError) as exc:
         # SchemaError is a ValueError; FileNotFoundError and PermissionError are OSErrors.
         raise _fail(str(exc)) from None
+
+
+def _passthrough_as_read(data: pd.DataFrame, source: str, output: pathlib.Path | str, *,
+                         masked: Sequence[str], sep: str | None) -> pd.DataFrame:
+    """The table to write: from CSV to CSV, every column not in ``masked`` as the input's text.
+
+    The release computes on parsed values (numbers for t-closeness); what it publishes of a
+    pass-through column (other, sensitive, or no role) must be what was read, byte for byte:
+    ``01234``, ``NA``, ``null``, empty fields, ``1.50``. Rows are in the input's order.
+    Parquet and database tables store their types and are written as they are.
+    """
+    from microagg.exceptions import InternalError
+    from microagg.io import is_csv, read_verbatim
+
+    keep = [c for c in data.columns if c not in masked]
+    if not keep or not (is_csv(source) and is_csv(output)):
+        return data
+    text = read_verbatim(source, sep=sep, columns=keep)
+    if len(text) != len(data):
+        raise InternalError(f"The input {source!r} gave {len(data)} rows, then {len(text)} as "
+                            "text; nothing was written.")
+    out = data.copy()
+    for col in keep:
+        out[col] = text[col].set_axis(out.index)
+    return out
 
 
 def _plain_json(value: Any) -> Any:

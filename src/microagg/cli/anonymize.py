@@ -21,6 +21,7 @@ from microagg.cli._common import (
     _parse_bounds,
     _parse_hierarchies,
     _parse_params,
+    _passthrough_as_read,
     _plain_json,
     _split_names,
     _stderr,
@@ -103,12 +104,22 @@ def _summary_table(release: Release, *, source: str, output: pathlib.Path | str,
         *((("epsilon-DP", f"epsilon={dp_check['epsilon']} "
             + ("(holds)" if dp_check["holds"] else "(does NOT hold: bounds from the data)")),)
           if dp_check is not None else ()),
+        *((("time budget", _budget_text(release.params["time_budget"])),)
+          if release.params.get("time_budget") else ()),
         ("seed", str(release.seed)),
         ("time (s)", f"{seconds:.2f}"),
     ]
     for name, value in rows:
         table.add_row(name, Text(value))
     return table
+
+
+def _budget_text(budget: Any) -> str:
+    """The method's time budget: seconds, where it came from, and whether it was spent."""
+    source = "default for the file size" if budget["default"] else "given"
+    reached = ("reached: the partition depends on the machine" if budget["reached"]
+               else "not reached")
+    return f"{budget['seconds']:g} s ({source}), {reached}; {budget['spent']:.1f} s spent"
 
 
 @app.command()
@@ -336,14 +347,14 @@ def anonymize(
         summary_out = None
         if summary_json is not None:
             summary_out = check_output_path(
-                summary_json, inputs=[*inputs, out], extensions=(".json",),
-                parameter="--summary-json",
+                summary_json, inputs=inputs, extensions=(".json",),
+                parameter="--summary-json", outputs={"--output": out},
             )
         report_out = None
         if report is not None:
             report_out = check_output_path(
-                report, inputs=[*inputs, out, *([summary_out] if summary_out else [])],
-                extensions=(".html", ".htm"), parameter="--report")
+                report, inputs=inputs, extensions=(".html", ".htm"), parameter="--report",
+                outputs={"--output": out, "--summary-json": summary_out})
         method_params = _parse_params(param)
         if refine is not None:
             if not refine > 0:
@@ -391,9 +402,12 @@ def anonymize(
                 ("-l", l_div), ("-t", t_close), ("--intruder-knows", intruder_knows),
                 ("--attribute-groups", attribute_groups), ("--clustering-il", clustering_il),
                 ("--refine", refine), ("--scaling", scaling), ("--report", report),
-                ("--schema with hierarchies or ordinal columns",
+                ("--schema with hierarchies, ordinal columns or categorical "
+                 "quasi-identifiers (their codes would be averaged)",
                  loaded_schema is not None and (loaded_schema.hierarchies or any(
-                     c.type == "ordinal" for c in loaded_schema.columns.values())))) if value]
+                     c.type == "ordinal" or (c.type == "categorical"
+                                             and c.role == "quasi-identifier")
+                     for c in loaded_schema.columns.values())))) if value]
             if unsupported:
                 raise UsageError(f"--engine {engine} streams numeric microaggregation with "
                                  f"group means only; drop {', '.join(unsupported)} (or use "
@@ -429,7 +443,8 @@ def anonymize(
                         hierarchies[col] = str(path)
             else:
                 assert input_path is not None  # checked above
-                df = read_table(input_path, sep=sep)
+                df = read_table(input_path, sep=sep, text_columns=(
+                    loaded_schema.text_columns if loaded_schema is not None else ()))
                 if loaded_schema is not None:
                     df = loaded_schema.apply(df)
                 source = str(input_path)
@@ -456,7 +471,11 @@ def anonymize(
                 )
 
             progress.stage("write", done=2)
-            write_table(release.data, out, sep=sep)
+            written = release.data
+            if input_path is not None and release.params.get("epsilon") is None:
+                written = _passthrough_as_read(written, input_path, out, sep=sep,
+                                               masked=release.params["quasi_identifiers"])
+            write_table(written, out, sep=sep)
             if summary_out is not None:
                 write_text_atomic(release.to_json() + "\n", summary_out)
             if report_out is not None:

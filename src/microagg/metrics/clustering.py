@@ -4,9 +4,9 @@ users of sdcMicro expect (changes in means, variances, covariances, correlations
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike
 
+from .._jit import njit
 from .._validation import RandomState, check_matrix, resolve_seed
 
 __all__ = [

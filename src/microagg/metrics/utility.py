@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._scaling import safe_exponents, to_safe_range
 from .._validation import check_labels, check_matrix
 
 __all__ = ["group_size_summary", "information_loss", "sse", "sst"]
@@ -40,7 +41,9 @@ def information_loss(original: ArrayLike, masked: ArrayLike, labels: ArrayLike |
     Domingo-Ferrer & Mateo-Sanz (2002), the measure of the microaggregation literature
     (seed 003, Eq. 1). Computed on whatever scale the arrays are given in; ``labels`` is
     accepted for the metric contract and unused. A constant file (SST = 0) has IL 0 when
-    nothing changed.
+    nothing changed; a constant column published unchanged adds nothing to either sum.
+    Values of extreme magnitude (1e308, 1e-300) are first multiplied by one exact power of
+    two, which leaves the ratio unchanged and keeps the squares finite.
 
     Examples
     --------
@@ -51,6 +54,8 @@ def information_loss(original: ArrayLike, masked: ArrayLike, labels: ArrayLike |
     B = check_matrix(masked, caller="information_loss", name="masked")
     if A.shape != B.shape:
         raise ValueError(f"original has shape {A.shape} but masked has shape {B.shape}.")
+    common = safe_exponents(A, common=True)
+    A, B = to_safe_range(A, common), to_safe_range(B, common)
     total = float(((A - A.mean(axis=0)) ** 2).sum())
     lost = float(((A - B) ** 2).sum())
     if total == 0.0:

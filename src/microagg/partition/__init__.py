@@ -24,7 +24,7 @@ from .categorical import mdav_categorical
 from .density import dba, mdav2
 from .dissimilar import cdt
 from .extremes import kward, md, tfrp
-from .local_search import refine
+from .local_search import refine, resolve_time_limit
 from .mdav import cbfs, mdav, mdav1, vmdav
 from .mixed import MixedData, mage
 from .sorting import meansort_ps, mhm, multidsort_ps
@@ -80,6 +80,14 @@ class Partitioner:
     quasi-identifiers with hierarchies)."""
     needs_sensitive: bool = False
     """Whether it groups on the sensitive attributes too (``sensitive=`` parameter)."""
+    resolve: Callable[[int, dict[str, Any]], dict[str, Any]] | None = None
+    """Turns defaults that depend on the number of records into values (mdav-ls's
+    ``time_limit="auto"`` into seconds), so that a release records what was used."""
+
+    def resolved_params(self, n_samples: int, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``params`` with the size-dependent defaults made concrete for ``n_samples``."""
+        given = dict(params)
+        return given if self.resolve is None else self.resolve(n_samples, given)
 
     def __call__(self, X: ArrayLike | MixedData, k: int, *, random_state: RandomState = None,
                  **params: Any) -> NDArray[np.intp]:
@@ -206,8 +214,8 @@ _ENTRIES = (
         "Quality mode: best of MDAV/MDAV-2/TFRP-2/CBFS, then iterated local search (moves, "
         "swaps, kicks, optimal re-segmentation).",
         "This package; Hansen & Mukherjee, IEEE TKDE 15(4) (2003) for the re-segmentation",
-        fixed_size=False, params={"start": "auto", "rounds": 200, "time_limit": None},
-        randomized=True),
+        fixed_size=False, params={"start": "auto", "rounds": 200, "time_limit": "auto"},
+        randomized=True, resolve=resolve_time_limit),
     *(
         Partitioner(
             f"mhm-{ordering}", partial(mhm, ordering=ordering),

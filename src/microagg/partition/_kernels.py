@@ -17,7 +17,9 @@ Memory is O(n_samples * n_features): no n x n matrix is ever built.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 __all__ = [
     "active_sums",

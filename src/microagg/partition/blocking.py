@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import RandomState, check_k, check_matrix, resolve_seed
+from .._validation import RandomState, check_k, check_magnitude, check_matrix, resolve_seed
 
 __all__ = [
     "BLOCKINGS",
@@ -161,6 +161,7 @@ def fit_block_tree(X: ArrayLike, block_size: int, *, blocking: str = "kd",
     ([0, 1, 0, 1], [0, 1])
     """
     A = check_matrix(X, caller="fit_block_tree")
+    check_magnitude(A, caller="fit_block_tree")
     if blocking not in BLOCKINGS:
         raise ValueError(f"Unknown blocking {blocking!r}. Valid: {', '.join(BLOCKINGS)}.")
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) \

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike, NDArray
 from sklearn.neighbors import NearestNeighbors
 
+from .._jit import njit
 from .._validation import RandomState, check_choice, check_k, check_matrix
 from ._kernels import assign_to_nearest_centroid, claim_nearest, make_workspace
 from .mdav import mdav1

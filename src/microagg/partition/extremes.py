@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from .._jit import njit
 from .._validation import RandomState, check_choice, check_k, check_matrix
 from ._kernels import (
     active_sums,

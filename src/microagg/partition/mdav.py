@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from .._jit import njit
 from .._validation import RandomState, check_k, check_matrix, check_nonnegative
 from ._kernels import (
     active_sums,

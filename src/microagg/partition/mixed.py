@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from .._jit import njit
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
 from ..hierarchy import HierarchyTables
 

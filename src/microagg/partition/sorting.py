@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from .._jit import njit
 from .._validation import RandomState, check_choice, check_k, check_matrix
 from ._kernels import claim_nearest, distance_pass, make_workspace
 

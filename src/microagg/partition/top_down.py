@@ -4,10 +4,10 @@ and the bottom-up comparator it is measured against (random seeds, nearest recor
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike, NDArray
 from sklearn.cluster import KMeans, kmeans_plusplus
 
+from .._jit import njit
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
 from ._kernels import assign_to_nearest_centroid, claim_nearest, make_workspace
 from .extremes import _farthest_pair

@@ -12,9 +12,9 @@ O(n log n) sort (none when the values come sorted) and O(n) memory.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 from numpy.typing import ArrayLike, NDArray
 
+from .._jit import njit
 from .._validation import RandomState, check_choice, check_k, check_matrix
 
 __all__ = ["PROJECTIONS", "optimal_univariate", "univariate_optimal"]

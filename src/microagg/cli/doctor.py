@@ -1,0 +1,96 @@
+"""``microagg doctor``: versions, numba's threading layer and the compiled-kernel cache."""
+
+from __future__ import annotations
+
+import importlib
+import platform
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from microagg.cli._common import _stdout, _version, app
+
+# every module that defines kernels: importing them registers their cache folders
+_KERNEL_MODULES = ("microagg.partition", "microagg.aggregate", "microagg.fuzzy",
+                   "microagg.metrics.clustering")
+
+
+def _package_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"microagg": _version(), "python": platform.python_version()}
+    for name in ("numba", "llvmlite", "numpy", "pandas", "scikit-learn"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def kernel_cache_report() -> dict[str, Any]:
+    """What ``microagg doctor`` shows: the cache settings and, per folder that holds
+    microagg's kernels, the number of files, their size and whether they are current."""
+    from microagg._jit import KERNELS
+    from microagg._numba_cache import cache_settings, kernel_stamp
+
+    for module in _KERNEL_MODULES:
+        importlib.import_module(module)
+    settings = cache_settings()
+    stamp = kernel_stamp()
+    folders = []
+    for folder in sorted({str(k._cache.cache_path) for k in KERNELS
+                          if getattr(getattr(k, "_cache", None), "cache_path", None)}):
+        path = Path(folder)
+        files = [f for f in path.glob("*.nb[ic]")] if path.is_dir() else []
+        marker = path / "microagg-kernels.sha256"
+        state = ("empty" if not files else "current" if marker.is_file()
+                 and marker.read_text() == stamp else "stale (deleted at the next run)")
+        folders.append({"folder": folder, "files": len(files),
+                        "bytes": sum(f.stat().st_size for f in files), "state": state})
+    return {"mode": settings.mode, "reason": settings.reason, "root": settings.folder,
+            "kernels": len(KERNELS), "folders": folders}
+
+
+def _threading() -> tuple[str, int]:
+    import numba
+
+    threads = numba.get_num_threads()  # starts the layer
+    try:
+        layer: str = numba.threading_layer()
+    except ValueError:
+        layer = "none"
+    return layer, threads
+
+
+@app.command()
+def doctor(
+    clear_cache: Annotated[
+        bool,
+        typer.Option("--clear-cache",
+                     help="Delete microagg's compiled kernels (they are compiled again, once, "
+                          "at the next run)."),
+    ] = False,
+) -> None:
+    """Show versions, numba's threading layer and where compiled kernels are cached."""
+    console = _stdout()
+    for name, value in _package_versions().items():
+        console.print(f"{name:<13}{value}")
+    layer, threads = _threading()
+    console.print(f"{'threads':<13}{threads} ({layer} threading layer; NUMBA_NUM_THREADS sets it)")
+    report = kernel_cache_report()
+    console.print(f"{'kernel cache':<13}{report['mode']}: {report['reason']}"
+                  + (f" ({report['root']})" if report["root"] else ""), soft_wrap=True)
+    table = Table(title=f"{report['kernels']} kernels cached in", title_justify="left")
+    for column in ("folder", "files", "MiB", "state"):
+        table.add_column(column)
+    for row in report["folders"]:
+        table.add_row(row["folder"], str(row["files"]), f"{row['bytes'] / 2**20:.1f}",
+                      row["state"])
+    console.print(table)
+    if clear_cache:
+        from microagg._numba_cache import clear_cache as clear
+
+        removed = clear([row["folder"] for row in report["folders"]])
+        console.print(f"Removed {removed} cached files.")

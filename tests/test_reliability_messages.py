@@ -1,0 +1,303 @@
+"""Issue 16, items 6-9: constants published exactly, finite extremes handled, messages that
+name the column and the real reason, warnings for unusable releases, a default time budget
+for mdav-ls, and init-schema roles for unique measurements and constants."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from microagg import ConstantColumnWarning, LowUtilityWarning, anonymize
+from microagg._advice import LARGE_GROUPS, low_utility_message
+from microagg.cli import app
+from microagg.exceptions import SchemaError
+from microagg.models import enforce_l_diversity
+from microagg.partition import local_search, refine
+from microagg.partition.blocking import fit_block_tree
+from microagg.partition.local_search import default_time_limit
+from microagg.schema import load_schema, propose_schema
+
+# -- item 6: constant quasi-identifiers ------------------------------------------------------
+
+
+def test_constant_quasi_identifier_is_published_exactly_with_zero_loss():
+    # the issue's reproduction: 0.1 came back as 0.10000000000000002 and IL as inf
+    df = pd.DataFrame({"a": [0.1] * 17})
+    with pytest.warns(ConstantColumnWarning, match=r"'a' are constant.*information loss"):
+        release = anonymize(df, quasi_identifiers="a", k=6, random_state=0)
+    assert release.data["a"].tolist() == [0.1] * 17  # bit for bit
+    assert release.metrics["information_loss"] == 0.0
+    assert release.metrics["information_loss_original_units"] == 0.0
+    assert release.metrics["information_loss_columns"] == ()
+    assert release.k == 17
+
+
+def test_constant_beside_a_varying_column_counts_only_the_varying_one():
+    b = np.array([1.0, 2, 4, 8, 9, 15, 16, 23, 42, 50, 51, 60])
+    df = pd.DataFrame({"a": [0.1] * 12, "b": b})
+    with pytest.warns(ConstantColumnWarning):
+        both = anonymize(df, quasi_identifiers=["a", "b"], k=3, random_state=0)
+    alone = anonymize(df[["b"]], quasi_identifiers="b", k=3, random_state=0)
+    assert both.data["a"].tolist() == [0.1] * 12
+    assert both.metrics["information_loss_columns"] == ("b",)
+    # the constant adds nothing to SSE or SST: the loss is the varying column's alone
+    assert both.metrics["information_loss"] == pytest.approx(alone.metrics["information_loss"])
+    assert both.metrics["information_loss_original_units"] == pytest.approx(
+        alone.metrics["information_loss_original_units"])
+    assert both.metrics["il1s"] == pytest.approx(alone.metrics["il1s"] / 2)  # mean over 2 cols
+
+
+def test_constant_numeric_column_in_a_mixed_release_is_exact():
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": [0.1] * 30, "x": rng.normal(size=30),
+                       "c": rng.choice(["u", "v", "w"], 30)})
+    release = anonymize(df, quasi_identifiers=["a", "x", "c"], k=5, method="mage",
+                        random_state=0)
+    assert release.data["a"].tolist() == [0.1] * 30
+    assert release.metrics["information_loss_columns"] == ("x",)
+
+
+# -- item 7: finite extremes -----------------------------------------------------------------
+
+_EXTREMES = {
+    "1e308": np.linspace(-1.0, 1.0, 40) * 1.7e308,
+    "1e-300": np.linspace(0.0, 1e-300, 40),
+    "subnormal": np.arange(1, 41) * 5e-324,
+}
+
+
+@pytest.mark.parametrize("name", list(_EXTREMES))
+@pytest.mark.parametrize("options", [{}, {"aggregation": "median"},
+                                     {"blocking": "kd", "block_size": 12}],
+                         ids=["mean", "median", "blocked"])
+def test_finite_extremes_are_released_like_ordinary_numbers(name, options):
+    # the issue: refused as "NaN or infinite" in an internal 'X' parameter of mdav
+    extreme = _EXTREMES[name]
+    other = np.random.default_rng(0).normal(size=40)
+    exponent = int(np.frexp(np.abs(extreme).max())[1])
+    ordinary = np.ldexp(extreme, -exponent)  # the same column, exactly, near 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no overflow along the way
+        release = anonymize(pd.DataFrame({"a": extreme, "b": other}),
+                            quasi_identifiers=["a", "b"], k=4, random_state=0, **options)
+    reference = anonymize(pd.DataFrame({"a": ordinary, "b": other}),
+                          quasi_identifiers=["a", "b"], k=4, random_state=0, **options)
+    np.testing.assert_array_equal(release.labels, reference.labels)
+    published = release.data["a"].to_numpy()
+    assert np.isfinite(published).all() and release.k >= 4
+    expected = np.ldexp(reference.data["a"].to_numpy(), exponent)
+    if name == "subnormal":  # subnormal means round to a multiple of 5e-324
+        np.testing.assert_allclose(published, expected, rtol=0, atol=5e-324)
+    else:
+        np.testing.assert_array_equal(published, expected)
+    for metric in ("information_loss", "information_loss_original_units", "il1s"):
+        assert np.isfinite(release.metrics[metric]), metric
+    assert release.metrics["information_loss"] == pytest.approx(  # subnormals: rounded
+        reference.metrics["information_loss"], rel=0.01 if name == "subnormal" else 1e-9)
+
+
+def test_fit_block_tree_refuses_huge_values_with_the_reason():
+    X = np.column_stack([np.linspace(-1.0, 1.0, 20) * 1e308, np.arange(20.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # was: numpy overflow warnings
+        with pytest.raises(ValueError, match=r"'X' parameter of fit_block_tree holds 1e\+308 "
+                                             r"in column 0.*squared distances.*overflow"):
+            fit_block_tree(X, 10)
+
+
+def test_generalizing_method_refuses_an_extreme_column_by_name():
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"a": np.linspace(-1.0, 1.0, 30) * 1.7e308, "b": rng.normal(size=30),
+                       "s": rng.integers(0, 4, 30)})
+    with pytest.raises(SchemaError, match=r"'a' \(largest magnitude 1\.7e\+308\).*method "
+                                          r"'cdt' squares differences"):
+        anonymize(df, quasi_identifiers=["a", "b"], sensitive="s", method="cdt", k=3,
+                  random_state=0)
+
+
+def test_epsilon_release_refuses_bounds_wider_than_the_float_range():
+    df = pd.DataFrame({"a": np.linspace(-1.0, 1.0, 30) * 1.7e308, "b": np.arange(30.0)})
+    with pytest.raises(SchemaError, match=r"bounds of 'a' \(from -1\.7e\+308 to 1\.7e\+308\) "
+                                          r"span more than the largest float"):
+        anonymize(df, quasi_identifiers=["a", "b"], k=3, epsilon=1.0,
+                  bounds={"a": (-1.7e308, 1.7e308), "b": (0, 30)})
+
+
+@pytest.mark.parametrize(("column", "hint"), [
+    (pd.date_range("2020-01-01", periods=12), r"dtype datetime64.*\.dt\.year"),
+    (pd.to_timedelta(np.arange(12), unit="D"), r"dtype timedelta64.*total_seconds"),
+])
+def test_dates_and_durations_are_refused_by_type_not_by_hierarchy(column, hint):
+    # the issue: "not in its hierarchy (flat)", a hierarchy the library built itself
+    df = pd.DataFrame({"d": column, "x": np.arange(12.0)})
+    with pytest.raises(SchemaError, match=r"'d' holds dates or durations \(" + hint) as error:
+        anonymize(df, quasi_identifiers=["d", "x"], k=3, random_state=0)
+    assert "hierarchy" not in str(error.value)
+
+
+def test_complex_quasi_identifier_is_refused_not_truncated():
+    df = pd.DataFrame({"c": np.arange(12) + 1j * np.arange(12), "x": np.arange(12.0)})
+    with pytest.raises(SchemaError, match=r"'c' is complex-valued \(dtype complex128\) and "
+                                          r"its imaginary part would be lost"):
+        anonymize(df, quasi_identifiers=["c", "x"], k=3, random_state=0)
+
+
+def test_cdt_median_message_names_the_method_not_categorical_columns():
+    df = pd.DataFrame({"x": np.arange(12.0), "y": np.arange(12.0) ** 2,
+                       "s": list("abcd") * 3})
+    with pytest.raises(ValueError, match=r"Method 'cdt' generalizes.*mean, interval. "
+                                         r"Got 'median'") as error:
+        anonymize(df, quasi_identifiers=["x", "y"], sensitive="s", method="cdt",
+                  aggregation="median", k=3, random_state=0)
+    assert "categorical" not in str(error.value)
+
+
+def test_unreachable_l_names_the_sensitive_column():
+    df = pd.DataFrame({"x": np.arange(12.0), "s": list("abcd") * 3})
+    with pytest.raises(SchemaError, match=r"distinct 5-diverse: sensitive column 's' reaches "
+                                          r"only l = 4 .*4 distinct values\); ask for l <= 4"):
+        anonymize(df, quasi_identifiers="x", sensitive="s", l=5, k=3, random_state=0)
+    with pytest.raises(ValueError, match=r"sensitive column 'disease' reaches only l = 4"):
+        enforce_l_diversity(np.zeros(12, dtype=np.intp), [df["s"].to_numpy()], l=5,
+                            X=df[["x"]].to_numpy(), names=["disease"])
+
+
+def test_cli_says_summary_json_is_the_output_not_the_input(tmp_path):
+    pd.DataFrame({"x": np.arange(20.0), "y": np.arange(20.0) ** 2}).to_csv(
+        tmp_path / "in.csv", index=False)
+    out = str(tmp_path / "out.csv")
+    runner = CliRunner()
+    result = runner.invoke(app, ["anonymize", str(tmp_path / "in.csv"), "-q", "x,y", "-k", "3",
+                                 "-o", out, "--summary-json", out])
+    assert result.exit_code != 0
+    assert "is also the '--output' path" in result.output
+    assert "input file" not in result.output
+    result = runner.invoke(app, ["anonymize", str(tmp_path / "in.csv"), "-q", "x,y", "-k", "3",
+                                 "-o", out, "--summary-json", str(tmp_path / "s.json"),
+                                 "--report", str(tmp_path / "s.json")])
+    assert "'--report' path" in result.output and "also the '--summary-json' path" \
+        in result.output
+
+
+# -- item 8: unusable releases, mdav-ls time budget ------------------------------------------
+
+
+def test_cdt_with_groups_far_larger_than_k_warns_and_names_mdav():
+    # the issue: cdt on 4,000 numeric rows made classes of 1,609 records without a word
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(50, 10, 200), "y": rng.lognormal(10, 1, 200),
+                       "s": rng.integers(0, 20, 200)})
+    with pytest.warns(LowUtilityWarning, match=r"groups average 100 records, 33 times k=3 "
+                                               r".*method 'mdav' forms groups of k to 2k - 1"):
+        release = anonymize(df, quasi_identifiers=["x", "y"], sensitive="s", method="cdt",
+                            k=3, random_state=0)
+    assert release.metrics["group_size_mean"] > LARGE_GROUPS * 3
+    assert any("keeps little information" in w for w in release.warnings)
+
+
+def test_an_ordinary_mdav_release_has_no_low_utility_warning():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=200), "y": rng.normal(size=200)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LowUtilityWarning)
+        release = anonymize(df, quasi_identifiers=["x", "y"], k=3, random_state=0)
+    assert release.warnings == ()
+
+
+def test_low_utility_thresholds():
+    ten_k = np.repeat(np.arange(4), 30)  # mean size 30 = 10 k for k = 3: not yet
+    assert low_utility_message(ten_k, 3, 0.5, loss_name="NCP", method="cdt",
+                               alternative="mdav") is None
+    assert "more than 10 times k" in low_utility_message(
+        np.repeat(np.arange(4), 31), 3, 0.5, loss_name="NCP", method="cdt", alternative="mdav")
+    total = low_utility_message(np.repeat(np.arange(20), 3), 3, 0.9,
+                                loss_name="information loss", method="mdav", alternative=None)
+    assert "information loss is 90.0%" in total and "A smaller k keeps more" in total
+    one = low_utility_message(np.zeros(5, dtype=np.intp), 3, 1.0, loss_name="NCP",
+                              method="mdav", alternative=None)
+    assert "the 5 records fit in one group only" in one
+
+
+def test_default_time_budget_scales_with_n_and_is_capped():
+    assert default_time_limit(4_580) == 55.8  # the issue's file: 521 s with 200 rounds
+    assert default_time_limit(100) < default_time_limit(1_000) < default_time_limit(10_000)
+    assert default_time_limit(10**7) == 300.0
+
+
+def test_mdav_ls_default_budget_is_applied_and_reported():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=60), "y": rng.normal(size=60)})
+    release = anonymize(df, quasi_identifiers=["x", "y"], k=3, method="mdav-ls",
+                        method_params={"rounds": 2}, random_state=0)
+    budget = release.params["time_budget"]
+    assert budget["seconds"] == default_time_limit(60) == 10.6
+    assert budget["default"] is True  # reached only if compiling the kernels took 10 s:
+    assert budget["reached"] is (budget["spent"] >= budget["seconds"])
+    assert release.params["method_params"]["time_limit"] == 10.6
+    assert release.summary()["params"]["time_budget"]["seconds"] == 10.6
+
+
+def test_mdav_ls_reports_a_spent_budget(monkeypatch):
+    monkeypatch.setattr(local_search, "TIME_BUDGET", (0.001, 0.0, 0.001))
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=120), "y": rng.normal(size=120)})
+    release = anonymize(df, quasi_identifiers=["x", "y"], k=3, method="mdav-ls",
+                        random_state=0)
+    assert release.params["time_budget"]["reached"] is True
+    assert release.params["time_budget"]["seconds"] == 0.001
+    assert any("stopped at its default time budget of 0.001 s for 120 records" in w
+               for w in release.warnings)
+    assert np.bincount(release.labels).min() >= 3
+
+
+def test_refine_seconds_overrides_the_default_budget(tmp_path):
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"x": rng.normal(size=40), "y": rng.normal(size=40)}).to_csv(
+        tmp_path / "in.csv", index=False)
+    result = CliRunner().invoke(app, [
+        "anonymize", str(tmp_path / "in.csv"), "-q", "x,y", "-k", "3", "--refine", "0.5",
+        "-o", str(tmp_path / "out.csv"), "--summary-json", str(tmp_path / "s.json"),
+        "--random-state", "0"])
+    assert result.exit_code == 0, result.output
+    budget = json.loads((tmp_path / "s.json").read_text())["params"]["time_budget"]
+    assert budget["seconds"] == 0.5 and budget["default"] is False
+    assert "time budget" in result.output
+
+
+def test_refine_time_limit_values():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    assert np.bincount(refine(X, 3, rounds=1, time_limit="auto", random_state=0)).min() >= 3
+    with pytest.raises(ValueError, match=r"'time_limit' parameter of mdav-ls must be None, "
+                                         r"'auto' or a number of seconds > 0. Got 'soon'"):
+        refine(X, 3, time_limit="soon")
+
+
+# -- item 9: init-schema ---------------------------------------------------------------------
+
+
+def test_init_schema_unique_measurements_and_constants(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 40
+    df = pd.DataFrame({
+        "record": np.arange(1, n + 1),  # consecutive integers: a record number
+        "expenditure": rng.permutation(np.arange(n)) * 37 + 1_000,  # unique integers
+        "income": rng.lognormal(10, 1, n),  # unique floats
+        "sampling_weight": [250.0] * n,  # constant
+        "region": rng.choice(["n", "s"], n),
+    })
+    text = propose_schema(df)
+    (tmp_path / "draft.toml").write_text(text)
+    schema = load_schema(tmp_path / "draft.toml")
+    assert schema.columns["expenditure"].role == "quasi-identifier"
+    assert schema.columns["expenditure"].type == "numeric"
+    assert schema.columns["income"].role == "quasi-identifier"
+    assert schema.columns["sampling_weight"].role == "other"
+    assert schema.columns["record"].role == "identifier"
+    assert "[columns.sampling_weight]  # constant: it tells no records apart" in text
+    assert "[columns.expenditure]  # numeric, unique on each of the 40 rows: a measurement" \
+        in text
