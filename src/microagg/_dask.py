@@ -140,7 +140,7 @@ class DaskRelease:
 
     def summary(self) -> dict[str, Any]:
         """Everything but the data, as plain JSON-serializable values."""
-        from .release import _plain
+        from ._pipeline.result import to_plain as _plain
 
         return {
             "rows": int(self.checks["rows"]["published"]),

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -17,6 +15,7 @@ from numpy.typing import NDArray
 
 from . import __version__
 from ._advice import low_utility_message, time_budget
+from ._pipeline.result import Release
 from ._scaling import (
     SAFE_MAGNITUDE,
     SCALINGS,
@@ -98,91 +97,6 @@ nearest-neighbour query in 10 dimensions costs about 0.8 ms per record at 10^6 r
 
 CATEGORICAL_AGGREGATIONS = ("generalize", "mode")
 """Representatives of nominal quasi-identifiers in a mixed release."""
-
-
-@dataclass(frozen=True, eq=False)
-class Release:
-    """A verified release: the only object users hold. It never contains identifiers.
-
-    Attributes
-    ----------
-    data : pandas.DataFrame
-        The published table: the input's columns minus the identifiers, rows in the input's
-        order; quasi-identifiers replaced by their group's representative.
-    labels : ndarray of shape (n_samples,)
-        Group of each published row.
-    params : Mapping
-        Everything needed to reproduce the release (method, k, roles, aggregation, scaling,
-        method parameters, microagg version).
-    seed : int
-        The random seed actually used (drawn and recorded when ``random_state=None``).
-    checks : Mapping
-        Privacy levels re-derived from the published data, e.g.
-        ``checks["k_anonymity"] = {"required": 5, "achieved": 5, "model": ...}``.
-    metrics : Mapping
-        Information loss and disclosure risk (Python floats / ints).
-    warnings : tuple of str
-        Everything the user should know, privacy-relevant ones first.
-    timings : Mapping
-        Seconds spent in each stage.
-    attribute_partitions : Mapping
-        Only for releases microaggregated by attribute groups (``attribute_groups=``): the
-        partition of each group, keyed by its columns joined with ``+``. ``labels`` then holds
-        the classes of identical published quasi-identifiers.
-    """
-
-    data: pd.DataFrame
-    labels: NDArray[np.intp]
-    params: Mapping[str, Any]
-    seed: int
-    checks: Mapping[str, Any]
-    metrics: Mapping[str, Any]
-    warnings: tuple[str, ...] = ()
-    timings: Mapping[str, float] = field(default_factory=dict)
-    attribute_partitions: Mapping[str, NDArray[np.intp]] = field(default_factory=dict)
-
-    @property
-    def k(self) -> int:
-        """The k-anonymity achieved by the published quasi-identifiers."""
-        return int(self.checks["k_anonymity"]["achieved"])
-
-    def summary(self) -> dict[str, Any]:
-        """Everything but the data and labels, as plain JSON-serializable values."""
-        return {
-            "rows": int(self.data.shape[0]),
-            "columns": [str(c) for c in self.data.columns],
-            "params": _plain(self.params),
-            "seed": self.seed,
-            "checks": _plain(self.checks),
-            "metrics": _plain(self.metrics),
-            "warnings": list(self.warnings),
-            "timings": _plain(self.timings),
-        }
-
-    def to_json(self, *, indent: int | None = 2) -> str:
-        """:meth:`summary` as a JSON string."""
-        return json.dumps(self.summary(), indent=indent)
-
-    def __repr__(self) -> str:
-        loss = ", ".join(f"{name}={self.metrics[name]:.4f}"
-                         for name in ("information_loss", "ncp") if name in self.metrics)
-        return (
-            f"Release(rows={self.data.shape[0]}, method={self.params['method']!r}, "
-            f"k={self.params['k']}, achieved_k={self.k}" + (f", {loss})" if loss else ")")
-        )
-
-
-def _plain(value: Any) -> Any:
-    """Turn mappings, tuples and numpy scalars into JSON-ready Python values."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    return value
 
 
 def _as_names(value: str | Sequence[str] | None, role: str) -> tuple[str, ...]:

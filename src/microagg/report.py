@@ -258,6 +258,10 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
     histograms of the quasi-identifiers. ``sweep`` (the table of :func:`microagg.sweep.sweep`
     or ``microagg sweep``) adds the risk-utility map with its Pareto front.
     """
+    if release.labels is None or not isinstance(release.data, pd.DataFrame):
+        raise ValueError(f"The report needs the published table in memory; this release "
+                         f"(engine {release.engine!r}) wrote it to {release.output}: use "
+                         "`microagg report ORIGINAL PUBLISHED` on the two files.")
     plt = _plots()
     params = release.params
     qi = [str(c) for c in params.get("quasi_identifiers", ())]

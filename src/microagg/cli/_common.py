@@ -248,9 +248,9 @@ def _passthrough_as_read(data: pd.DataFrame, source: str, output: pathlib.Path |
 
 def _plain_json(value: Any) -> Any:
     """JSON-ready values (the release's own converter, which also takes paths)."""
-    from microagg.release import _plain
+    from microagg._pipeline.result import to_plain
 
-    return _plain(value)
+    return to_plain(value)
 
 
 # Options shared by several commands (one declaration, one help text)

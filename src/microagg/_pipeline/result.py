@@ -1,0 +1,135 @@
+"""The one result type of every engine: :class:`Release`."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["ENGINES", "Release", "to_plain"]
+
+ENGINES = ("memory", "file", "dask", "stream")
+"""Where a release was computed: in this process (blocked or not), file to file out of core,
+on a Dask cluster, or record by record from a stream."""
+
+
+def to_plain(value: Any) -> Any:
+    """Mappings, tuples, numpy scalars and paths as JSON-ready Python values."""
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    """A verified release: the only object users hold, whatever the engine. It never
+    contains identifiers.
+
+    Attributes
+    ----------
+    data : pandas.DataFrame, dask.dataframe.DataFrame or None
+        The published table: the input's columns minus the identifiers, quasi-identifiers
+        replaced by their group's representative. In the input's row order in memory; a Dask
+        DataFrame keeps the input's index (rows ordered by block); ``None`` when the engine
+        wrote the table to :attr:`output` (file, stream).
+    labels : ndarray of shape (n_samples,) or None
+        Group of each published row (``None`` when the data is not held in memory).
+    params : Mapping
+        Everything needed to reproduce the release (method, k, roles, aggregation, scaling,
+        method parameters, microagg version).
+    seed : int
+        The random seed actually used (drawn and recorded when ``random_state=None``).
+    checks : Mapping
+        Privacy levels re-derived from the published data, e.g.
+        ``checks["k_anonymity"] = {"required": 5, "achieved": 5, "model": ...}``.
+    metrics : Mapping
+        Information loss and disclosure risk (Python floats / ints).
+    warnings : tuple of str
+        Everything the user should know, privacy-relevant ones first.
+    timings : Mapping
+        Seconds spent in each stage.
+    attribute_partitions : Mapping
+        Only for releases microaggregated by attribute groups (``attribute_groups=``): the
+        partition of each group, keyed by its columns joined with ``+``. ``labels`` then holds
+        the classes of identical published quasi-identifiers.
+    engine : {"memory", "file", "dask", "stream"}
+        Where it was computed (:data:`ENGINES`).
+    output : pathlib.Path or None
+        The file the engine wrote and verified (file and stream engines).
+    rows : int or None
+        Published rows; ``None``: the length of :attr:`data`.
+    columns : tuple of str or None
+        Published columns; ``None``: those of :attr:`data`.
+    """
+
+    data: Any
+    labels: NDArray[np.intp] | None
+    params: Mapping[str, Any]
+    seed: int
+    checks: Mapping[str, Any]
+    metrics: Mapping[str, Any]
+    warnings: tuple[str, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+    attribute_partitions: Mapping[str, NDArray[np.intp]] = field(default_factory=dict)
+    engine: str = "memory"
+    output: pathlib.Path | None = None
+    rows: int | None = None
+    columns: tuple[str, ...] | None = None
+
+    @property
+    def k(self) -> int:
+        """The k-anonymity achieved by the published quasi-identifiers."""
+        return int(self.checks["k_anonymity"]["achieved"])
+
+    @property
+    def n_rows(self) -> int:
+        """Published rows (from :attr:`rows`, else :attr:`data`)."""
+        return int(self.rows if self.rows is not None else self.data.shape[0])
+
+    @property
+    def column_names(self) -> list[str]:
+        """Published columns (from :attr:`columns`, else :attr:`data`)."""
+        return [str(c) for c in (self.columns if self.columns is not None
+                                 else self.data.columns)]
+
+    def summary(self) -> dict[str, Any]:
+        """Everything but the data and labels, as plain JSON-serializable values."""
+        where = {} if self.engine == "memory" else {
+            "engine": self.engine, **({"output": str(self.output)} if self.output else {})}
+        return {
+            "rows": self.n_rows,
+            "columns": self.column_names,
+            **where,
+            "params": to_plain(self.params),
+            "seed": self.seed,
+            "checks": to_plain(self.checks),
+            "metrics": to_plain(self.metrics),
+            "warnings": list(self.warnings),
+            "timings": to_plain(self.timings),
+        }
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """:meth:`summary` as a JSON string."""
+        return json.dumps(self.summary(), indent=indent)
+
+    def __repr__(self) -> str:
+        loss = ", ".join(f"{name}={self.metrics[name]:.4f}"
+                         for name in ("information_loss", "ncp") if name in self.metrics)
+        where = "" if self.engine == "memory" else f", engine={self.engine!r}"
+        return (
+            f"Release(rows={self.n_rows}, method={self.params['method']!r}, "
+            f"k={self.params['k']}, achieved_k={self.k}{where}"
+            + (f", {loss})" if loss else ")")
+        )
