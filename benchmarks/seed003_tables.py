@@ -26,7 +26,7 @@ from sklearn.neighbors import NearestNeighbors
 from microagg import load_dataset
 from microagg.metrics import sse, sst
 from microagg.partition import PARTITIONERS, meansort_ps, multidsort_ps
-from microagg.partition.local_search import refine
+from microagg.partition.local_search import quality_mode
 
 KS = (3, 4, 5, 10)
 DATASETS = ("tarragona", "census", "eia")
@@ -118,7 +118,7 @@ def main() -> None:
         t = time.perf_counter()
         best = []
         for k in KS:
-            labels = refine(X, k, rounds=10**9, time_limit=args.refine_seconds, random_state=0)
+            labels = quality_mode(X, k, rounds=10**9, time_limit=args.refine_seconds, random_state=0)
             assert np.bincount(labels).min() >= k
             best.append(il(X, labels))
         emit(f"| **mdav-ls** | {' / '.join(fmt(v) for v in best)} | - | "

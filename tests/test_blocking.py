@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import microagg.release
+import microagg._pipeline.measure
 from microagg import anonymize
 from microagg.exceptions import SchemaError
 from microagg.metrics import dld_risk
@@ -124,8 +124,8 @@ def test_sampled_dld_estimates_the_exact_value(data):
 
 
 def test_large_files_report_the_dld_sample(monkeypatch, data):
-    monkeypatch.setattr(microagg.release, "DLD_SAMPLE_ABOVE", 1000)
-    monkeypatch.setattr(microagg.release, "DLD_SAMPLE", 500)
+    monkeypatch.setattr(microagg._pipeline.measure, "DLD_SAMPLE_ABOVE", 1000)
+    monkeypatch.setattr(microagg._pipeline.measure, "DLD_SAMPLE", 500)
     df = pd.DataFrame(data, columns=list("abcd"))
     release = anonymize(df, quasi_identifiers=list("abcd"), k=5, random_state=0)
     assert release.metrics["dld_risk_sampled_records"] == 500

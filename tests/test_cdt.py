@@ -3,6 +3,8 @@ the measures, and CDT in the pipeline."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,7 +17,7 @@ from microagg.metrics import (
     utility_loss,
 )
 from microagg.partition import cdt
-from microagg.partition.dissimilar import (
+from microagg.partition.cdt import (
     Columns,
     attribute_entropy,
     choose_clusters,
@@ -143,7 +145,8 @@ def test_cdt_bad_input():
 
 
 def test_cdt_refuses_tables_too_large_for_its_matrix(monkeypatch):
-    import microagg.partition.dissimilar as module
+    # the package's `cdt` is the function: take the module itself
+    module = importlib.import_module("microagg.partition.cdt")
 
     monkeypatch.setattr(module, "MAX_RECORDS", 5)
     with pytest.raises(ValueError, match=r"10 records would need .* GiB"):

@@ -7,13 +7,13 @@ import pytest
 
 from microagg.metrics import sse
 from microagg.partition import PARTITIONERS, mdav
-from microagg.partition.local_search import local_search, refine
+from microagg.partition.local_search import local_search, quality_mode
 
 
 @pytest.mark.parametrize("k", [2, 3, 5])
-def test_refine_keeps_k_and_beats_mdav(k, rng):
+def test_quality_mode_keeps_k_and_beats_mdav(k, rng):
     X = rng.standard_normal((300, 4))
-    labels = refine(X, k, rounds=30, random_state=0)
+    labels = quality_mode(X, k, rounds=30, random_state=0)
     assert np.bincount(labels).min() >= k
     assert sse(X, labels) <= sse(X, mdav(X, k)) + 1e-9
 
@@ -37,31 +37,31 @@ def test_local_search_is_a_local_optimum_for_moves(rng):
             assert sse(X, trial) >= base - 1e-9
 
 
-def test_refine_is_deterministic_without_time_limit(rng):
+def test_quality_mode_is_deterministic_without_time_limit(rng):
     X = rng.standard_normal((150, 3))
-    a = refine(X, 3, rounds=20, random_state=5)
-    b = refine(X, 3, rounds=20, random_state=5)
+    a = quality_mode(X, 3, rounds=20, random_state=5)
+    b = quality_mode(X, 3, rounds=20, random_state=5)
     np.testing.assert_array_equal(a, b)
 
 
-def test_refine_from_a_named_start_and_time_limit(rng):
+def test_quality_mode_from_a_named_start_and_time_limit(rng):
     X = rng.standard_normal((100, 2))
-    labels = refine(X, 4, start="md", rounds=10**6, time_limit=0.5, random_state=0)
+    labels = quality_mode(X, 4, start="md", rounds=10**6, time_limit=0.5, random_state=0)
     assert np.bincount(labels).min() >= 4
     assert sse(X, labels) <= sse(X, PARTITIONERS["md"](X, 4)) + 1e-9
 
 
-def test_refine_bad_parameters(rng):
+def test_quality_mode_bad_parameters(rng):
     X = rng.standard_normal((20, 2))
     with pytest.raises(ValueError, match=r"'rounds' parameter of mdav-ls"):
-        refine(X, 3, rounds=-1)
+        quality_mode(X, 3, rounds=-1)
     with pytest.raises(ValueError, match=r"'time_limit' parameter of mdav-ls"):
-        refine(X, 3, time_limit=0)
+        quality_mode(X, 3, time_limit=0)
     with pytest.raises(ValueError, match=r"Unknown method 'nope'"):
-        refine(X, 3, start="nope")
+        quality_mode(X, 3, start="nope")
 
 
 def test_heavy_duplicates(rng):
     X = np.repeat(rng.integers(0, 3, size=(5, 2)).astype(float), 12, axis=0)
-    labels = refine(X, 4, rounds=10, random_state=0)
+    labels = quality_mode(X, 4, rounds=10, random_state=0)
     assert np.bincount(labels).min() >= 4

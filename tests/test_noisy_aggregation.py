@@ -129,7 +129,7 @@ def test_rho_zero_release_is_k_anonymous_without_warning(table):
 
 
 def test_noise_outside_the_group_range_is_refused(table, monkeypatch):
-    import microagg.release as release_module
+    import microagg._pipeline.numeric as release_module  # where the stages aggregate
 
     def escaping(values, labels, **kw):
         return rho_aggregation(values, labels, rho=1.0, random_state=0) + 1e6

@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from microagg.partition import ALIASES, PARTITIONERS, get_partitioner, partition
+from microagg.hierarchy import Hierarchy
+from microagg.partition import ALIASES, PARTITIONERS, MixedData, get_partitioner, partition
 
 # Methods too slow to run as plain Python are left out of the NUMBA_DISABLE_JIT pass.
 _HEAVY = {"mdav-ls"}
@@ -142,3 +143,61 @@ def test_property_groups_rows_and_information_loss(X, k, method):
     il = information_loss(X, group_mean(X, labels))
     assert 0.0 <= il <= 100.0 + 1e-9
     np.testing.assert_array_equal(labels, partition(X, k, method=method, random_state=0))
+
+
+# Mixed data: the partitioners whose entry says ``mixed`` also take numeric + categorical
+# quasi-identifiers with hierarchies (MixedData), and keep the same contract on them.
+
+MIXED_METHODS = sorted(name for name, entry in PARTITIONERS.items() if entry.mixed)
+WORK = Hierarchy.from_mapping(
+    {"*": {"Gov": ["Federal", "State"], "Private": ["Inc", "Own"]}}, column="work")
+SEX = Hierarchy.flat(["M", "F"], column="sex")
+
+
+def mixed_table(rng: np.random.Generator, n: int, *, numeric: bool = True,
+                distinct: int | None = None) -> MixedData:
+    """``n`` records: two numeric columns (unless ``numeric=False``), a hierarchical and a
+    flat categorical one; with ``distinct``, only that many distinct records, repeated."""
+    m = n if distinct is None else distinct
+    num = rng.standard_normal((m, 2)) * [10.0, 1.0] + [40.0, 0.0]
+    codes = np.column_stack([rng.integers(0, len(WORK.tables().leaves), m),
+                             rng.integers(0, 2, m)])
+    if distinct is not None:
+        pick = rng.integers(0, m, n)
+        num, codes = num[pick], codes[pick]
+    return MixedData.build(num if numeric else None, codes, [WORK.tables(), SEX.tables()])
+
+
+def test_the_mixed_methods_are_registered():
+    assert {"mage", "mdav-categorical", "cdt"} <= set(MIXED_METHODS)
+
+
+@pytest.mark.parametrize("method", MIXED_METHODS)
+@pytest.mark.parametrize(("n", "k"), [(40, 3), (23, 5), (10, 10)])
+def test_mixed_labels_cover_rows_and_groups_at_least_k(method, n, k, rng):
+    data = mixed_table(rng, n)
+    numeric, codes = data.numeric.copy(), data.codes.copy()
+    labels = PARTITIONERS[method](data, k, random_state=0)
+    assert_valid_partition(labels, n, k, PARTITIONERS[method].fixed_size)
+    np.testing.assert_array_equal(data.numeric, numeric)  # the input is never modified
+    np.testing.assert_array_equal(data.codes, codes)
+
+
+@pytest.mark.parametrize("method", MIXED_METHODS)
+def test_mixed_categorical_only_and_heavy_duplicates(method, rng):
+    for data in (mixed_table(rng, 30, numeric=False), mixed_table(rng, 60, distinct=5)):
+        labels = PARTITIONERS[method](data, 4, random_state=0)
+        assert_valid_partition(labels, data.n_samples, 4, PARTITIONERS[method].fixed_size)
+
+
+@pytest.mark.parametrize("method", MIXED_METHODS)
+def test_mixed_deterministic_under_seed(method, rng):
+    data = mixed_table(rng, 60)
+    a = PARTITIONERS[method](data, 4, random_state=7)
+    np.testing.assert_array_equal(a, PARTITIONERS[method](data, 4, random_state=7))
+
+
+@pytest.mark.parametrize("method", MIXED_METHODS)
+def test_mixed_n_below_k_names_both_numbers(method, rng):
+    with pytest.raises(ValueError, match=r"n_samples=5 should be >= k=10"):
+        PARTITIONERS[method](mixed_table(rng, 5), 10)

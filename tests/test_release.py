@@ -202,7 +202,7 @@ def test_minmax_and_no_scaling(people):
 def test_shortfall_raises_privacy_violation(people, monkeypatch):
     # a broken partitioner: labels that claim groups of 4 but the groups' means are unique per
     # row cannot happen; instead fake the aggregation returning the raw values.
-    import microagg.release as release_module
+    import microagg._pipeline.numeric as release_module  # where the stages aggregate
 
     monkeypatch.setattr(release_module, "aggregate",
                         lambda values, labels, **kw: np.asarray(values, dtype=float))
@@ -249,7 +249,7 @@ def test_invalid_partition_from_a_method_is_an_internal_error(people, monkeypatc
 
     broken = Partitioner("broken", lambda X, k, random_state=None: np.arange(X.shape[0]),
                          "groups of one", "none", fixed_size=False)
-    monkeypatch.setattr("microagg.release.get_partitioner", lambda name: broken)
+    monkeypatch.setattr("microagg._pipeline.grouping.get_partitioner", lambda name: broken)
     with pytest.raises(InternalError, match=r"'broken' returned an invalid partition"):
         run(people)
     assert "broken" not in PARTITIONERS

@@ -17,7 +17,7 @@ from microagg._advice import LARGE_GROUPS, low_utility_message
 from microagg.cli import app
 from microagg.exceptions import SchemaError
 from microagg.models import enforce_l_diversity
-from microagg.partition import local_search, refine
+from microagg.partition import local_search, quality_mode
 from microagg.partition.blocking import fit_block_tree
 from microagg.partition.local_search import default_time_limit
 from microagg.schema import load_schema, propose_schema
@@ -269,12 +269,12 @@ def test_refine_seconds_overrides_the_default_budget(tmp_path):
     assert "time budget" in result.output
 
 
-def test_refine_time_limit_values():
+def test_quality_mode_time_limit_values():
     X = np.random.default_rng(0).normal(size=(30, 2))
-    assert np.bincount(refine(X, 3, rounds=1, time_limit="auto", random_state=0)).min() >= 3
+    assert np.bincount(quality_mode(X, 3, rounds=1, time_limit="auto", random_state=0)).min() >= 3
     with pytest.raises(ValueError, match=r"'time_limit' parameter of mdav-ls must be None, "
                                          r"'auto' or a number of seconds > 0. Got 'soon'"):
-        refine(X, 3, time_limit="soon")
+        quality_mode(X, 3, time_limit="soon")
 
 
 # -- item 9: init-schema ---------------------------------------------------------------------

@@ -139,7 +139,7 @@ def test_second_stages_never_increase_sse_and_keep_k(rng):
 
 def test_decompose_respects_the_size_cap(rng):
     from microagg.partition import mdav1
-    from microagg.partition.refine import decompose_groups
+    from microagg.partition.second_stage import decompose_groups
 
     X = rng.standard_normal((300, 3))
     labels = decompose_groups(X, mdav1(X, 3), reverse=False, max_size=5)

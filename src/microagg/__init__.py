@@ -8,9 +8,16 @@ MicroAggregator    scikit-learn style clusterer (``fit_predict`` / ``labels_``).
 partition          the partitioners: ``partition.PARTITIONERS`` (registry by name) and
                    ``partition.partition(X, k, method=...)``.
 load_dataset       Bundled benchmark data sets (Census, Tarragona, EIA, ...).
+
+The names load on first use (PEP 562): ``import microagg`` and ``import microagg.partition``
+import neither pandas nor scikit-learn; ``microagg.anonymize`` (or ``from microagg import
+anonymize``) imports the release pipeline and what it needs.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -18,20 +25,21 @@ from ._numba_cache import configure_cache
 
 configure_cache()  # before any kernel is defined: where (and whether) numba may cache
 
-from . import partition
-from .datasets import load_dataset
-from .estimator import MicroAggregator
-from .exceptions import (
-    ConstantColumnWarning,
-    InternalError,
-    LowUtilityWarning,
-    PrivacyLeakWarning,
-    PrivacyViolationError,
-    SchemaError,
-)
-from .hierarchy import Hierarchy
-from .partition import PARTITIONERS
-from .release import Release, anonymize
+if TYPE_CHECKING:  # what the names are, for type checkers and IDEs; loaded on access below
+    from . import partition
+    from .datasets import load_dataset
+    from .estimator import MicroAggregator
+    from .exceptions import (
+        ConstantColumnWarning,
+        InternalError,
+        LowUtilityWarning,
+        PrivacyLeakWarning,
+        PrivacyViolationError,
+        SchemaError,
+    )
+    from .hierarchy import Hierarchy
+    from .partition import PARTITIONERS
+    from .release import Release, anonymize
 
 __all__ = [
     "PARTITIONERS",
@@ -49,3 +57,37 @@ __all__ = [
     "load_dataset",
     "partition",
 ]
+
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "PARTITIONERS": (".partition", "PARTITIONERS"),
+    "ConstantColumnWarning": (".exceptions", "ConstantColumnWarning"),
+    "Hierarchy": (".hierarchy", "Hierarchy"),
+    "InternalError": (".exceptions", "InternalError"),
+    "LowUtilityWarning": (".exceptions", "LowUtilityWarning"),
+    "MicroAggregator": (".estimator", "MicroAggregator"),
+    "PrivacyLeakWarning": (".exceptions", "PrivacyLeakWarning"),
+    "PrivacyViolationError": (".exceptions", "PrivacyViolationError"),
+    "Release": (".release", "Release"),
+    "SchemaError": (".exceptions", "SchemaError"),
+    "anonymize": (".release", "anonymize"),
+    "load_dataset": (".datasets", "load_dataset"),
+    "partition": (".partition", None),
+}
+"""Public name -> (module, attribute; ``None`` for the module itself), imported on access."""
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first access (PEP 562) and keep it in the module's globals."""
+    try:
+        module_name, attribute = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    module = importlib.import_module(module_name, __name__)
+    value = module if attribute is None else getattr(module, attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the public ones not loaded yet included."""
+    return sorted(set(globals()) | set(__all__))

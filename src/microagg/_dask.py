@@ -429,7 +429,7 @@ def _divisions(counts: NDArray[np.int64], npartitions: int) -> list[int]:
 
 
 def _schema_checks(ddf: Any, qi: tuple[str, ...], ids: tuple[str, ...]) -> None:
-    from .release import _validate_roles
+    from ._pipeline.rules import validate_roles as _validate_roles
 
     _validate_roles(ddf, qi, (), ids)
     clash = [c for c in ddf.columns if c in _RESERVED]
@@ -576,8 +576,8 @@ def anonymize_dask(
     import dask
     import dask.dataframe as dd
 
+    from ._pipeline.rules import as_names as _as_names
     from .partition import get_partitioner
-    from .release import _as_names
 
     t0 = time.perf_counter()
     timings: dict[str, float] = {}

@@ -8,21 +8,32 @@ noisy aggregators (``rho`` with rho > 0, ``random-k``) draw a different value fo
 record inside its group's range, and ``synthetic`` replaces each group by synthetic records
 with the group's exact mean and covariance (hybrid data): the published values are then NOT
 k-anonymous (typically every record is unique) and the noise is NOT differential privacy;
-see ``docs/guarantees.md``. :data:`NOISY_AGGREGATORS` names them.
+see ``docs/guarantees.md``. :data:`NOISY_AGGREGATORS` names them. :data:`AGGREGATORS` holds
+one :class:`~microagg.aggregate_registry.Aggregator` entry per aggregation: its parameters and
+their constraints, whether it is noisy, the warning it owes and its verifier.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._constraints import Interval
 from ._groups import group_means
 from ._jit import njit
 from ._validation import RandomState, check_labels, check_matrix, resolve_seed
+from .aggregate_registry import (
+    Aggregator,
+    check_noise_within_groups,
+    fuzzy_random_warning,
+    synthetic_warning,
+    verify_fuzzy_representatives,
+    verify_synthetic_moments,
+)
 from .fuzzy import fuzzy_random_aggregation
 from .synthetic import synthetic_microdata
 
@@ -30,8 +41,11 @@ __all__ = [
     "AGGREGATION_PARAMS",
     "AGGREGATORS",
     "NOISY_AGGREGATORS",
+    "Aggregator",
     "aggregate",
     "aggregation_params",
+    "check_noise_within_groups",
+    "get_aggregator",
     "group_mean",
     "group_median",
     "group_mode",
@@ -255,25 +269,48 @@ def random_k_anonymous(values: ArrayLike, labels: ArrayLike, *,
     return np.clip(out, bottom, top)
 
 
-AGGREGATORS: Mapping[str, Callable[..., NDArray[np.float64]]] = MappingProxyType({
-    "mean": group_mean,
-    "median": group_median,
-    "mode": group_mode,
-    "rho": rho_aggregation,
-    "random-k": random_k_anonymous,
-    "synthetic": synthetic_microdata,
-    "fuzzy-random": fuzzy_random_aggregation,
-})
-"""Registered aggregators by name (read-only)."""
+def _rho_is_noisy(params: Mapping[str, Any]) -> bool:
+    return _check_rho(params["rho"]) > 0.0  # rho = 0 is classic mean microaggregation
 
-AGGREGATION_PARAMS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
-    "mean": {}, "median": {}, "mode": {}, "rho": {"rho": 0.5}, "random-k": {},
-    "synthetic": {},
-    "fuzzy-random": {"m": 2.0, "threshold": None, "neighbours": 10},
-})
+
+def _always(params: Mapping[str, Any]) -> bool:
+    return True
+
+
+_PROBABILITY = (Interval(float, 0, 1, closed="both"),)
+
+AGGREGATORS: Mapping[str, Aggregator] = MappingProxyType({entry.name: entry for entry in (
+    Aggregator("mean", group_mean, "Group mean (classic microaggregation centroid)."),
+    Aggregator("median", group_median, "Group median (mean of the two middle values)."),
+    Aggregator("mode", group_mode, "Most frequent value of the group (smallest on ties)."),
+    Aggregator("rho", rho_aggregation,
+               "Group mean plus uniform noise within rho times the group's range.",
+               params={"rho": 0.5}, constraints={"rho": _PROBABILITY},
+               noisy_when=_rho_is_noisy, verifier=check_noise_within_groups),
+    Aggregator("random-k", random_k_anonymous,
+               "Each record moved uniformly within its group's range (Song et al.).",
+               noisy_when=_always, verifier=check_noise_within_groups),
+    Aggregator("synthetic", synthetic_microdata,
+               "Synthetic records with each group's exact mean and covariance (hybrid data).",
+               noisy_when=_always, warning_text=synthetic_warning,
+               verifier=verify_synthetic_moments),
+    Aggregator("fuzzy-random", fuzzy_random_aggregation,
+               "The mean of a group drawn by each record's fuzzy memberships.",
+               params={"m": 2.0, "threshold": None, "neighbours": 10},
+               constraints={"m": (Interval(float, 1, None, closed="neither"),),
+                            "threshold": (None, *_PROBABILITY),
+                            "neighbours": (Interval(int, 1, None, closed="left"),)},
+               noisy_when=_always, warning_text=fuzzy_random_warning,
+               verifier=verify_fuzzy_representatives),
+)})
+"""Registered aggregators by name (read-only): :class:`~microagg.aggregate_registry.Aggregator`
+entries, each callable as ``entry(values, labels, *, random_state=None, **params)``."""
+
+AGGREGATION_PARAMS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {name: entry.params for name, entry in AGGREGATORS.items()})
 """Each aggregator's keyword parameters and their defaults."""
 
-NOISY_AGGREGATORS = frozenset({"rho", "random-k", "synthetic", "fuzzy-random"})
+NOISY_AGGREGATORS = frozenset(name for name, entry in AGGREGATORS.items() if entry.may_be_noisy)
 """Aggregators that give each record its own value (no syntactic k-anonymity): noise inside
 the group's range (``rho``, ``random-k``) or synthetic records with the group's mean and
 covariance (``synthetic``, hybrid data of seed 001, section 2.8) or the mean of a group drawn
@@ -282,30 +319,34 @@ by fuzzy membership (``fuzzy-random``, seed 001, section 2.4)."""
 
 def is_noisy(method: str, params: Mapping[str, Any]) -> bool:
     """Whether ``method`` with ``params`` publishes per-record noisy values (rho=0 does not)."""
-    if method == "rho":
-        return _check_rho(params.get("rho", AGGREGATION_PARAMS["rho"]["rho"])) > 0.0
-    return method in NOISY_AGGREGATORS
+    entry = AGGREGATORS.get(method)
+    return entry is not None and entry.noisy(params)
 
 
 def aggregate(values: ArrayLike, labels: ArrayLike, *, method: str = "mean",
               random_state: RandomState = None, **params: Any) -> NDArray[np.float64]:
     """Aggregate each group of ``values`` with the named aggregator (see :data:`AGGREGATORS`)."""
+    return get_aggregator(method)(values, labels, random_state=random_state, **params)
+
+
+def get_aggregator(method: str) -> Aggregator:
+    """Look an aggregator entry up by name; an unknown name lists the valid ones.
+
+    Examples
+    --------
+    >>> get_aggregator("rho").noisy({"rho": 0.0})
+    False
+    """
     try:
-        func = AGGREGATORS[method]
+        return AGGREGATORS[method]
     except KeyError:
         raise ValueError(
             f"Unknown aggregation {method!r}. Valid aggregations: {', '.join(sorted(AGGREGATORS))}."
         ) from None
-    return func(values, labels, random_state=random_state,
-                **aggregation_params(method, params))
 
 
 def aggregation_params(method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The parameters of aggregator ``method``: its defaults updated by ``params``; an
-    unknown name raises TypeError listing the allowed ones."""
-    allowed = AGGREGATION_PARAMS[method]
-    unknown = sorted(set(params or {}) - set(allowed))
-    if unknown:
-        raise TypeError(f"Unknown parameter(s) {', '.join(unknown)} for aggregation "
-                        f"{method!r}. Its parameters: {', '.join(sorted(allowed)) or 'none'}.")
-    return {**allowed, **(params or {})}
+    """The parameters of aggregator ``method``: its defaults updated by ``params``, checked
+    against the entry's constraints (:meth:`Aggregator.check_params`); an unknown name raises
+    TypeError listing the allowed ones."""
+    return AGGREGATORS[method].check_params(params)

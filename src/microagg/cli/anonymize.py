@@ -307,7 +307,7 @@ def anonymize(
         typer.Option("--param", show_default=False,
                      help="Method parameter name=value (repeatable), e.g. --param gamma=0.5."),
     ] = None,
-    refine: Annotated[
+    refine_seconds: Annotated[
         float | None,
         typer.Option("--refine", metavar="SECONDS", show_default=False,
                      help="Quality mode: improve the method's partition by local search "
@@ -356,11 +356,12 @@ def anonymize(
                 report, inputs=inputs, extensions=(".html", ".htm"), parameter="--report",
                 outputs={"--output": out, "--summary-json": summary_out})
         method_params = _parse_params(param)
-        if refine is not None:
-            if not refine > 0:
-                raise UsageError(f"--refine must be a number of seconds > 0. Got {refine}.")
+        if refine_seconds is not None:
+            if not refine_seconds > 0:
+                raise UsageError(
+                    f"--refine must be a number of seconds > 0. Got {refine_seconds}.")
             start_method = "auto" if method in (None, "mdav-ls") else method
-            method_params = {**method_params, "start": start_method, "time_limit": refine,
+            method_params = {**method_params, "start": start_method, "time_limit": refine_seconds,
                              "rounds": 10**9}
             method = "mdav-ls"
         agg_params: dict[str, Any] = _parse_params(agg_param, "--agg-param")
@@ -401,7 +402,7 @@ def anonymize(
                 ("--epsilon", epsilon), ("--bounds", bounds), ("--hierarchy", hierarchy),
                 ("-l", l_div), ("-t", t_close), ("--intruder-knows", intruder_knows),
                 ("--attribute-groups", attribute_groups), ("--clustering-il", clustering_il),
-                ("--refine", refine), ("--scaling", scaling), ("--report", report),
+                ("--refine", refine_seconds), ("--scaling", scaling), ("--report", report),
                 ("--schema with hierarchies, ordinal columns or categorical "
                  "quasi-identifiers (their codes would be averaged)",
                  loaded_schema is not None and (loaded_schema.hierarchies or any(

@@ -39,11 +39,11 @@ def methods() -> None:
     if ALIASES:
         aliases = ", ".join(f"{alias} -> {name}" for alias, name in ALIASES.items())
         console.print(Text(f"Aliases: {aliases}"), soft_wrap=True)
-    from microagg.aggregate import AGGREGATION_PARAMS, NOISY_AGGREGATORS
+    from microagg.aggregate import AGGREGATION_PARAMS, AGGREGATORS
 
     aggs = ", ".join(
         name + "".join(f" ({p}={d!r})" for p, d in AGGREGATION_PARAMS[name].items())
-        + (" [noisy: not k-anonymous, not DP]" if name in NOISY_AGGREGATORS else "")
+        + (" [noisy: not k-anonymous, not DP]" if AGGREGATORS[name].may_be_noisy else "")
         for name in AGGREGATION_PARAMS
     )
     console.print(Text(f"Aggregations (--aggregation): {aggs}. Differentially private "

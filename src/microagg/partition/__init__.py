@@ -18,18 +18,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._constraints import Anything, Constraint, InstanceOf, Interval, Options, validate_params
 from .._validation import RandomState
 from ..fuzzy import fuzzy_partition
 from .categorical import mdav_categorical
+from .cdt import cdt
 from .density import dba, mdav2
-from .dissimilar import cdt
 from .extremes import kward, md, tfrp
-from .local_search import refine, resolve_time_limit
+from .local_search import quality_mode, resolve_time_limit
 from .mdav import cbfs, mdav, mdav1, vmdav
 from .mixed import MixedData, mage
 from .sorting import meansort_ps, mhm, multidsort_ps
 from .top_down import bottom_up, top_down
-from .univariate import optimal_univariate, univariate_optimal
+from .univariate import optimal_univariate, projected_optimal_univariate
 
 __all__ = [
     "ALIASES",
@@ -53,10 +54,10 @@ __all__ = [
     "multidsort_ps",
     "optimal_univariate",
     "partition",
-    "refine",
+    "projected_optimal_univariate",
+    "quality_mode",
     "tfrp",
     "top_down",
-    "univariate_optimal",
     "vmdav",
 ]
 
@@ -83,14 +84,38 @@ class Partitioner:
     resolve: Callable[[int, dict[str, Any]], dict[str, Any]] | None = None
     """Turns defaults that depend on the number of records into values (mdav-ls's
     ``time_limit="auto"`` into seconds), so that a release records what was used."""
+    constraints: Mapping[str, tuple[Constraint, ...]] = field(default_factory=dict)
+    """The allowed forms of each parameter in ``params`` (see :mod:`microagg._constraints`);
+    :meth:`check_params` turns them into the one message format."""
+    generalizes: bool = False
+    """Whether it publishes generalized values (ranges, value sets) rather than numbers to
+    mask: like categorical data it refuses epsilon, bounds, the noisy aggregations, scaling."""
+    default_aggregation: str = "mean"
+    """The aggregation of a release that names none (``"interval"`` for cdt's ranges)."""
+    publishes_value_sets: bool = False
+    """Whether categories without a hierarchy are published as the set of the group's values
+    (cdt, seed 004 Table 9) instead of their hierarchy's common ancestor."""
+    normalization: str | None = None
+    """Its own rescaling of ``X`` (``"minmax"``), done through its ``normalize`` parameter;
+    ``None``: it uses ``X`` as given. See :meth:`params_for_scaling`."""
 
     def resolved_params(self, n_samples: int, params: Mapping[str, Any]) -> dict[str, Any]:
         """``params`` with the size-dependent defaults made concrete for ``n_samples``."""
         given = dict(params)
         return given if self.resolve is None else self.resolve(n_samples, given)
 
-    def __call__(self, X: ArrayLike | MixedData, k: int, *, random_state: RandomState = None,
-                 **params: Any) -> NDArray[np.intp]:
+    def check_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``params`` as a dict after checking them: an unknown name raises TypeError listing
+        the allowed ones; then each value against :attr:`constraints` (TypeError for the
+        wrong type before ValueError for the wrong value). Defaults are not filled in.
+
+        Examples
+        --------
+        >>> PARTITIONERS["vmdav"].check_params({"gamma": -1.0})
+        Traceback (most recent call last):
+        ...
+        ValueError: The 'gamma' parameter of vmdav must be a float >= 0. Got -1.0 instead.
+        """
         unknown = sorted(set(params) - set(self.params))
         if unknown:
             allowed = ", ".join(sorted(self.params)) or "none"
@@ -98,7 +123,49 @@ class Partitioner:
                 f"Unknown parameter(s) {', '.join(unknown)} for method {self.name!r}. "
                 f"Its parameters: {allowed}."
             )
-        return self.function(X, k, random_state=random_state, **params)
+        return validate_params(params, self.constraints, caller=self.name)
+
+    def params_for_scaling(self, params: Mapping[str, Any], scaling: str | None
+                           ) -> dict[str, Any]:
+        """The parameters to run with when the caller scales ``X`` with an explicit ``scaling``.
+
+        The Request owns scaling: a partitioner with its own :attr:`normalization` has it
+        switched off (``normalize="none"``) when ``scaling`` is given, so that the caller's
+        scaling is the one used. ``scaling=None`` (not given) keeps the partitioner's own,
+        as in its paper. Giving both ``scaling`` and a ``normalize`` other than ``"none"``
+        is refused with a ValueError: one of the two would be ignored.
+
+        Examples
+        --------
+        >>> PARTITIONERS["top-down"].params_for_scaling({"c": 2}, "standard")
+        {'c': 2, 'normalize': 'none'}
+        >>> PARTITIONERS["top-down"].params_for_scaling({"c": 2}, None)
+        {'c': 2}
+        >>> PARTITIONERS["mdav"].params_for_scaling({}, "minmax")
+        {}
+        """
+        given = dict(params)
+        if scaling is None or self.normalization is None:
+            return given
+        own = given.get("normalize", "none")
+        if own != "none":
+            raise ValueError(
+                f"Method {self.name!r} applies its own normalization (normalize={own!r}) and "
+                f"scaling={scaling!r} was given too: one of them would be ignored. Drop "
+                f"normalize to use scaling={scaling!r} (the method's own normalization is "
+                f"then switched off), or drop scaling to keep normalize={own!r}.")
+        return {**given, "normalize": "none"}
+
+    def __call__(self, X: ArrayLike | MixedData, k: int, *, random_state: RandomState = None,
+                 **params: Any) -> NDArray[np.intp]:
+        return self.function(X, k, random_state=random_state, **self.check_params(params))
+
+
+_NORMALIZE: tuple[Constraint, ...] = (Options(("minmax", "none")),)
+_SORTING: Mapping[str, tuple[Constraint, ...]] = {
+    "grow": (Options(("sse", "nearest")),), "normalize": _NORMALIZE}
+_SEEDS: Mapping[str, tuple[Constraint, ...]] = {
+    "c": (Interval(int, 1, None, closed="left"),), "normalize": _NORMALIZE}
 
 
 _ENTRIES = (
@@ -122,27 +189,31 @@ _ENTRIES = (
         "vmdav", vmdav,
         "Variable-size MDAV: groups of k grown up to 2k-1 while the next record is close (gamma).",
         "Solanas, Martínez-Ballesté & Domingo-Ferrer, COMPSTAT (2006)", fixed_size=False,
-        params={"gamma": 0.2}),
+        params={"gamma": 0.2}, constraints={"gamma": (Interval(float, 0, None, closed="left"),)}),
     Partitioner(
         "multidsort-ps", multidsort_ps,
         "MultiDSort order + pairwise-systematic groups grown by least SSE increase (seed 003).",
         "Seed 003, Algorithms 1-2", fixed_size=True,
-        params={"grow": "sse", "normalize": "minmax"}),
+        params={"grow": "sse", "normalize": "minmax"}, constraints=_SORTING,
+        normalization="minmax"),
     Partitioner(
         "meansort-ps", meansort_ps,
         "Meansort order + pairwise-systematic groups grown by least SSE increase (seed 003).",
         "Seed 003, Eq. 5 and Algorithm 2", fixed_size=True,
-        params={"grow": "sse", "normalize": "minmax"}),
+        params={"grow": "sse", "normalize": "minmax"}, constraints=_SORTING,
+        normalization="minmax"),
     Partitioner(
         "multidsort-ps-nn", partial(multidsort_ps, grow="nearest"),
         "MultiDSort + pairwise-systematic with the seed's k-1 nearest records.",
         "Seed 003, Algorithms 1-2 (nearest-neighbour reading)", fixed_size=True,
-        params={"grow": "nearest", "normalize": "minmax"}),
+        params={"grow": "nearest", "normalize": "minmax"}, constraints=_SORTING,
+        normalization="minmax"),
     Partitioner(
         "meansort-ps-nn", partial(meansort_ps, grow="nearest"),
         "Meansort + pairwise-systematic with the seed's k-1 nearest records.",
         "Seed 003, Eq. 5 and Algorithm 2 (nearest-neighbour reading)", fixed_size=True,
-        params={"grow": "nearest", "normalize": "minmax"}),
+        params={"grow": "nearest", "normalize": "minmax"}, constraints=_SORTING,
+        normalization="minmax"),
     Partitioner(
         "tfrp1", partial(tfrp, stage=1),
         "TFRP-1: groups seeded alternately farthest from two fixed reference points.",
@@ -171,12 +242,14 @@ _ENTRIES = (
         "top-down", top_down,
         "c-means++ subsets, then recursive splits around the farthest pair into groups of k..2k-1.",
         "Seed 000, Algorithms 1-3", fixed_size=False,
-        params={"c": 1, "normalize": "minmax"}, randomized=True),
+        params={"c": 1, "normalize": "minmax"}, randomized=True, constraints=_SEEDS,
+        normalization="minmax"),
     Partitioner(
         "bottom-up", bottom_up,
         "Seed 000's comparator: random seeds each grow a group of their k-1 nearest records.",
         "Seed 000, section 4.2, after Song et al., IEEE Access 7 (2019)", fixed_size=False,
-        params={"c": 1, "normalize": "minmax"}, randomized=True),
+        params={"c": 1, "normalize": "minmax"}, randomized=True, constraints=_SEEDS,
+        normalization="minmax"),
     Partitioner(
         "mdav-categorical", mdav_categorical,
         "MDAV for ordinal, nominal and numeric data: medians and modes as prototypes, rank "
@@ -188,13 +261,17 @@ _ENTRIES = (
         "Fuzzy c-means, hard-assigned; c and m adjusted until every cluster has >= k records "
         "(strategy='repair': one run, small clusters dissolved).",
         "Domingo-Ferrer & Torra, JACIII 7(2) (2003); seed 001, section 2.4",
-        fixed_size=False, params={"m": None, "strategy": "adjust"}, randomized=True),
+        fixed_size=False, params={"m": None, "strategy": "adjust"}, randomized=True,
+        constraints={"m": (None, Interval(float, 1, None, closed="neither")),
+                     "strategy": (Options(("adjust", "repair")),)}),
     Partitioner(
         "mage", mage,
         "MAGE: mixed-distance cluster partition, then CKA merging into classes of >= k "
         "(numeric + categorical with hierarchies).",
         "Seed 002; Han, Yu, Yu, Lu & Liu, Knowl.-Based Syst. 55 (2014)", fixed_size=False,
-        params={"c": None, "max_iter": 100}, randomized=True, mixed=True),
+        params={"c": None, "max_iter": 100}, randomized=True, mixed=True,
+        constraints={"c": (None, Interval(int, 1, None, closed="left")),
+                     "max_iter": (Interval(int, 1, None, closed="left"),)}),
     Partitioner(
         "cdt", cdt,
         "CDT: k-medoids clusters of dissimilar sensitive tuples (min silhouette), then of "
@@ -202,27 +279,38 @@ _ENTRIES = (
         "Seed 004; Subramanian, Fayaz, Johnson & Thirumaaran, IJETER 8(9) (2020)",
         fixed_size=False,
         params={"sensitive": None, "sensitive_clusters": None, "max_clusters": 30},
-        randomized=True, mixed=True, needs_sensitive=True),
+        randomized=True, mixed=True, needs_sensitive=True,
+        constraints={"sensitive": (Anything(),),
+                     "sensitive_clusters": (None, Interval(int, 1, None, closed="left")),
+                     "max_clusters": (None, Interval(int, 2, None, closed="left"))},
+        generalizes=True, default_aggregation="interval", publishes_value_sets=True),
     Partitioner(
-        "univariate-optimal", univariate_optimal,
+        "univariate-optimal", projected_optimal_univariate,
         "Optimal univariate microaggregation (exact on one column, O(n k)); several columns "
         "are projected on their first principal axis first.",
         "Hansen & Mukherjee, IEEE TKDE 15(4) (2003); seed 001, sections 2.1 and 2.6",
-        fixed_size=False, params={"projection": "pca", "max_size": None}),
+        fixed_size=False, params={"projection": "pca", "max_size": None},
+        constraints={"projection": (Options(("pca", "sum")),),
+                     "max_size": (None, Interval(int, 2, None, closed="left"))}),
     Partitioner(
-        "mdav-ls", refine,
+        "mdav-ls", quality_mode,
         "Quality mode: best of MDAV/MDAV-2/TFRP-2/CBFS, then iterated local search (moves, "
         "swaps, kicks, optimal re-segmentation).",
         "This package; Hansen & Mukherjee, IEEE TKDE 15(4) (2003) for the re-segmentation",
         fixed_size=False, params={"start": "auto", "rounds": 200, "time_limit": "auto"},
-        randomized=True, resolve=resolve_time_limit),
+        randomized=True, resolve=resolve_time_limit,
+        constraints={"start": (InstanceOf(str),),
+                     "rounds": (Interval(int, 0, None, closed="left"),),
+                     "time_limit": (None, Options(("auto",)),
+                                    Interval(float, 0, None, closed="neither"))}),
     *(
         Partitioner(
             f"mhm-{ordering}", partial(mhm, ordering=ordering),
             f"{label} ordering, then the optimal cut of the order into groups of k..2k-1 "
             "(Hansen-Mukherjee shortest path).",
             "Domingo-Ferrer, Martínez-Ballesté, Mateo-Sanz & Sebé, VLDB J. 15 (2006)",
-            fixed_size=False, params={"ordering": ordering})
+            fixed_size=False, params={"ordering": ordering},
+            constraints={"ordering": (Options(("cbfs", "md", "mdav", "npn")),)})
         for ordering, label in (("npn", "Nearest-point-next"), ("mdav", "MDAV group"),
                                 ("md", "MD group"), ("cbfs", "CBFS group"))
     ),

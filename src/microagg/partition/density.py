@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.neighbors import NearestNeighbors
 
 from .._jit import njit
 from .._validation import RandomState, check_choice, check_k, check_matrix
 from ._kernels import assign_to_nearest_centroid, claim_nearest, make_workspace
 from .mdav import mdav1
-from .refine import decompose_groups, split_large_groups
+from .second_stage import decompose_groups, split_large_groups
 
 __all__ = ["dba", "k_density", "mdav2"]
 
@@ -21,6 +20,8 @@ def k_density(X: NDArray[np.float64], k: int) -> NDArray[np.float64]:
     Computed once on the whole file with a k-d tree (O(n log n)); duplicates of a record
     make its density infinite, which ranks it first.
     """
+    from sklearn.neighbors import NearestNeighbors  # lazy: keeps sklearn out of the import
+
     nn = NearestNeighbors(n_neighbors=k).fit(X)
     dist, _ = nn.kneighbors(X)  # the record itself is among them, at distance 0
     total = np.sort(dist, axis=1)[:, 1:].sum(axis=1)

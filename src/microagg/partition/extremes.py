@@ -18,7 +18,7 @@ from ._kernels import (
     sq_dist_one,
 )
 from .mdav import _take_group
-from .refine import decompose_groups
+from .second_stage import decompose_groups
 
 __all__ = ["kward", "md", "tfrp"]
 
@@ -175,7 +175,7 @@ def tfrp(X: ArrayLike, k: int, *, stage: int = 2, random_state: RandomState = No
     The reference points never move, so their distances are computed once.
     Stage 2 (TFRP-2): every group, in creation order, is dissolved if sending each of its
     records to the nearest other group of fewer than ``4k - 1`` records lowers the SSE (see
-    :func:`microagg.partition.refine.decompose_groups`).
+    :func:`microagg.partition.second_stage.decompose_groups`).
 
     This reading (scalar extremes, farthest seeds, alternation) reproduces the published
     TFRP-1 results on Census and Tarragona to every printed digit; our TFRP-2 is within 0.03

@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._jit import njit
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
 
-__all__ = ["default_time_limit", "local_search", "refine", "resolve_time_limit"]
+__all__ = ["default_time_limit", "local_search", "quality_mode", "resolve_time_limit"]
 
 _NEIGHBOUR_GROUPS = 12  # groups searched around each record's own group
 
@@ -260,13 +260,13 @@ def _compile_kernels(starts: tuple[str, ...]) -> None:
     if starts in _COMPILED:
         return
     tiny = np.random.default_rng(0).standard_normal((12, 2))
-    refine(tiny, 2, start=starts[0] if len(starts) == 1 else "auto", rounds=10,
+    quality_mode(tiny, 2, start=starts[0] if len(starts) == 1 else "auto", rounds=10,
            time_limit=None, random_state=0)
     _COMPILED.add(starts)
 
 
-def refine(X: ArrayLike, k: int, *, start: str = "auto", rounds: int = 200,
-           time_limit: float | str | None = "auto", random_state: RandomState = None
+def quality_mode(X: ArrayLike, k: int, *, start: str = "auto", rounds: int = 200,
+                 time_limit: float | str | None = "auto", random_state: RandomState = None
            ) -> NDArray[np.intp]:
     """Quality mode: iterated local search from good starting partitions (``mdav-ls``).
 

@@ -125,39 +125,6 @@ def _drop_groups(Xt, index, m, flagged, positions, sums, state, where):  # pragm
 
 
 @njit(cache=True)
-def _mdav_kernel(X, k):  # pragma: no cover - numba
-    """MDAV of Domingo-Ferrer & Torra (2005); see :func:`mdav`."""
-    n, p = X.shape
-    Xt, index = make_workspace(X)
-    labels = np.full(n, -1, dtype=np.intp)
-    dist = np.empty(n)
-    flagged = np.zeros(n, dtype=np.bool_)
-    pair = np.empty(2 * k, dtype=np.int64)
-    sums = np.empty(p)
-    state = np.zeros(1, dtype=np.int64)
-    pruning = (np.empty(n), np.empty(p), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
-               np.array([-1, 0], dtype=np.int64), np.empty(p))
-    where = pruning[3]
-    active_sums(Xt, n, sums)
-    m = n
-    g = 0
-    while m >= 3 * k:
-        r = _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning)
-        s = _take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, True)
-        _take_group(Xt, index, m, dist, flagged, s, k, pair[k:], labels, g + 1, False)
-        g += 2
-        m = _drop_groups(Xt, index, m, flagged, pair, sums, state, where)
-    if m >= 2 * k:
-        r = _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning)
-        _take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, False)
-        g += 1
-        m = _drop_groups(Xt, index, m, flagged, pair[:k], sums, state, where)
-    for i in range(m):
-        labels[index[i]] = g
-    return labels
-
-
-@njit(cache=True)
 def _assign_leftovers(X, labels, n_groups, index, m):  # pragma: no cover - numba
     """The ``m`` active records left over join the group with the nearest centroid."""
     rows = index[:m].copy()
@@ -165,8 +132,14 @@ def _assign_leftovers(X, labels, n_groups, index, m):  # pragma: no cover - numb
 
 
 @njit(cache=True)
-def _mdav1_kernel(X, k):  # pragma: no cover - numba
-    """MDAV-1 of Lin et al. (2010) as seed 003 describes it; see :func:`mdav1`."""
+def _mdav_kernel(X, k, threshold):  # pragma: no cover - numba
+    """MDAV (``threshold=3``, see :func:`mdav`) or MDAV-1 (``threshold=2``, see :func:`mdav1`).
+
+    Two groups per step while at least ``threshold * k`` records remain, then one group if
+    at least ``(threshold - 1) * k`` remain. What is left then is MDAV's last group
+    (``k .. 2k-1`` records) or MDAV-1's leftovers (fewer than ``k``), which join the group
+    with the nearest centroid.
+    """
     n, p = X.shape
     Xt, index = make_workspace(X)
     labels = np.full(n, -1, dtype=np.intp)
@@ -181,18 +154,21 @@ def _mdav1_kernel(X, k):  # pragma: no cover - numba
     active_sums(Xt, n, sums)
     m = n
     g = 0
-    while m >= 2 * k:
+    while m >= threshold * k:
         r = _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning)
         s = _take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, True)
         _take_group(Xt, index, m, dist, flagged, s, k, pair[k:], labels, g + 1, False)
         g += 2
         m = _drop_groups(Xt, index, m, flagged, pair, sums, state, where)
-    if m >= k:
+    if m >= (threshold - 1) * k:
         r = _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning)
         _take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, False)
         g += 1
         m = _drop_groups(Xt, index, m, flagged, pair[:k], sums, state, where)
-    if m > 0:
+    if m >= k:  # MDAV: the last group
+        for i in range(m):
+            labels[index[i]] = g
+    elif m > 0:  # MDAV-1: leftovers
         _assign_leftovers(X, labels, g, index, m)
     return labels
 
@@ -331,7 +307,7 @@ def mdav(X: ArrayLike, k: int, *, random_state: RandomState = None) -> NDArray[n
     """
     X = check_matrix(X, caller="mdav")
     k = check_k(k, n_samples=X.shape[0], caller="mdav")
-    return _mdav_kernel(X, k)
+    return _mdav_kernel(X, k, 3)
 
 
 def mdav1(X: ArrayLike, k: int, *, random_state: RandomState = None) -> NDArray[np.intp]:
@@ -365,7 +341,7 @@ def mdav1(X: ArrayLike, k: int, *, random_state: RandomState = None) -> NDArray[
     """
     X = check_matrix(X, caller="mdav1")
     k = check_k(k, n_samples=X.shape[0], caller="mdav1")
-    return _mdav1_kernel(X, k)
+    return _mdav_kernel(X, k, 2)
 
 
 def cbfs(X: ArrayLike, k: int, *, random_state: RandomState = None) -> NDArray[np.intp]:

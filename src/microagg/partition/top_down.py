@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.cluster import KMeans, kmeans_plusplus
 
 from .._jit import njit
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
@@ -62,6 +61,8 @@ def _subsets(X: NDArray[np.float64], k: int, c: int, seed: int) -> NDArray[np.in
     c = min(c, X.shape[0] // k)
     if c <= 1:
         return np.zeros(X.shape[0], dtype=np.intp)
+    from sklearn.cluster import KMeans, kmeans_plusplus  # lazy: keeps sklearn out of the import
+
     # plain k-means++ seeding (one trial per centre: the paper's roulette wheel), then Lloyd
     centres, _ = kmeans_plusplus(X, c, random_state=seed, n_local_trials=1)
     model = KMeans(n_clusters=c, init=centres, n_init=1, max_iter=300, random_state=seed)

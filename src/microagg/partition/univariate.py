@@ -17,10 +17,10 @@ from numpy.typing import ArrayLike, NDArray
 from .._jit import njit
 from .._validation import RandomState, check_choice, check_k, check_matrix
 
-__all__ = ["PROJECTIONS", "optimal_univariate", "univariate_optimal"]
+__all__ = ["PROJECTIONS", "optimal_univariate", "projected_optimal_univariate"]
 
 PROJECTIONS = ("pca", "sum")
-"""How :func:`univariate_optimal` maps several columns onto one line."""
+"""How :func:`projected_optimal_univariate` maps several columns onto one line."""
 
 
 @njit(cache=True)
@@ -183,9 +183,9 @@ def _projection(A: NDArray[np.float64], projection: str) -> NDArray[np.float64]:
     return np.asarray(centred @ axis, dtype=np.float64)
 
 
-def univariate_optimal(X: ArrayLike, k: int, *, projection: str = "pca",
-                       max_size: int | None = None, random_state: RandomState = None
-                       ) -> NDArray[np.intp]:
+def projected_optimal_univariate(X: ArrayLike, k: int, *, projection: str = "pca",
+                                 max_size: int | None = None,
+                                 random_state: RandomState = None) -> NDArray[np.intp]:
     """Partitioner ``univariate-optimal``: the exact optimum on one column; on several, the
     optimum of one projection of them.
 

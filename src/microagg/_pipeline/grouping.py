@@ -1,0 +1,163 @@
+"""The numeric grouping stages: one partition of all quasi-identifiers (block by block when
+asked, with l-diversity and t-closeness enforced), or one per attribute group."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from functools import partial
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._advice import time_budget
+from ..exceptions import PrivacyLeakWarning, SchemaError
+from ..models import enforce_l_diversity, enforce_t_closeness
+from ..partition import Partitioner, get_partitioner
+from ..partition.attribute_groups import resolve_attribute_groups
+from .notes import warn_user
+from .numeric import Outcome, aggregate_safely, standard_scaling
+from .request import Request
+from .verify import checked_partition
+
+__all__ = ["attribute_group_stage", "blocked", "grouping_stage"]
+
+
+def blocked(partitioner: Partitioner, request: Request) -> Partitioner:
+    """The same partitioner run block by block (its name and parameters unchanged)."""
+    from ..partition.blocking import BLOCKINGS, blocked_partition
+
+    blocking, block_size, k = request.blocking, request.block_size, request.k
+    if blocking not in BLOCKINGS:
+        raise ValueError(f"Unknown blocking {blocking!r}. Valid: {', '.join(BLOCKINGS)}.")
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) \
+            or block_size < 2 * k:
+        raise ValueError(f"The 'block_size' parameter must be an int >= 2k={2 * k}. "
+                         f"Got {block_size!r}.")
+    if partitioner.mixed and partitioner.needs_sensitive:
+        raise SchemaError(f"Method {partitioner.name!r} cannot run block by block.")
+    return replace(partitioner, function=partial(
+        blocked_partition, method=partitioner.name, blocking=blocking,
+        block_size=int(block_size), n_jobs=request.n_jobs))
+
+
+def _partitioner(request: Request, name: str | None = None) -> Partitioner:
+    entry = get_partitioner(name or request.method or "mdav")
+    return blocked(entry, request) if request.blocking is not None else entry
+
+
+def _enforce(request: Request, labels: NDArray[np.intp], scaled: NDArray[np.float64],
+             timings: dict[str, float]) -> NDArray[np.intp]:
+    """l-diversity, then t-closeness, by merging groups (cost: SSE on the scaled data)."""
+    df, sens = request.data, request.sensitive
+    if request.l is not None:
+        t = time.perf_counter()
+        labels = enforce_l_diversity(labels, [df[c].to_numpy() for c in sens], l=request.l,
+                                     diversity=request.diversity, c=request.diversity_c,
+                                     X=scaled, k=request.k, names=sens)
+        timings["l_diversity"] = time.perf_counter() - t
+    if request.closeness:
+        t = time.perf_counter()
+        labels = enforce_t_closeness(labels, list(request.closeness.values()),
+                                     t=float(request.t or 0.0), X=scaled)
+        timings["t_closeness"] = time.perf_counter() - t
+    return labels
+
+
+def _noisy_warning(request: Request, sizes: NDArray[np.int64]) -> str | None:
+    """The privacy warning a noisy aggregation owes (``None`` for a deterministic one)."""
+    from ..aggregate import AGGREGATORS
+
+    if not request.noisy:
+        return None
+    return AGGREGATORS[request.aggregation or "mean"].warning(
+        request.k, sizes=sizes, params=request.aggregation_params)
+
+
+def _finish(request: Request, outcome: Outcome, partitioner: Partitioner, sizes: Any,
+            seconds: float, n: int) -> Outcome:
+    """The time budget, and the privacy warning of a noisy aggregation."""
+    outcome.budget, note = time_budget(partitioner.name, outcome.method_params, seconds, n,
+                                       given="time_limit" in request.method_params)
+    if note:
+        outcome.notes.append(note)
+    warning = _noisy_warning(request, sizes)
+    if warning:
+        warn_user(outcome.privacy_notes, warning, PrivacyLeakWarning, first=True)
+    return outcome
+
+
+def grouping_stage(request: Request, values: NDArray[np.float64], rng: np.random.Generator,
+                   timings: dict[str, float]) -> Outcome:
+    """One partition of all quasi-identifiers, enforced, then aggregated."""
+    partitioner = _partitioner(request)
+    params = partitioner.resolved_params(values.shape[0], request.method_params)
+    scaling = request.scaling or "standard"
+    scaler, scaled = standard_scaling(values, scaling)
+    t = time.perf_counter()
+    labels = checked_partition(partitioner, scaled, request.k, rng, params)
+    timings["partition"] = time.perf_counter() - t
+    labels = _enforce(request, labels, scaled, timings)
+    t = time.perf_counter()
+    masked = aggregate_safely(values, labels, method=request.aggregation or "mean",
+                              random_state=rng, **request.aggregation_params)
+    timings["aggregate"] = time.perf_counter() - t
+    outcome = Outcome(labels=labels, masked=masked, scaled=scaled, scaler=scaler,
+                      method=partitioner.name, scaling=scaling,
+                      method_params=MappingProxyType({**partitioner.params, **params}),
+                      alternative=None if partitioner.fixed_size else "mdav")
+    _finish(request, outcome, partitioner, np.bincount(labels), timings["partition"],
+            values.shape[0])
+    if request.noisy:  # after the warning: a bug found here still leaves the user warned
+        request_aggregator(request).verify(values, masked, labels, request.quasi_identifiers)
+    return outcome
+
+
+def request_aggregator(request: Request) -> Any:
+    """The registry entry of the request's aggregation."""
+    from ..aggregate import AGGREGATORS
+
+    return AGGREGATORS[request.aggregation or "mean"]
+
+
+def attribute_group_stage(request: Request, values: NDArray[np.float64],
+                          rng: np.random.Generator, timings: dict[str, float]) -> Outcome:
+    """Each attribute group partitioned and aggregated on its own columns (seed 001, 2.3)."""
+    partitioner = _partitioner(request)
+    params = partitioner.resolved_params(values.shape[0], request.method_params)
+    scaling = request.scaling or "standard"
+    scaler, scaled = standard_scaling(values, scaling)
+    t = time.perf_counter()
+    qi = request.quasi_identifiers
+    groups = resolve_attribute_groups(request.attribute_groups or "individual", qi, scaled,
+                                      n_groups=request.n_attribute_groups)
+    position = {c: j for j, c in enumerate(qi)}
+    masked = np.empty_like(values)
+    partitions: dict[str, NDArray[np.intp]] = {}
+    methods: dict[str, str] = {}
+    for group in groups:
+        cols = [position[c] for c in group]
+        entry = _partitioner(request, request.method
+                             or ("univariate-optimal" if len(cols) == 1 else "mdav"))
+        labels = checked_partition(entry, np.ascontiguousarray(scaled[:, cols]), request.k,
+                                   rng, params)
+        masked[:, cols] = aggregate_safely(values[:, cols], labels,
+                                           method=request.aggregation or "mean",
+                                           random_state=rng, **request.aggregation_params)
+        if request.noisy:
+            request_aggregator(request).verify(values[:, cols], masked[:, cols], labels, group)
+        partitions["+".join(group)] = labels
+        methods["+".join(group)] = entry.name
+    timings["partition_and_aggregate"] = time.perf_counter() - t
+    outcome = Outcome(labels=np.zeros(values.shape[0], dtype=np.intp), masked=masked,
+                      scaled=scaled, scaler=scaler, scaling=scaling,
+                      method=partitioner.name if request.method is not None
+                      else "per-group default",
+                      method_params=MappingProxyType({**partitioner.params, **params}),
+                      partitions=partitions, groups=tuple(groups), group_methods=methods,
+                      alternative=None if partitioner.fixed_size else "mdav")
+    sizes = np.concatenate([np.bincount(g) for g in partitions.values()])
+    return _finish(request, outcome, partitioner, sizes, timings["partition_and_aggregate"],
+                   values.shape[0])

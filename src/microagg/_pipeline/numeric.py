@@ -1,0 +1,264 @@
+"""The numeric stages: microaggregation of numeric quasi-identifiers (optionally block by
+block, by attribute groups, with l-diversity / t-closeness enforced, or with a noisy
+aggregation) and the epsilon-DP release, then the one verification and the measurements."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from .. import __version__
+from .._advice import low_utility_message
+from .._scaling import apply_scaler, fit_scaler, from_safe_range, safe_exponents, to_safe_range
+from .._validation import resolve_seed
+from ..aggregate import aggregate
+from ..exceptions import ConstantColumnWarning, LowUtilityWarning, PrivacyLeakWarning
+from ..models import check_k_anonymity, k_anonymity
+from .measure import numeric_metrics, sensitive_metrics
+from .notes import warn_user
+from .request import Request
+from .result import Release
+from .verify import (
+    closeness_checks,
+    diversity_checks,
+    group_k_check,
+    k_check,
+    published_classes,
+)
+
+__all__ = ["Outcome", "aggregate_safely", "privacy_params", "quasi_identifier_matrix",
+           "run_numeric"]
+
+
+@dataclass
+class Outcome:
+    """What a numeric stage produced, before verification and measurement."""
+
+    labels: NDArray[np.intp]
+    masked: NDArray[np.float64]
+    scaled: NDArray[np.float64]
+    scaler: Any
+    method: str
+    method_params: Mapping[str, Any]
+    scaling: str
+    partitions: dict[str, NDArray[np.intp]] = field(default_factory=dict)
+    groups: tuple[tuple[str, ...], ...] = ()
+    group_methods: dict[str, str] = field(default_factory=dict)
+    checks: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    privacy_notes: list[str] = field(default_factory=list)
+    budget: Mapping[str, Any] | None = None
+    alternative: str | None = None
+    shuffle: np.random.Generator | None = None
+
+
+def quasi_identifier_matrix(df: pd.DataFrame, columns: tuple[str, ...]
+                            ) -> NDArray[np.float64]:
+    """The quasi-identifiers as float64, with errors that name columns, dtypes and counts."""
+    from ..exceptions import SchemaError
+
+    not_numeric = [
+        f"{c!r} (dtype {df[c].dtype})" for c in columns
+        if not (pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]))
+    ]
+    if not_numeric:
+        raise SchemaError(
+            "Quasi-identifiers must be numeric for the numeric methods; not numeric: "
+            f"{', '.join(not_numeric)}. Encode them, or pass them as sensitive or other columns."
+        )
+    values = df.loc[:, list(columns)].to_numpy(dtype=np.float64, na_value=np.nan)
+    finite = np.isfinite(values)
+    if not finite.all():
+        bad = [
+            f"{c!r}: {int(n_nan)} missing, {int(n_inf)} infinite"
+            for c, n_nan, n_inf in zip(
+                columns, np.isnan(values).sum(axis=0), np.isinf(values).sum(axis=0), strict=True
+            )
+            if n_nan or n_inf
+        ]
+        raise SchemaError(
+            f"Quasi-identifiers contain missing or infinite values in {len(df)} rows checked "
+            f"({'; '.join(bad)}). Impute or drop them first; microagg never imputes silently."
+        )
+    return np.ascontiguousarray(values)
+
+
+def aggregate_safely(values: NDArray[np.float64], labels: NDArray[np.intp], *, method: str,
+                     random_state: np.random.Generator, **params: Any) -> NDArray[np.float64]:
+    """:func:`~microagg.aggregate.aggregate` with constant columns published exactly (a mean
+    of 0.1s may come out as 0.10000000000000002) and extreme columns aggregated near 1 (a
+    mean of values near 1e308 overflows; an exact power of two brings them in range and
+    back)."""
+    safe = safe_exponents(values)
+    masked = from_safe_range(aggregate(to_safe_range(values, safe), labels, method=method,
+                                       random_state=random_state, **params), safe)
+    constant = values.max(axis=0) == values.min(axis=0)
+    if constant.any():
+        masked = np.array(masked, dtype=np.float64)
+        masked[:, constant] = values[:, constant]
+    return masked
+
+
+def privacy_params(request: Request) -> dict[str, Any]:
+    """The l-diversity and t-closeness entries of ``Release.params``."""
+    return {
+        "l": request.l,
+        "diversity": request.diversity if request.l is not None else None,
+        "t": request.t,
+        "t_distance": MappingProxyType({c: d.distance for c, d in request.closeness.items()}),
+    }
+
+
+def run_numeric(request: Request) -> Release:
+    """Run a numeric, attribute-group or epsilon-DP request (see :attr:`Request.kind`)."""
+    from .stages import STAGES
+
+    timings: dict[str, float] = {}
+    qi = request.quasi_identifiers
+    seed, rng = resolve_seed(request.random_state)
+    values = quasi_identifier_matrix(request.data, qi)
+    notes: list[str] = []
+    varying = values.max(axis=0) > values.min(axis=0)  # np.ptp overflows at 1e308
+    constant = [c for c, v in zip(qi, varying, strict=True) if not v]
+    if constant:
+        warn_user(notes, f"Quasi-identifier(s) {', '.join(map(repr, constant))} are constant: "
+                     "excluded from the distances and the information loss, and published "
+                     "unchanged.", ConstantColumnWarning)
+    timings["validate"] = time.perf_counter() - request.started
+    outcome = STAGES[request.kind](request, values, rng, timings)
+    notes = outcome.privacy_notes + notes + outcome.notes
+    published = request.data.drop(columns=list(request.identifiers))
+    for j, col in enumerate(qi):
+        published[col] = outcome.masked[:, j]
+    t = time.perf_counter()
+    checks, classes, labels = _verify(request, outcome, published, values, notes)
+    timings["verify"] = time.perf_counter() - t
+    t = time.perf_counter()
+    metrics = _measure(request, outcome, published, values, varying, classes, labels, notes)
+    timings["measure"] = time.perf_counter() - t
+    if outcome.shuffle is not None:  # the input order would say which rows share a rank block
+        order = outcome.shuffle.permutation(published.shape[0])
+        published = published.iloc[order].reset_index(drop=True)
+        labels = labels[order]
+    timings["total"] = time.perf_counter() - request.started
+    return Release(data=published, labels=labels, params=_params(request, outcome), seed=seed,
+                   checks=MappingProxyType(checks), metrics=MappingProxyType(metrics),
+                   warnings=tuple(notes), timings=MappingProxyType(timings),
+                   attribute_partitions=MappingProxyType(outcome.partitions))
+
+
+def _verify(request: Request, outcome: Outcome, published: pd.DataFrame,
+            values: NDArray[np.float64], notes: list[str]
+            ) -> tuple[dict[str, Any], NDArray[np.intp] | None, NDArray[np.intp]]:
+    """k (promised or reported), the group k, l and t, from the published table."""
+    k, qi, partitions = request.k, request.quasi_identifiers, outcome.partitions
+    published_qi = published.loc[:, list(qi)].to_numpy(dtype=np.float64)
+    checks = outcome.checks
+    labels = outcome.labels
+    noisy_or_dp = request.noisy or request.epsilon is not None
+    if partitions:
+        labels = published_classes(published, qi)
+        guaranteed = len(partitions) == 1 and not request.noisy  # one group of every column
+        achieved = (check_k_anonymity(published_qi, k) if guaranteed
+                    else k_anonymity(published_qi))
+        checks["k_anonymity"] = k_check(k if guaranteed else None, achieved)
+        if len(partitions) > 1:
+            _attribute_group_warning(checks, notes, k, achieved, labels, len(partitions))
+    elif request.noisy:
+        checks["k_anonymity"] = k_check(None, k_anonymity(published_qi))
+    else:
+        checks["k_anonymity"] = k_check(k, check_k_anonymity(published_qi, k))
+    group_min = (min(int(np.bincount(g).min()) for g in partitions.values()) if partitions
+                 else int(np.bincount(labels).min()))
+    checks["group_k"] = group_k_check(
+        k, group_min, "size of the smallest group over which each representative"
+        + (" and its noise are" if noisy_or_dp else " is")
+        + " computed (from the release's labels)"
+        + (", in every attribute group's own partition" if partitions else ""))
+    sens = request.sensitive
+    classes = (published_classes(published, qi) if sens and not noisy_or_dp else None)
+    if classes is not None:
+        checks.update(diversity_checks(classes, published, sens, request.l, request.diversity,
+                                       request.diversity_c))
+        checks.update(closeness_checks(classes, request.closeness, request.t))
+    return checks, classes, labels
+
+
+def _attribute_group_warning(checks: dict[str, Any], notes: list[str], k: int, achieved: int,
+                             labels: NDArray[np.intp], n_groups: int) -> None:
+    checks["k_anonymity"] = MappingProxyType({
+        **checks["k_anonymity"],
+        "model": "real k-anonymity (Nin, Herranz & Torra 2008): the smallest number of "
+                 "identical published quasi-identifier records; microaggregation by "
+                 "attribute groups does not guarantee k-anonymity",
+    })
+    warn_user(notes, f"The quasi-identifiers were microaggregated in {n_groups} attribute "
+                 f"groups separately: every group has at least {k} records in each "
+                 f"attribute group, but the published records are NOT {k}-anonymous (real "
+                 f"k-anonymity {achieved}; unique records: "
+                 f"{int(np.sum(np.bincount(labels) == 1))}), and an "
+                 "intruder can intersect the groups (metrics['intersection_attack_*']).",
+          PrivacyLeakWarning, first=True)
+
+
+def _measure(request: Request, outcome: Outcome, published: pd.DataFrame,
+             values: NDArray[np.float64], varying: NDArray[np.bool_],
+             classes: NDArray[np.intp] | None, labels: NDArray[np.intp], notes: list[str]
+             ) -> dict[str, Any]:
+    masked_scaled = apply_scaler(outcome.masked, outcome.scaler)
+    metrics = numeric_metrics(
+        values, outcome.masked, outcome.scaled, masked_scaled, labels,
+        qi=request.quasi_identifiers, varying=varying, known=request.intruder_knows,
+        clustering_il=request.clustering_il,
+        attribute_groups={"groups": outcome.groups} if outcome.partitions else None,
+        of_classes=(sensitive_metrics(classes, published, request.sensitive)
+                    if classes is not None else None))
+    noisy_or_dp = request.noisy or request.epsilon is not None
+    cause = [name for name, on in (("l-diversity", request.l is not None),
+                                   ("t-closeness", bool(request.closeness))) if on]
+    advice = low_utility_message(  # noise is chosen, not lost: only the grouping's loss counts
+        labels, request.k, None if noisy_or_dp else metrics["information_loss"] / 100,
+        loss_name="information loss", method=outcome.method, alternative=outcome.alternative,
+        cause=(f"{' and '.join(cause)} merged groups to reach the required level; a lower "
+               "level (or fewer sensitive columns) keeps more.") if cause else None)
+    if advice:
+        warn_user(notes, advice, LowUtilityWarning)
+    return metrics
+
+
+def _params(request: Request, outcome: Outcome) -> Mapping[str, Any]:
+    blocking = request.blocking
+    return MappingProxyType({
+        "method": outcome.method,
+        "k": request.k,
+        "quasi_identifiers": request.quasi_identifiers,
+        "sensitive": request.sensitive,
+        "identifiers": request.identifiers,
+        "aggregation": request.aggregation,
+        "aggregation_params": MappingProxyType(dict(request.aggregation_params)),
+        "scaling": outcome.scaling,
+        "method_params": outcome.method_params,
+        "epsilon": request.epsilon,
+        "intruder_knows": request.intruder_knows,
+        **privacy_params(request),
+        "attribute_groups": tuple(outcome.groups) if outcome.partitions else None,
+        "blocking": (MappingProxyType({"blocking": blocking,
+                                       "block_size": request.block_size})
+                     if blocking is not None else None),
+        "group_methods": MappingProxyType(outcome.group_methods),
+        "time_budget": outcome.budget,
+        "microagg_version": __version__,
+    })
+
+
+def standard_scaling(values: NDArray[np.float64], scaling: str) -> tuple[Any, Any]:
+    """The scaler for ``scaling`` and the scaled values."""
+    scaler = fit_scaler(values, scaling)
+    return scaler, apply_scaler(values, scaler)

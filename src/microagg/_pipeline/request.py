@@ -1,0 +1,291 @@
+"""A release request: every option checked once, then frozen (see ``DESIGN.md``).
+
+:meth:`Request.build` takes what a face was given (the arguments of
+:func:`microagg.anonymize`, the CLI's options, a :class:`~microagg.schema.Schema`) and applies
+every cross-option rule, in one place and in the one message format; the engines and stages
+that run a Request never re-validate it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import pandas as pd
+
+from .._scaling import SCALINGS
+from .._validation import RandomState, check_k
+from ..aggregate import AGGREGATORS, is_noisy
+from ..aggregate import aggregation_params as checked_aggregation_params
+from ..dp import check_epsilon
+from ..exceptions import SchemaError
+from ..generalize import NUMERIC_MODES
+from ..hierarchy import Hierarchy
+from ..models import SensitiveDistribution
+from ..partition import PARTITIONERS, Partitioner, get_partitioner
+from ..schema import Schema, roles_from
+from .rules import (
+    as_names,
+    check_attribute_group_request,
+    check_diversity_request,
+    check_dp_request,
+    check_quasi_identifier_types,
+    closeness_targets,
+    load_hierarchies,
+    validate_roles,
+)
+
+__all__ = ["CATEGORICAL_AGGREGATIONS", "Request"]
+
+CATEGORICAL_AGGREGATIONS = ("generalize", "mode")
+"""Representatives of nominal quasi-identifiers in a mixed release."""
+
+KINDS = ("numeric", "attribute-groups", "dp", "mixed")
+"""The stage that runs a request (:attr:`Request.kind`)."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """Everything a release needs, checked (build it with :meth:`build`).
+
+    The fields are the options of :func:`microagg.anonymize` after checking: names as
+    tuples, hierarchies loaded (``hierarchies``: the categorical quasi-identifiers; a flat
+    hierarchy where none was given), the t-closeness targets prepared (``closeness``), the
+    aggregation's parameters checked; ``kind`` says which stage runs it.
+    """
+
+    data: pd.DataFrame
+    quasi_identifiers: tuple[str, ...]
+    k: int
+    kind: str
+    method: str | None = None
+    sensitive: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()
+    intruder_knows: tuple[str, ...] = ()
+    aggregation: str | None = None
+    aggregation_params: Mapping[str, Any] = field(default_factory=dict)
+    scaling: str | None = None
+    random_state: RandomState = None
+    method_params: Mapping[str, Any] = field(default_factory=dict)
+    epsilon: float | None = None
+    bounds: Mapping[str, Sequence[float]] | None = None
+    hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict)
+    l: float | None = None
+    diversity: str = "distinct"
+    diversity_c: float = 2.0
+    t: float | None = None
+    closeness: Mapping[str, SensitiveDistribution] = field(default_factory=dict)
+    attribute_groups: str | Sequence[Sequence[str]] | None = None
+    n_attribute_groups: int | None = None
+    categorical_aggregation: str = "generalize"
+    clustering_il: int | None = None
+    blocking: str | None = None
+    block_size: int = 10_000
+    n_jobs: int | None = None
+    started: float = field(default_factory=time.perf_counter)
+    """When the request was made (``Release.timings["validate"]`` counts from it)."""
+
+    @property
+    def noisy(self) -> bool:
+        """Whether every record gets its own noisy values (a noisy aggregation)."""
+        return self.aggregation is not None and self.kind != "mixed" and is_noisy(
+            self.aggregation, self.aggregation_params)
+
+    @property
+    def partitioner(self) -> Partitioner:
+        """The registry entry of the method (its stage's default when none was named)."""
+        default = "mage" if self.kind == "mixed" else "mdav"
+        return get_partitioner(self.method or default)
+
+    @classmethod
+    def build(cls, df: pd.DataFrame, *, quasi_identifiers: str | Sequence[str] | None = None,
+              k: int, schema: Schema | None = None, **options: Any) -> Request:
+        """Check every option (see :func:`microagg.anonymize` for each) and freeze them.
+
+        With ``schema``, the roles, hierarchies and bounds come from it (options naming roles
+        too are refused) and its declared types are applied to ``df`` first.
+        """
+        started = time.perf_counter()
+        if not isinstance(df, pd.DataFrame):
+            raise TypeError(f"anonymize expects a pandas DataFrame. Got {type(df).__name__} "
+                            "instead.")
+        if schema is not None:
+            df, quasi_identifiers, options = _with_schema(df, schema, quasi_identifiers,
+                                                          options)
+        fields = _roles(df, quasi_identifiers, options)
+        fields["k"] = check_k(k, n_samples=df.shape[0], caller="anonymize")
+        fields.update(_privacy_models(df, fields, options))
+        fields.update(_layout(fields, options))
+        if fields["kind"] == "mixed":
+            fields.update(_mixed_options(df, fields, options))
+        else:
+            fields.update(_numeric_options(df, fields, options))
+        return cls(data=df, started=started, **fields)
+
+
+def _with_schema(df: pd.DataFrame, schema: Schema, quasi_identifiers: Any,
+                 options: dict[str, Any]) -> tuple[pd.DataFrame, Any, dict[str, Any]]:
+    """Roles, hierarchies and bounds from ``schema``; its declared types applied to ``df``."""
+    qi, sens, ids = roles_from(schema, quasi_identifiers, options.get("sensitive"),
+                               options.get("identifiers"))
+    given = dict(options.get("hierarchies") or {})
+    clash = sorted(set(given) & set(schema.hierarchies))
+    if clash:
+        raise SchemaError(f"hierarchies {clash} repeat the schema's hierarchies.")
+    merged = {**options, "sensitive": sens, "identifiers": ids,
+              "hierarchies": {**given, **schema.hierarchies} or None}
+    if merged.get("bounds") is None and options.get("epsilon") is not None:
+        merged["bounds"] = schema.bounds
+    return schema.apply(df), qi, merged
+
+
+def _roles(df: pd.DataFrame, quasi_identifiers: Any, options: dict[str, Any]
+           ) -> dict[str, Any]:
+    qi = as_names(quasi_identifiers, "quasi_identifiers")
+    sens = as_names(options.get("sensitive", ()), "sensitive")
+    ids = as_names(options.get("identifiers", ()), "identifiers")
+    known = as_names(options.get("intruder_knows"), "intruder_knows")
+    validate_roles(df, qi, sens, ids)
+    not_qi = [c for c in known if c not in qi]
+    if not_qi:
+        raise SchemaError(f"intruder_knows names {', '.join(map(repr, not_qi))}, which are not "
+                          f"quasi-identifiers; quasi-identifiers: {', '.join(map(repr, qi))}.")
+    if df.shape[0] == 0:
+        raise SchemaError("The input table has no rows; there is nothing to release.")
+    return {"quasi_identifiers": qi, "sensitive": sens, "identifiers": ids,
+            "intruder_knows": known}
+
+
+def _privacy_models(df: pd.DataFrame, fields: dict[str, Any], options: dict[str, Any]
+                    ) -> dict[str, Any]:
+    """l and t checked, hierarchies loaded, t-closeness targets prepared."""
+    qi, sens = fields["quasi_identifiers"], fields["sensitive"]
+    l, diversity = options.get("l"), options.get("diversity", "distinct")
+    diversity_c = options.get("diversity_c", 2.0)
+    if l is not None:
+        check_diversity_request(df, sens, l, diversity, diversity_c)
+    check_quasi_identifier_types(df, qi, options.get("hierarchies"))
+    loaded, sensitive_hierarchies = load_hierarchies(df, qi, sens, options.get("hierarchies"))
+    t = options.get("t")
+    closeness = closeness_targets(df, sens, t, options.get("t_distance", "auto"),
+                                  sensitive_hierarchies)
+    categorical_aggregation = options.get("categorical_aggregation", "generalize")
+    if categorical_aggregation not in CATEGORICAL_AGGREGATIONS:
+        raise ValueError(f"Unknown categorical_aggregation {categorical_aggregation!r}. "
+                         f"Valid: {', '.join(CATEGORICAL_AGGREGATIONS)}.")
+    return {"l": l, "diversity": diversity, "diversity_c": diversity_c, "t": t,
+            "closeness": MappingProxyType(closeness),
+            "hierarchies": MappingProxyType(loaded),
+            "categorical_aggregation": categorical_aggregation}
+
+
+def _generalizing_method(method: str | None) -> bool:
+    """Whether ``method`` names a registered partitioner that generalizes (publishes
+    intervals or value sets) instead of representatives."""
+    entry = PARTITIONERS.get(method) if method is not None else None
+    return entry is not None and entry.generalizes
+
+
+def _layout(fields: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """The stage that runs the request, with the rules on what it combines with."""
+    method, epsilon = options.get("method"), options.get("epsilon")
+    generalizes = bool(fields["hierarchies"]) or _generalizing_method(method)
+    attribute_groups = options.get("attribute_groups")
+    n_attribute_groups = options.get("n_attribute_groups")
+    if attribute_groups is not None:
+        check_attribute_group_request(generalizes, method, epsilon, fields["l"], fields["t"],
+                                      options.get("method_params"))
+    elif n_attribute_groups is not None:
+        raise ValueError("n_attribute_groups needs attribute_groups='correlation'.")
+    blocking = options.get("blocking")
+    if blocking is not None and (generalizes or epsilon is not None):
+        raise SchemaError("blocking applies to numeric microaggregation: not to categorical "
+                          "quasi-identifiers, cdt or the epsilon-DP release.")
+    kind = ("mixed" if generalizes else "dp" if epsilon is not None
+            else "attribute-groups" if attribute_groups is not None else "numeric")
+    return {"kind": kind, "method": method, "attribute_groups": attribute_groups,
+            "n_attribute_groups": n_attribute_groups, "blocking": blocking,
+            "block_size": options.get("block_size", 10_000), "n_jobs": options.get("n_jobs"),
+            "random_state": options.get("random_state"),
+            "clustering_il": options.get("clustering_il")}
+
+
+def _may_be_noisy(aggregation: str | None) -> bool:
+    entry = AGGREGATORS.get(aggregation) if aggregation is not None else None
+    return entry is not None and entry.may_be_noisy
+
+
+def _mixed_options(df: pd.DataFrame, fields: dict[str, Any], options: dict[str, Any]
+                   ) -> dict[str, Any]:
+    """Generalizing releases: no noise, scaling or epsilon; the numeric columns' mode."""
+    loaded, method = fields["hierarchies"], fields["method"]
+    aggregation = options.get("aggregation")
+    if options.get("epsilon") is not None or options.get("bounds") is not None \
+            or _may_be_noisy(aggregation) or options.get("aggregation_params") \
+            or options.get("scaling") is not None or fields["intruder_knows"] \
+            or fields["clustering_il"] is not None:
+        what = (f"Categorical quasi-identifiers ({', '.join(map(repr, loaded))})"
+                if loaded else "The cdt method")
+        raise SchemaError(
+            f"{what} generalize: epsilon, bounds, the noisy aggregations, scaling, "
+            "intruder_knows and clustering_il apply to numeric microaggregation only.")
+    partitioner = get_partitioner(method or "mage")
+    aggregation = aggregation or partitioner.default_aggregation
+    if aggregation not in NUMERIC_MODES:
+        who = ("With categorical quasi-identifiers" if loaded else
+               f"Method {partitioner.name!r} generalizes, and")
+        raise ValueError(f"{who} the aggregation is the numeric columns' representative: one "
+                         f"of {', '.join(NUMERIC_MODES)}. Got {aggregation!r}.")
+    if not partitioner.mixed:
+        capable = ", ".join(sorted(n for n, p in PARTITIONERS.items() if p.mixed))
+        cats = ", ".join(f"{c!r} (dtype {df[c].dtype}, hierarchy: {h.source})"
+                         for c, h in loaded.items())
+        raise SchemaError(f"Method {partitioner.name!r} works on numeric data only, and "
+                          f"{cats} are categorical (labels, never averaged); use one of: "
+                          f"{capable}; or, if they are quantities, make them numbers "
+                          "(type = \"numeric\" in a schema).")
+    if partitioner.needs_sensitive and not fields["sensitive"]:
+        raise SchemaError(f"Method {partitioner.name!r} groups dissimilar sensitive tuples: "
+                          "name the sensitive columns (sensitive=... / -s).")
+    return {"aggregation": aggregation,
+            "method_params": MappingProxyType(dict(options.get("method_params") or {}))}
+
+
+def _numeric_options(df: pd.DataFrame, fields: dict[str, Any], options: dict[str, Any]
+                     ) -> dict[str, Any]:
+    """Scaling, the aggregation and its parameters, epsilon and its bounds."""
+    scaling = options.get("scaling")
+    if scaling is not None and scaling not in SCALINGS:  # checked early: before any work
+        raise ValueError(f"Unknown scaling {scaling!r}. Valid scalings: {', '.join(SCALINGS)}.")
+    aggregation = options.get("aggregation") or "mean"
+    if aggregation not in AGGREGATORS:
+        raise ValueError(
+            f"Unknown aggregation {aggregation!r}. "
+            f"Valid aggregations: {', '.join(sorted(AGGREGATORS))}."
+        )
+    agg_params = checked_aggregation_params(aggregation, options.get("aggregation_params"))
+    epsilon, bounds = options.get("epsilon"), options.get("bounds")
+    if (fields["l"] is not None or fields["t"] is not None) \
+            and (is_noisy(aggregation, agg_params) or epsilon is not None):
+        raise SchemaError("l-diversity and t-closeness are checked on the published classes; a noisy "
+                          "aggregation or an epsilon release has none (every published record "
+                          "differs or rows are shuffled). Drop l, or use a deterministic "
+                          "aggregation without epsilon.")
+    method_params = options.get("method_params")
+    if epsilon is None and (fields["method"] is not None or fields["attribute_groups"] is None):
+        # the Request owns scaling: a method that normalizes inside stops when one is given
+        method_params = get_partitioner(fields["method"] or "mdav").params_for_scaling(
+            method_params or {}, scaling)
+    if epsilon is not None:
+        epsilon = check_epsilon(epsilon)
+        check_dp_request(df, fields["quasi_identifiers"], fields["identifiers"],
+                         fields["method"], aggregation, scaling, method_params)
+    elif bounds is not None:
+        raise ValueError("bounds are used only with epsilon (the differentially private "
+                         "release); pass epsilon too, or drop bounds.")
+    return {"scaling": scaling, "aggregation": aggregation,
+            "aggregation_params": MappingProxyType(dict(agg_params)), "epsilon": epsilon,
+            "bounds": bounds, "method_params": MappingProxyType(dict(method_params or {}))}

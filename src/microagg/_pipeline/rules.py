@@ -1,0 +1,225 @@
+"""The refusals of a release request, each in one place (used by :mod:`.request`).
+
+Every function raises :class:`~microagg.exceptions.SchemaError` (a ``ValueError``) or
+``ValueError`` / ``TypeError`` with the message that names the columns, the options and what
+to do instead; none of them changes data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import SchemaError
+from ..hierarchy import Hierarchy
+from ..models import DIVERSITIES, GROUND_DISTANCES, SensitiveDistribution, check_l, check_t
+from ..models import l_diversity as l_diversity_of
+from ..schema import check_unique_columns
+
+__all__ = ["as_names", "check_attribute_group_request", "check_diversity_request",
+           "check_dp_request", "check_quasi_identifier_types", "closeness_targets",
+           "load_hierarchies", "require_complete", "validate_roles"]
+
+
+def as_names(value: str | Sequence[str] | None, role: str) -> tuple[str, ...]:
+    """A role's column names as a tuple (one name may be given as a string)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    names = tuple(value)
+    bad = [v for v in names if not isinstance(v, str)]
+    if bad:
+        raise TypeError(f"Column names in {role!r} must be strings. Got {bad!r}.")
+    return names
+
+
+def validate_roles(df: pd.DataFrame, quasi_identifiers: tuple[str, ...],
+                   sensitive: tuple[str, ...], identifiers: tuple[str, ...]) -> None:
+    """Every role names existing columns, no column has two roles; lists every problem."""
+    check_unique_columns(df.columns, source="the DataFrame")  # else df[name] is ambiguous
+    problems: list[str] = []
+    available = [str(c) for c in df.columns]
+    if not quasi_identifiers:
+        problems.append("No quasi-identifiers given: name at least one column to mask.")
+    seen: dict[str, str] = {}
+    for role, names in (("quasi_identifiers", quasi_identifiers), ("sensitive", sensitive),
+                        ("identifiers", identifiers)):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            problems.append(f"{role} lists {', '.join(map(repr, dup))} more than once.")
+        for name in names:
+            if name not in df.columns:
+                problems.append(f"Unknown column {name!r} in {role}.")
+            elif name in seen and seen[name] != role:
+                problems.append(f"Column {name!r} is both in {seen[name]} and in {role}.")
+            seen.setdefault(name, role)
+    if problems:
+        if any(p.startswith("Unknown column") for p in problems):
+            problems.append(f"Available columns: {', '.join(map(repr, available))}.")
+        raise SchemaError(" ".join(problems))
+
+
+def check_quasi_identifier_types(df: pd.DataFrame, qi: tuple[str, ...],
+                                 hierarchies: Mapping[str, Any] | None) -> None:
+    """Refuse quasi-identifiers no method can mask, naming each and what to do instead."""
+    given = set(hierarchies or {})
+    problems = []
+    for col in qi:
+        dtype = df[col].dtype
+        if pd.api.types.is_complex_dtype(dtype):
+            problems.append(f"{col!r} is complex-valued (dtype {dtype}) and its imaginary "
+                            "part would be lost: make its real and imaginary parts two "
+                            "columns")
+        elif col not in given and (pd.api.types.is_datetime64_any_dtype(dtype)
+                                   or pd.api.types.is_timedelta64_dtype(dtype)
+                                   or isinstance(dtype, pd.PeriodDtype)):
+            how = (f"df[{col!r}].dt.total_seconds()" if pd.api.types.is_timedelta64_dtype(dtype)
+                   else f"df[{col!r}].dt.year, or days since a reference date")
+            problems.append(f"{col!r} holds dates or durations (dtype {dtype}), which are "
+                            "neither numbers to average nor categories: convert it first, to "
+                            f"a number (e.g. {how}) or to text categories")
+    if problems:
+        raise SchemaError("Quasi-identifiers of a type microagg cannot mask: "
+                          + "; ".join(problems) + ".")
+
+
+def require_complete(df: pd.DataFrame, sens: tuple[str, ...], purpose: str) -> None:
+    """Sensitive columns without missing values, or a SchemaError naming counts and why."""
+    missing = [f"{c!r}: {int(n)}" for c, n in ((c, df[c].isna().sum()) for c in sens) if n]
+    if missing:
+        raise SchemaError(f"Sensitive columns have missing values ({'; '.join(missing)} of "
+                          f"{len(df)} rows); {purpose}, so fill or drop them first.")
+
+
+def check_diversity_request(df: pd.DataFrame, sens: tuple[str, ...], l: float,
+                            diversity: str, c: float) -> None:
+    """l-diversity is possible: a known diversity, a sensitive column, and the whole table
+    (the most any partition can reach) reaches ``l`` in every sensitive column."""
+    if diversity not in DIVERSITIES:
+        raise ValueError(f"Unknown diversity {diversity!r}. Valid: {', '.join(DIVERSITIES)}.")
+    check_l(l)
+    if diversity == "recursive" and (isinstance(c, bool) or not isinstance(
+            c, (int, float, np.integer, np.floating)) or not c > 0):
+        raise ValueError(f"The 'diversity_c' parameter must be a number > 0. Got {c!r}.")
+    if not sens:
+        raise SchemaError("l-diversity needs at least one sensitive column (sensitive=...).")
+    require_complete(df, sens, "l-diversity counts sensitive values")
+    whole = np.zeros(len(df), dtype=np.intp)
+    for col in sens:
+        reached = l_diversity_of(whole, df[col].to_numpy(), diversity=diversity, c=c)
+        if reached < l - 1e-12:
+            raise SchemaError(
+                f"The table cannot be made {diversity} {l:g}-diverse: sensitive column {col!r} "
+                f"reaches only l = {reached:.4g} over all {len(df)} records together ("
+                + (f"{reached:g} distinct values" if diversity == "distinct"
+                   else "its most frequent value dominates" if diversity == "recursive"
+                   else "its entropy is too low") + f"); ask for l <= {reached:.4g}.")
+
+
+def load_hierarchies(df: pd.DataFrame, qi: tuple[str, ...], sens: tuple[str, ...],
+                     hierarchies: Mapping[str, Any] | None
+                     ) -> tuple[dict[str, Hierarchy], dict[str, Hierarchy]]:
+    """The categorical quasi-identifiers with their hierarchies (a flat one when none is
+    given), and the hierarchies given for sensitive columns (for t-closeness)."""
+    given = dict(hierarchies or {})
+    unknown = sorted(set(given) - set(qi) - set(sens))
+    if unknown:
+        raise SchemaError(
+            f"hierarchies name column(s) {', '.join(map(repr, unknown))} that are neither "
+            f"quasi-identifiers nor sensitive; quasi-identifiers: {', '.join(map(repr, qi))}"
+            + (f"; sensitive: {', '.join(map(repr, sens))}." if sens else "."))
+
+    def load(col: str) -> Hierarchy:
+        h = given[col]
+        if not isinstance(h, Hierarchy):
+            return Hierarchy.from_csv(h, column=col)
+        return h if h.column else Hierarchy(h.paths, column=col, source=h.source)
+
+    categorical = [c for c in qi if c in given or not (
+        pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]))]
+    loaded: dict[str, Hierarchy] = {}
+    for col in categorical:
+        n_missing = int(df[col].isna().sum())
+        if n_missing:
+            raise SchemaError(f"Quasi-identifier {col!r} has {n_missing} missing values in "
+                              f"{len(df)} rows; microagg never imputes silently.")
+        if col not in given:  # no hierarchy: a group keeps its value or shows '*'
+            loaded[col] = Hierarchy.flat(df[col].to_numpy(), column=col)
+        else:
+            loaded[col] = load(col)
+    return loaded, {c: load(c) for c in sens if c in given}
+
+
+def closeness_targets(df: pd.DataFrame, sens: tuple[str, ...], t: float | None,
+                      distance: str, hierarchies: dict[str, Hierarchy]
+                      ) -> dict[str, SensitiveDistribution]:
+    """The sensitive columns prepared for t-closeness (empty when t is None)."""
+    if t is None:
+        return {}
+    check_t(t)
+    if distance not in ("auto", *GROUND_DISTANCES):
+        raise ValueError(f"Unknown t_distance {distance!r}. Valid: auto, "
+                         f"{', '.join(GROUND_DISTANCES)}.")
+    if not sens:
+        raise SchemaError("t-closeness needs at least one sensitive column (sensitive=...).")
+    require_complete(df, sens, "t-closeness compares sensitive distributions")
+    out = {}
+    for col in sens:
+        if distance == "hierarchical" and col not in hierarchies:
+            raise SchemaError(f"t_distance='hierarchical' needs a hierarchy for the sensitive "
+                              f"column {col!r} (hierarchies={{{col!r}: file}}).")
+        use = hierarchies.get(col) if distance in ("auto", "hierarchical") else None
+        out[col] = SensitiveDistribution(df[col].to_numpy(), hierarchy=use,
+                                         distance="auto" if distance == "hierarchical"
+                                         else distance)
+    return out
+
+
+def check_attribute_group_request(generalizes: bool, method: str | None,
+                                  epsilon: float | None, l: float | None, t: float | None,
+                                  method_params: Mapping[str, Any] | None) -> None:
+    """Refuse what microaggregation by attribute groups cannot combine with."""
+    problems = []
+    if generalizes:
+        problems.append("categorical quasi-identifiers and cdt generalize all columns at once")
+    if epsilon is not None:
+        problems.append("epsilon needs the insensitive partition of all columns")
+    if l is not None or t is not None:
+        problems.append("l-diversity and t-closeness are enforced on one partition")
+    if method is None and method_params:
+        problems.append("method_params need a method (the per-group defaults differ)")
+    if problems:
+        raise SchemaError("attribute_groups cannot be combined with this request: "
+                          + "; ".join(problems) + ".")
+
+
+def check_dp_request(df: pd.DataFrame, qi: tuple[str, ...], ids: tuple[str, ...],
+                     method: str | None, aggregation: str, scaling: str | None,
+                     method_params: Mapping[str, Any] | None) -> None:
+    """With ``epsilon``, refuse every option that would void or contradict the guarantee."""
+    problems = []
+    if method not in (None, "insensitive"):
+        problems.append(f"method={method!r}: the differentially private release needs the "
+                        "insensitive partition (method=None or 'insensitive'); a data-driven "
+                        "partition changes too much when one record changes.")
+    if aggregation != "mean":
+        problems.append(f"aggregation={aggregation!r}: the release publishes Laplace-noised "
+                        "group means (aggregation='mean').")
+    if scaling is not None:
+        problems.append(f"scaling={scaling!r}: the bounds scale the data; leave scaling unset.")
+    if method_params:
+        problems.append(f"method_params={dict(method_params)!r}: the insensitive partition "
+                        "takes none.")
+    others = [str(c) for c in df.columns if c not in qi and c not in ids]
+    if others:
+        problems.append(
+            f"column(s) {', '.join(map(repr, others))} would be published unchanged next to "
+            "the noisy values, which voids the guarantee; make them quasi-identifiers (noised) "
+            "or identifiers (dropped).")
+    if problems:
+        raise SchemaError("Cannot make an epsilon-differentially private release: "
+                          + " ".join(problems))

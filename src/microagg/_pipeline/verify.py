@@ -1,0 +1,160 @@
+"""The one verifier: every promise of a release re-derived from what is published.
+
+A release is returned or written only after these checks pass; a shortfall is a bug in
+microagg and raises :class:`~microagg.exceptions.PrivacyViolationError` (or
+:class:`~microagg.exceptions.InternalError` for an invalid partition). The same functions
+serve the engines that see the published rows in chunks (:class:`GroupVerifier`), ``microagg
+check`` and ``microagg report`` (:func:`published_classes` and the level functions of
+:mod:`microagg.models`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from .._validation import check_labels
+from ..exceptions import InternalError, PrivacyViolationError
+from ..models import SensitiveDistribution, check_l_diversity, check_t_closeness
+from ..partition.mixed import MixedData
+
+__all__ = ["GroupVerifier", "checked_partition", "closeness_checks", "diversity_checks",
+           "group_k_check", "k_check", "published_classes"]
+
+
+def checked_partition(partitioner: Any, data: Any, k: int, rng: np.random.Generator,
+                      params: Mapping[str, Any]) -> NDArray[np.intp]:
+    """Run a partitioner and verify its labels; an invalid partition is a bug, not bad input."""
+    labels = partitioner(data, k, random_state=rng, **params)
+    n = data.n_samples if isinstance(data, MixedData) else np.asarray(data).shape[0]
+    try:
+        return check_labels(labels, n_samples=n, k=k)
+    except (TypeError, ValueError) as error:
+        raise InternalError(
+            f"Method {partitioner.name!r} returned an invalid partition ({error}). Nothing "
+            "was released. This is a bug in microagg."
+        ) from error
+
+
+def published_classes(published: pd.DataFrame, qi: tuple[str, ...]) -> NDArray[np.intp]:
+    """Equivalence class of each published row: rows with identical quasi-identifiers."""
+    codes = np.column_stack([pd.factorize(published[c], use_na_sentinel=False)[0] for c in qi])
+    return np.unique(codes, axis=0, return_inverse=True)[1].ravel().astype(np.intp)
+
+
+def k_check(k_required: int | None, achieved: int) -> Mapping[str, Any]:
+    """``checks["k_anonymity"]``: ``k_required`` ``None`` when k is reported, not promised."""
+    if k_required is not None and achieved < k_required:
+        raise PrivacyViolationError(
+            f"The published quasi-identifiers are only {achieved}-anonymous, below the "
+            f"required k={k_required}. Nothing was released. This is a bug in microagg.")
+    return MappingProxyType({
+        "required": k_required,
+        "achieved": achieved,
+        "model": "k-anonymity: smallest number of published records sharing the same "
+                 "quasi-identifier values, counted on the published data"
+                 + ("" if k_required is not None else
+                    " (reported, not promised: a noisy aggregation gives each record its own "
+                    "values)"),
+    })
+
+
+def group_k_check(k: int, group_min: int, model: str) -> Mapping[str, Any]:
+    """``checks["group_k"]``: the smallest group, which must hold at least ``k`` records."""
+    if group_min < k:  # pragma: no cover - check_labels / dp guarantee it
+        raise PrivacyViolationError(f"A group has {group_min} < k={k} records. Nothing was "
+                                    "released. This is a bug in microagg.")
+    return MappingProxyType({"required": k, "achieved": group_min, "model": model})
+
+
+def diversity_checks(classes: NDArray[np.intp], published: pd.DataFrame,
+                     sens: tuple[str, ...], l: float | None, diversity: str, c: float
+                     ) -> dict[str, Any]:
+    """l-diversity re-derived from the published classes (raises below the required l)."""
+    if l is None or not sens:
+        return {}
+    achieved = {col: check_l_diversity(classes, published[col].to_numpy(), l,
+                                       diversity=diversity, c=c) for col in sens}
+    return {"l_diversity": MappingProxyType({
+        "required": l,
+        "achieved": min(achieved.values()),
+        "by_column": MappingProxyType(achieved),
+        "diversity": diversity,
+        **({"c": c} if diversity == "recursive" else {}),
+        "model": f"{diversity} l-diversity of every sensitive column in every class of "
+                 "identical published quasi-identifiers",
+    })}
+
+
+def closeness_checks(classes: NDArray[np.intp],
+                     closeness: Mapping[str, SensitiveDistribution], t: float | None
+                     ) -> dict[str, Any]:
+    """t-closeness re-derived from the published classes (raises above the required t)."""
+    if t is None or not closeness:
+        return {}
+    achieved = {c: check_t_closeness(classes, d, t) for c, d in closeness.items()}
+    return {"t_closeness": MappingProxyType({
+        "required": t,
+        "achieved": max(achieved.values()),
+        "by_column": MappingProxyType(achieved),
+        "distance": MappingProxyType({c: d.distance for c, d in closeness.items()}),
+        "model": "largest Earth Mover's Distance between a published class's sensitive "
+                 "distribution and the whole table's",
+    })}
+
+
+class GroupVerifier:
+    """Published rows checked group by group as they stream past (file, Dask, stream).
+
+    Every row of a group must show the same values (a group publishes one representative),
+    every group must hold at least ``k`` rows, and exactly ``n_rows`` rows must be seen.
+    Memory: one row of values per group.
+
+    Examples
+    --------
+    >>> check = GroupVerifier(k=2, n_groups=2, n_features=1)
+    >>> check.add(np.array([0, 0, 1, 1]), np.array([[1.0], [1.0], [5.0], [5.0]]))
+    >>> check.finish(n_rows=4)
+    2
+    """
+
+    def __init__(self, *, k: int, n_groups: int, n_features: int) -> None:
+        self.k = k
+        self._reference = np.full((n_groups, n_features), np.nan)
+        self._seen = np.zeros(n_groups, dtype=bool)
+        self._counts = np.zeros(n_groups, dtype=np.int64)
+        self._rows = 0
+
+    def add(self, labels: NDArray[np.integer], values: NDArray[np.float64]) -> None:
+        """Check the next published rows (``values``, shape (m, p)) of groups ``labels``."""
+        lab = np.asarray(labels, dtype=np.intp)
+        first_time = ~self._seen[lab]
+        self._reference[lab[first_time]] = values[first_time]
+        self._seen[lab] = True
+        differs = ~np.all((self._reference[lab] == values)
+                          | (np.isnan(self._reference[lab]) & np.isnan(values)), axis=1)
+        if differs.any():
+            bad = self._rows + int(np.flatnonzero(differs)[0])
+            raise PrivacyViolationError(
+                f"Written row {bad} differs from the other rows of its group. Nothing was "
+                "released. This is a bug in microagg.")
+        self._counts += np.bincount(lab, minlength=self._counts.size)
+        self._rows += lab.size
+
+    def finish(self, *, n_rows: int) -> int:
+        """The smallest group (a lower bound of the achieved k-anonymity: identical values in
+        two groups only make a class larger), after checking the row count and k."""
+        if self._rows != n_rows:
+            raise PrivacyViolationError(f"The written file has {self._rows} rows, not "
+                                        f"{n_rows}. Nothing was released.")
+        used = self._counts[self._counts > 0]
+        achieved = int(used.min())
+        if achieved < self.k:
+            raise PrivacyViolationError(f"A published group has {achieved} < k={self.k} rows. "
+                                        "Nothing was released. This is a bug in microagg.")
+        return achieved
