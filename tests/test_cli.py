@@ -13,8 +13,9 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+import microagg._pipeline.stages
 import microagg.io
-import microagg.release
+from microagg._pipeline.request import Request
 from microagg.cli import EXIT_BUG, EXIT_USER_ERROR, _DelayedProgress, _parse_params, app
 from microagg.exceptions import PrivacyViolationError
 
@@ -81,14 +82,15 @@ def test_anonymize_csv_with_roles(tmp_path: pathlib.Path, people: pathlib.Path) 
 
 def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    # The CLI's job is parsing and passing; a stub avoids compiling another method here.
+    # The CLI's job is parsing and passing (the Request checks); a stub avoids compiling
+    # another method here.
     seen: dict[str, Any] = {}
 
     def stub(df: pd.DataFrame, **kwargs: Any) -> Any:
         seen.update(kwargs, shape=df.shape)
         raise ValueError("stub stops here")
 
-    monkeypatch.setattr(microagg.release, "anonymize", stub)
+    monkeypatch.setattr(Request, "build", stub)
     result = _invoke("anonymize", people, "-q", "age", "-q", "income", "-k", "4",
                      "--method", "vmdav", "--param", "gamma=0.5", "--param", "label=x",
                      "--scaling", "minmax", "--random-state", "11", "-o", tmp_path / "o.csv")
@@ -103,6 +105,7 @@ def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
         "t": None, "t_distance": "auto", "attribute_groups": None,
         "n_attribute_groups": None, "categorical_aggregation": "generalize",
         "clustering_il": None, "blocking": None, "block_size": 10_000, "n_jobs": None,
+        "refine": None, "schema": None, "engine": "memory",
     }
     seen.clear()
     _invoke("anonymize", people, "-q", "age,income", "--aggregation", "rho", "--rho", "0.8",
@@ -191,7 +194,7 @@ def test_output_equal_to_input_is_rejected_before_any_work(
     before = people.read_bytes()
     calls: list[str] = []
     monkeypatch.setattr(microagg.io, "read_table", lambda *a, **k: calls.append("read"))
-    monkeypatch.setattr(microagg.release, "anonymize", lambda *a, **k: calls.append("anon"))
+    monkeypatch.setattr(Request, "build", lambda *a, **k: calls.append("anon"))
     result = _invoke("anonymize", people, "-q", "age,income", "-o", people)
     assert result.exit_code == EXIT_USER_ERROR
     assert "Error:" in result.stderr and "never overwrites its input" in result.stderr
@@ -276,7 +279,7 @@ def test_privacy_violation_is_reported_as_a_bug(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise PrivacyViolationError("achieved k=2 < required k=5")
 
-    monkeypatch.setattr(microagg.release, "anonymize", broken)
+    monkeypatch.setattr(microagg._pipeline.stages, "run", broken)
     result = _invoke("anonymize", "--dataset", "casc1", "-k", "3", "-o", tmp_path / "o.csv")
     assert result.exit_code == EXIT_BUG
     assert "this is a bug" in result.stderr

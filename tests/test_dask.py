@@ -17,10 +17,11 @@ dd = pytest.importorskip("dask.dataframe")
 
 import dask  # noqa: E402
 
-from microagg import _dask as backend  # noqa: E402
-from microagg._dask import _divisions, _merge_blocks, _partition_blocks, anonymize_dask  # noqa: E402
 from microagg._scaling import apply_scaler, fit_scaler  # noqa: E402
 from microagg.aggregate import group_mean  # noqa: E402
+from microagg.engines import _dask_run as backend  # noqa: E402
+from microagg.engines._dask_tasks import BlockJob, divisions, merge_blocks, partition_blocks  # noqa: E402
+from microagg.engines.dask import anonymize_dask  # noqa: E402
 from microagg.exceptions import ConstantColumnWarning, SchemaError  # noqa: E402
 from microagg.partition.blocking import _run_block, blocked_partition  # noqa: E402
 
@@ -184,13 +185,13 @@ def test_constant_column_and_small_file(client):
 def test_merge_small_blocks_and_divisions():
     centroids = np.array([[0.0], [1.0], [10.0], [10.5], [20.0]])
     counts = np.array([100, 3, 100, 9, 100])
-    final = _merge_blocks(centroids, counts, 10)
+    final = merge_blocks(centroids, counts, 10)
     # block 1 (3 rows) joins block 0, block 3 (9 rows) joins block 2
     assert final.tolist() == [0, 0, 1, 1, 2]
-    assert _merge_blocks(np.zeros((2, 1)), np.array([2, 3]), 10).tolist() == [0, 0]
-    assert _divisions(np.array([10, 10, 10, 10]), 2) == [0, 2, 3]
-    assert _divisions(np.array([100, 1, 1, 1]), 3) == [0, 1, 3]
-    assert _divisions(np.array([7]), 4) == [0, 0]
+    assert merge_blocks(np.zeros((2, 1)), np.array([2, 3]), 10).tolist() == [0, 0]
+    assert divisions(np.array([10, 10, 10, 10]), 2) == [0, 2, 3]
+    assert divisions(np.array([100, 1, 1, 1]), 3) == [0, 1, 3]
+    assert divisions(np.array([7]), 4) == [0, 0]
 
 
 def test_oversized_block_is_blocked_again():
@@ -199,8 +200,9 @@ def test_oversized_block_is_blocked_again():
     blocks = np.zeros(1_000, dtype=np.int64)
     published = np.empty_like(V)
     group = np.empty(1_000, dtype=np.int64)
-    _partition_blocks(V, blocks, published, group, centre=np.zeros(3), spread=np.ones(3),
-                      k=K, method="mdav", params={}, seed=0, blocking="kd", block_size=50)
+    partition_blocks(V, blocks, published, group,
+                     BlockJob(qi=("a", "b", "c"), centre=np.zeros(3), spread=np.ones(3), k=K,
+                              method="mdav", params={}, seed=0, blocking="kd", block_size=50))
     expected = blocked_partition(V, K, block_size=50, n_jobs=1, random_state=0)
     assert np.array_equal(np.unique(group, return_inverse=True)[1].ravel(), expected)
     assert np.bincount(expected).min() >= K

@@ -249,7 +249,7 @@ def test_invalid_partition_from_a_method_is_an_internal_error(people, monkeypatc
 
     broken = Partitioner("broken", lambda X, k, random_state=None: np.arange(X.shape[0]),
                          "groups of one", "none", fixed_size=False)
-    monkeypatch.setattr("microagg._pipeline.grouping.get_partitioner", lambda name: broken)
+    monkeypatch.setattr("microagg.engines.blocked.get_partitioner", lambda name: broken)
     with pytest.raises(InternalError, match=r"'broken' returned an invalid partition"):
         run(people)
     assert "broken" not in PARTITIONERS

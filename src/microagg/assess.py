@@ -2,7 +2,8 @@
 original table and its published version, for ``microagg report`` (issue 10, item 1).
 
 Everything is re-derived from the two tables: the equivalence classes of identical published
-quasi-identifiers stand for the groups, k / l / t come from :func:`microagg.check.check_table`,
+quasi-identifiers (:func:`microagg._pipeline.verify.published_classes`, the one verifier's)
+stand for the groups, k / l / t come from :func:`microagg.check.check_table`,
 and the information loss and linkage risk compare the numeric quasi-identifiers row by row
 (z-scores of the original, as :func:`microagg.anonymize` does). A microagg summary JSON, when
 given, adds the parameters, seed and warnings the release was made with; its figures are not
@@ -20,7 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .check import check_table, equivalence_classes
+from ._pipeline.verify import published_classes
+from .check import check_table
 from .exceptions import SchemaError
 from .metrics import dld_risk, group_size_summary, il1s, information_loss, moment_changes
 from .release import DLD_SAMPLE, DLD_SAMPLE_ABOVE, Release
@@ -104,7 +106,7 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
         raise SchemaError(f"The original has {len(original):,} rows but the published table "
                           f"{len(published):,}; the report compares them record by record.")
     result = check_table(published, quasi_identifiers=qi, sensitive=sens)
-    labels = equivalence_classes(published, qi)
+    labels = published_classes(published, qi)
     params: dict[str, Any] = dict(summary.get("params", {})) if summary else {}
     params.setdefault("quasi_identifiers", qi)
     params.setdefault("sensitive", sens)

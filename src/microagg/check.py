@@ -1,9 +1,10 @@
 """Check a published file someone else produced: the k, l and t it achieves, homogeneous
 classes and the re-identification risk of its equivalence classes (issue 10, item 5).
 
-Everything is computed from the published table alone (like pyCANON): the equivalence classes
-are the sets of rows with identical quasi-identifiers, found with one vectorized
-factorization (no Python loop over rows or classes).
+Everything is computed from the published table alone (like pyCANON), by the one verifier
+(:mod:`microagg._pipeline.verify`): the equivalence classes are the sets of rows with identical
+quasi-identifiers, found with one vectorized factorization (no Python loop over rows or
+classes).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ._pipeline.rules import check_diversity
+from ._pipeline.verify import class_sizes, published_classes
 from .exceptions import SchemaError
 from .metrics import homogeneity
-from .models import DIVERSITIES, l_diversity, t_closeness
+from .models import l_diversity, t_closeness
 from .schema import check_unique_columns
 
 __all__ = ["FileCheck", "check_table", "equivalence_classes"]
@@ -61,14 +64,7 @@ def equivalence_classes(df: pd.DataFrame, columns: Sequence[str]) -> NDArray[np.
     """
     if not columns:
         raise SchemaError("Name at least one quasi-identifier to form the classes.")
-    codes = np.zeros(len(df), dtype=np.int64)
-    for col in columns:
-        values, uniques = pd.factorize(df[col], use_na_sentinel=False)
-        # combine as mixed-radix digits, re-factorizing whenever the key could overflow
-        codes = codes * (len(uniques) + 1) + values
-        if len(uniques) and codes.max(initial=0) > 2**40:
-            codes = pd.factorize(codes)[0].astype(np.int64)
-    return pd.factorize(codes)[0].astype(np.intp)
+    return published_classes(df, list(columns))
 
 
 def check_table(df: pd.DataFrame, *, quasi_identifiers: Sequence[str],
@@ -109,13 +105,12 @@ def check_table(df: pd.DataFrame, *, quasi_identifiers: Sequence[str],
     both = sorted(set(quasi_identifiers) & set(sensitive))
     if both:
         raise SchemaError(f"Column(s) {both} are both quasi-identifiers and sensitive.")
-    unknown = [d for d in diversities if d not in DIVERSITIES]
-    if unknown:
-        raise ValueError(f"Unknown diversity {unknown}. Valid: {', '.join(DIVERSITIES)}.")
+    for diversity in diversities:
+        check_diversity(diversity)
     if len(df) == 0:
         raise SchemaError("The table has no rows; there is nothing to check.")
     classes = equivalence_classes(df, list(quasi_identifiers))
-    sizes = np.bincount(classes)
+    sizes = class_sizes(classes)
     per_record = 1.0 / sizes[classes]
     risk = {"max": float(per_record.max()), "mean": float(per_record.mean()),
             **{f"share_in_classes_below_{m}": float(np.mean(sizes[classes] < m))

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import gzip
 import importlib
 import os
 import pathlib
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import IO, Any, Literal
 
 import pandas as pd
 
-from ._leftovers import partial_output
+from ._atomic import atomic_write as _atomic_write
+from ._atomic import write_text_atomic
 from .schema import check_unique_columns
 
 __all__ = [
@@ -151,6 +151,16 @@ def read_verbatim(path: PathLike, *, sep: str | None = None,
                        usecols=list(columns) if columns is not None else None, **VERBATIM_CSV)
 
 
+def _check_input_file(file: pathlib.Path) -> None:
+    """An existing, regular, non-empty file, or the error that says which it is not."""
+    if not file.exists():
+        raise FileNotFoundError(f"Input file {str(file)!r} does not exist.")
+    if not file.is_file():
+        raise ValueError(f"Input path {str(file)!r} is not a regular file.")
+    if file.stat().st_size == 0:
+        raise ValueError(f"Input file {str(file)!r} is empty (0 bytes).")
+
+
 def read_table(path: PathLike, *, sep: str | None = None,
                text_columns: Collection[str] = ()) -> pd.DataFrame:
     """Read a CSV or Parquet table, detecting the CSV separator unless it is given.
@@ -199,12 +209,7 @@ def read_table(path: PathLike, *, sep: str | None = None,
         return read_sql(str(path), parameter="path")
     file = pathlib.Path(path).expanduser()
     fmt, compression = _format_of(file, parameter="path")
-    if not file.exists():
-        raise FileNotFoundError(f"Input file {str(file)!r} does not exist.")
-    if not file.is_file():
-        raise ValueError(f"Input path {str(file)!r} is not a regular file.")
-    if file.stat().st_size == 0:
-        raise ValueError(f"Input file {str(file)!r} is empty (0 bytes).")
+    _check_input_file(file)
     if fmt == "parquet":
         _require_pyarrow(file)
         try:
@@ -233,50 +238,6 @@ def read_table(path: PathLike, *, sep: str | None = None,
             "column(s))."
         )
     return df
-
-
-def _file_mode(path: pathlib.Path) -> int:
-    """Permissions for a new output: those of the file it replaces, else 0o666 minus umask."""
-    with contextlib.suppress(OSError):
-        return path.stat().st_mode & 0o7777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def _atomic_write(path: pathlib.Path, write: Callable[[IO[bytes]], None]) -> None:
-    """Call ``write`` on a temporary file beside ``path``, then rename it onto ``path``.
-
-    The temporary file is flushed and fsync'ed before :func:`os.replace`; on any exception,
-    KeyboardInterrupt included, it is removed and the exception re-raised, so ``path`` is
-    either the complete new file or untouched. The temporary file (mode 0600) is named after
-    this process, and those of dead writers in the folder are removed first
-    (:func:`microagg._leftovers.partial_output`): a killed writer's is gone at the next write.
-    """
-    mode = _file_mode(path)
-    tmp = partial_output(path)
-    try:
-        with tmp:
-            write(tmp)
-            tmp.flush()
-            os.fsync(tmp.fileno())
-        os.chmod(tmp.name, mode)
-        os.replace(tmp.name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp.name)
-        raise
-    _fsync_directory(path.parent)
-
-
-def _fsync_directory(directory: pathlib.Path) -> None:
-    """Make the rename durable where the platform allows it (not on Windows)."""
-    with contextlib.suppress(OSError, AttributeError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None) -> None:
@@ -342,35 +303,6 @@ def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None) -> 
             df.to_csv(handle, sep=separator, index=False, compression=compression)
 
     _atomic_write(file, write)
-
-
-def write_text_atomic(text: str, path: PathLike, *, encoding: str = "utf-8") -> None:
-    """Write a text file atomically (temporary file, fsync, rename), e.g. a JSON summary.
-
-    Parameters
-    ----------
-    text : str
-        The whole content.
-    path : str or path-like
-        Output file; any extension.
-    encoding : str, default="utf-8"
-        Text encoding.
-
-    Raises
-    ------
-    TypeError
-        If `text` is not a string.
-    OSError
-        If the file cannot be written (the output is then absent or unchanged).
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"write_text_atomic expects a str. Got {type(text).__name__} instead.")
-    data = text.encode(encoding)
-
-    def write(handle: IO[bytes]) -> None:
-        handle.write(data)
-
-    _atomic_write(pathlib.Path(path).expanduser(), write)
 
 
 def check_output_path(
@@ -450,7 +382,12 @@ def check_output_path(
         )
     if resolved.is_dir():
         raise ValueError(f"The {parameter!r} path {str(target)!r} is an existing directory.")
-    parent = resolved.parent
+    _check_output_folder(target, resolved.parent, parameter)
+    return resolved
+
+
+def _check_output_folder(target: pathlib.Path, parent: pathlib.Path, parameter: str) -> None:
+    """The folder of an output must exist, be a directory and be writable."""
     if not parent.exists():
         raise ValueError(
             f"The directory of the {parameter!r} path {str(target)!r} does not exist: "
@@ -466,7 +403,6 @@ def check_output_path(
             f"The directory of the {parameter!r} path {str(target)!r} is not writable: "
             f"{str(parent)!r}."
         )
-    return resolved
 
 
 def check_table_output(output: PathLike, *, inputs: Iterable[PathLike] = (),

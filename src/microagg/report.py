@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from .io import write_text_atomic
 from .release import Release
@@ -269,19 +270,8 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
     numeric = [c for c in qi if c in original.columns
                and pd.api.types.is_numeric_dtype(original[c])
                and pd.api.types.is_numeric_dtype(published[c])]
-    parts = [f"<h1>{html.escape(title)}</h1>",
-             f"<p class='sub'>{len(published):,} records, {len(qi)} quasi-identifiers, method "
-             f"<code>{html.escape(str(params.get('method')))}</code>, k = "
-             f"{_fmt(params.get('k'))}, seed {_seed(release)}"
-             + (f", microagg {html.escape(str(params['microagg_version']))}"
-                if params.get("microagg_version") else "") + "</p>"]
-    privacy = [w for w in release.warnings if any(word in w for word in (
-        "NOT", "not k-anonymous", "not differential", "unchanged"))]
-    other = [w for w in release.warnings if w not in privacy]
-    if release.warnings:
-        parts.append("<h2>Warnings</h2>")
-        parts += [f"<div class='warn privacy'>{html.escape(w)}</div>" for w in privacy]
-        parts += [f"<div class='warn'>{html.escape(w)}</div>" for w in other]
+    parts = [f"<h1>{html.escape(title)}</h1>", _subtitle(release, qi)]
+    parts += _warnings_section(release.warnings)
     parts += _plain_words(release, qi)
     parts.append("<h2>What the release guarantees (re-checked on the published data)</h2>")
     parts.append(_check_cards(release.checks))
@@ -291,52 +281,9 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
                                   if isinstance(c, Mapping)) + "</ul>")
     parts.append("<h2>Information loss and disclosure risk</h2>")
     parts.append(_metric_rows(release.metrics))
-    sizes = np.bincount(release.labels)
-    parts.append("<h2>Group sizes</h2>")
-    parts.append(f"<p>{sizes.size:,} groups; smallest {sizes.min():,}, largest "
-                 f"{sizes.max():,}, mean {sizes.mean():.2f}.</p>")
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(6, 2.6))
-        ax.hist(sizes, bins=np.arange(sizes.min(), sizes.max() + 2) - 0.5, color="#3a6fd8")
-        ax.set_xlabel("records per group")
-        ax.set_ylabel("groups")
-        parts.append(_png(fig))
+    parts += _group_sizes_section(np.bincount(release.labels), plt)
     if numeric:
-        parts.append("<h2>Quasi-identifiers before and after</h2>")
-        rows = []
-        for col in numeric:
-            a = original[col].astype(float)
-            b = published[col].astype(float)
-            rows.append(f"<tr><td class='l'>{html.escape(col)}</td><td>{_fmt(a.mean())}</td>"
-                        f"<td>{_fmt(b.mean())}</td><td>{_fmt(a.var())}</td>"
-                        f"<td>{_fmt(b.var())}</td><td>{_fmt(b.nunique())}</td></tr>")
-        parts.append("<table><tr><th class='l'>column</th><th>mean, original</th><th>mean, "
-                     "published</th><th>variance, original</th><th>variance, published</th>"
-                     "<th>distinct published values</th></tr>" + "".join(rows) + "</table>")
-        if plt is not None:
-            cells = []
-            for col in numeric:
-                fig, ax = plt.subplots(figsize=(4.2, 2.6))
-                a = original[col].astype(float)
-                bins = np.histogram_bin_edges(a, bins=30)
-                ax.hist(a, bins=bins, alpha=0.55, label="original", color="#5b6475")
-                ax.hist(published[col].astype(float), bins=bins, alpha=0.55,
-                        label="published", color="#3a6fd8")
-                ax.set_title(col, fontsize=10)
-                ax.legend(fontsize=7)
-                cells.append(_png(fig))
-            parts.append("<div class='grid'>" + "".join(cells) + "</div>")
-            if len(numeric) > 1:
-                fig, axes = plt.subplots(1, 2, figsize=(9, 4))
-                for ax, frame, name in ((axes[0], original, "original"),
-                                        (axes[1], published, "published")):
-                    corr = frame[numeric].astype(float).corr().to_numpy()
-                    image = ax.imshow(corr, vmin=-1, vmax=1, cmap="coolwarm")
-                    ax.set_title(f"correlations, {name}", fontsize=10)
-                    ax.set_xticks(range(len(numeric)), numeric, rotation=90, fontsize=7)
-                    ax.set_yticks(range(len(numeric)), numeric, fontsize=7)
-                fig.colorbar(image, ax=axes, shrink=0.8)
-                parts.append("<h2>Correlations</h2>" + _png(fig))
+        parts += _numeric_section(original, published, numeric, plt)
     categorical = [c for c in qi if c not in numeric and c in original.columns]
     if categorical:
         parts += _categorical_section(original, published, categorical, plt)
@@ -351,6 +298,82 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
             + "\n".join(parts) + "</body></html>\n")
+
+
+def _subtitle(release: Release, qi: list[str]) -> str:
+    params = release.params
+    return (f"<p class='sub'>{len(release.data):,} records, {len(qi)} quasi-identifiers, "
+            f"method <code>{html.escape(str(params.get('method')))}</code>, k = "
+            f"{_fmt(params.get('k'))}, seed {_seed(release)}"
+            + (f", microagg {html.escape(str(params['microagg_version']))}"
+               if params.get("microagg_version") else "") + "</p>")
+
+
+def _warnings_section(warnings: Sequence[str]) -> list[str]:
+    """The release's warnings, those about privacy first and highlighted."""
+    privacy = [w for w in warnings if any(word in w for word in (
+        "NOT", "not k-anonymous", "not differential", "unchanged"))]
+    other = [w for w in warnings if w not in privacy]
+    if not warnings:
+        return []
+    return (["<h2>Warnings</h2>"]
+            + [f"<div class='warn privacy'>{html.escape(w)}</div>" for w in privacy]
+            + [f"<div class='warn'>{html.escape(w)}</div>" for w in other])
+
+
+def _group_sizes_section(sizes: NDArray[np.intp], plt: Any) -> list[str]:
+    parts = ["<h2>Group sizes</h2>",
+             f"<p>{sizes.size:,} groups; smallest {sizes.min():,}, largest "
+             f"{sizes.max():,}, mean {sizes.mean():.2f}.</p>"]
+    if plt is not None:
+        fig, ax = plt.subplots(figsize=(6, 2.6))
+        ax.hist(sizes, bins=np.arange(sizes.min(), sizes.max() + 2) - 0.5, color="#3a6fd8")
+        ax.set_xlabel("records per group")
+        ax.set_ylabel("groups")
+        parts.append(_png(fig))
+    return parts
+
+
+def _numeric_section(original: pd.DataFrame, published: pd.DataFrame, numeric: list[str],
+                     plt: Any) -> list[str]:
+    """Means and variances before and after; histograms and correlations when plotting."""
+    rows = []
+    for col in numeric:
+        a = original[col].astype(float)
+        b = published[col].astype(float)
+        rows.append(f"<tr><td class='l'>{html.escape(col)}</td><td>{_fmt(a.mean())}</td>"
+                    f"<td>{_fmt(b.mean())}</td><td>{_fmt(a.var())}</td>"
+                    f"<td>{_fmt(b.var())}</td><td>{_fmt(b.nunique())}</td></tr>")
+    parts = ["<h2>Quasi-identifiers before and after</h2>",
+             "<table><tr><th class='l'>column</th><th>mean, original</th><th>mean, "
+             "published</th><th>variance, original</th><th>variance, published</th>"
+             "<th>distinct published values</th></tr>" + "".join(rows) + "</table>"]
+    if plt is None:
+        return parts
+    cells = []
+    for col in numeric:
+        fig, ax = plt.subplots(figsize=(4.2, 2.6))
+        a = original[col].astype(float)
+        bins = np.histogram_bin_edges(a, bins=30)
+        ax.hist(a, bins=bins, alpha=0.55, label="original", color="#5b6475")
+        ax.hist(published[col].astype(float), bins=bins, alpha=0.55,
+                label="published", color="#3a6fd8")
+        ax.set_title(col, fontsize=10)
+        ax.legend(fontsize=7)
+        cells.append(_png(fig))
+    parts.append("<div class='grid'>" + "".join(cells) + "</div>")
+    if len(numeric) > 1:
+        fig, axes = plt.subplots(1, 2, figsize=(9, 4))
+        for ax, frame, name in ((axes[0], original, "original"),
+                                (axes[1], published, "published")):
+            corr = frame[numeric].astype(float).corr().to_numpy()
+            image = ax.imshow(corr, vmin=-1, vmax=1, cmap="coolwarm")
+            ax.set_title(f"correlations, {name}", fontsize=10)
+            ax.set_xticks(range(len(numeric)), numeric, rotation=90, fontsize=7)
+            ax.set_yticks(range(len(numeric)), numeric, fontsize=7)
+        fig.colorbar(image, ax=axes, shrink=0.8)
+        parts.append("<h2>Correlations</h2>" + _png(fig))
+    return parts
 
 
 def write_report(release: Release, original: pd.DataFrame, path: str | os.PathLike[str],

@@ -36,6 +36,7 @@ import tomllib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -195,12 +196,7 @@ def load_schema(path: str | os.PathLike[str]) -> Schema:
     ['age']
     """
     file = pathlib.Path(path).expanduser()
-    try:
-        raw = tomllib.loads(file.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SchemaError(f"Schema file {str(file)!r} does not exist.") from None
-    except tomllib.TOMLDecodeError as error:
-        raise SchemaError(f"Schema file {str(file)!r} is not valid TOML: {error}.") from None
+    raw = _read_toml(file)
     problems: list[str] = []
     columns = raw.get("columns")
     unknown_top = sorted(set(raw) - {"columns"})
@@ -211,54 +207,89 @@ def load_schema(path: str | os.PathLike[str]) -> Schema:
         columns = {}
     specs: dict[str, ColumnSpec] = {}
     for name, entry in columns.items():
-        where = f"[columns.{name}]"
-        if not isinstance(entry, dict):
-            problems.append(f"{where} must be a table")
-            continue
-        unknown = sorted(set(entry) - _KEYS)
-        if unknown:
-            problems.append(f"{where}: unknown key(s) {unknown}; allowed: {sorted(_KEYS)}")
-        role = entry.get("role")
-        if role not in ROLES:
-            problems.append(f"{where}: role must be one of {', '.join(ROLES)}; got {role!r}")
-        kind = entry.get("type")
-        if kind is not None and kind not in TYPES:
-            problems.append(f"{where}: type must be one of {', '.join(TYPES)}; got {kind!r}")
-        order = entry.get("order", ())
-        if kind == "ordinal" and (not isinstance(order, list) or len(order) < 2
-                                  or len(set(map(str, order))) != len(order)):
-            problems.append(f"{where}: an ordinal column needs order = [two or more distinct "
-                            f"values, lowest first]; got {order!r}")
-        if order and kind != "ordinal":
-            problems.append(f"{where}: order applies to type = \"ordinal\" only")
-        hierarchy = entry.get("hierarchy")
-        hierarchy_path = None
-        if hierarchy is not None:
-            hierarchy_path = (file.parent / str(hierarchy)).resolve()
-            if not hierarchy_path.is_file():
-                problems.append(f"{where}: hierarchy file {str(hierarchy_path)!r} does not exist")
-        bounds = entry.get("bounds")
-        bounds_pair = None
-        if bounds is not None:
-            if (not isinstance(bounds, list) or len(bounds) != 2
-                    or not all(isinstance(b, (int, float)) and not isinstance(b, bool)
-                               for b in bounds) or not bounds[0] < bounds[1]):
-                problems.append(f"{where}: bounds must be [lower, upper] numbers with lower < "
-                                f"upper; got {bounds!r}")
-            else:
-                bounds_pair = (float(bounds[0]), float(bounds[1]))
-            if kind not in (None, "numeric"):
-                problems.append(f"{where}: bounds apply to numeric columns only")
-        if isinstance(role, str) and role in ROLES:
-            specs[str(name)] = ColumnSpec(role=role, type=kind,
-                                          order=tuple(map(str, order or ())),
-                                          hierarchy=hierarchy_path, bounds=bounds_pair)
+        spec = _column_spec(f"[columns.{name}]", entry, file.parent, problems)
+        if spec is not None:
+            specs[str(name)] = spec
     if columns and not any(s.role == "quasi-identifier" for s in specs.values()):
         problems.append("no column has role = \"quasi-identifier\"")
     if problems:
         raise SchemaError(f"Schema file {str(file)!r} has {len(problems)} problem(s): "
                           + "; ".join(problems) + ".")
     return Schema(columns=specs, source=str(file))
+
+
+def _read_toml(file: pathlib.Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SchemaError(f"Schema file {str(file)!r} does not exist.") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SchemaError(f"Schema file {str(file)!r} is not valid TOML: {error}.") from None
+
+
+def _column_spec(where: str, entry: Any, folder: pathlib.Path, problems: list[str]
+                 ) -> ColumnSpec | None:
+    """The table ``where`` of a schema file as a column spec (``None`` without a valid role);
+    its problems are added to ``problems``."""
+    if not isinstance(entry, dict):
+        problems.append(f"{where} must be a table")
+        return None
+    unknown = sorted(set(entry) - _KEYS)
+    if unknown:
+        problems.append(f"{where}: unknown key(s) {unknown}; allowed: {sorted(_KEYS)}")
+    role = entry.get("role")
+    if role not in ROLES:
+        problems.append(f"{where}: role must be one of {', '.join(ROLES)}; got {role!r}")
+    kind = entry.get("type")
+    if kind is not None and kind not in TYPES:
+        problems.append(f"{where}: type must be one of {', '.join(TYPES)}; got {kind!r}")
+    order = entry.get("order", ())
+    problems += _order_problems(where, kind, order)
+    hierarchy_path = _hierarchy_path(where, entry.get("hierarchy"), folder, problems)
+    bounds_pair = _bounds(where, entry.get("bounds"), kind, problems)
+    if isinstance(role, str) and role in ROLES:
+        return ColumnSpec(role=role, type=kind, order=tuple(map(str, order or ())),
+                          hierarchy=hierarchy_path, bounds=bounds_pair)
+    return None
+
+
+def _order_problems(where: str, kind: Any, order: Any) -> list[str]:
+    found = []
+    if kind == "ordinal" and (not isinstance(order, list) or len(order) < 2
+                              or len(set(map(str, order))) != len(order)):
+        found.append(f"{where}: an ordinal column needs order = [two or more distinct "
+                     f"values, lowest first]; got {order!r}")
+    if order and kind != "ordinal":
+        found.append(f"{where}: order applies to type = \"ordinal\" only")
+    return found
+
+
+def _hierarchy_path(where: str, hierarchy: Any, folder: pathlib.Path, problems: list[str]
+                    ) -> pathlib.Path | None:
+    """The hierarchy file, relative to the schema file's folder."""
+    if hierarchy is None:
+        return None
+    path = (folder / str(hierarchy)).resolve()
+    if not path.is_file():
+        problems.append(f"{where}: hierarchy file {str(path)!r} does not exist")
+    return path
+
+
+def _bounds(where: str, bounds: Any, kind: Any, problems: list[str]
+            ) -> tuple[float, float] | None:
+    if bounds is None:
+        return None
+    pair = None
+    if (not isinstance(bounds, list) or len(bounds) != 2
+            or not all(isinstance(b, (int, float)) and not isinstance(b, bool)
+                       for b in bounds) or not bounds[0] < bounds[1]):
+        problems.append(f"{where}: bounds must be [lower, upper] numbers with lower < "
+                        f"upper; got {bounds!r}")
+    else:
+        pair = (float(bounds[0]), float(bounds[1]))
+    if kind not in (None, "numeric"):
+        problems.append(f"{where}: bounds apply to numeric columns only")
+    return pair
 
 
 def _toml_string(value: str) -> str:

@@ -43,7 +43,7 @@ def pareto_front(loss: ArrayLike, risk: ArrayLike) -> NDArray[np.bool_]:
     return np.asarray(~dominated, dtype=np.bool_)
 
 
-def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[int] = (3, 5, 10),
+def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[int] = (3, 5, 10),  # noqa: PLR0913 - public face: the grid, keyword-only
           methods: Sequence[str] = ("mdav",), sensitive: Sequence[str] = (),
           identifiers: Sequence[str] = (),
           aggregations: Sequence[tuple[str, Mapping[str, Any]]] = (("mean", {}),),

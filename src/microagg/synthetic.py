@@ -302,68 +302,81 @@ def check_synthetic_moments(values: ArrayLike, masked: ArrayLike, labels: ArrayL
     col = V.std(axis=0)
     mag = np.abs(V).max(axis=0)
     col = np.where(col > 0.0, col, np.where(mag > 0.0, mag, 1.0))
-
-    n_bad = 0
-    worst: tuple[float, str] | None = None
-
-    def record(ratio: NDArray[np.float64], describe: Callable[[tuple[int, ...]], str]) -> None:
-        nonlocal n_bad, worst
-        bad = ratio > 1.0
-        if not bad.any():
-            return
-        n_bad += int(bad.sum())
-        at = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
-        if worst is None or ratio[at] > worst[0]:
-            worst = (float(ratio[at]), describe(at))
-
+    failures = _Failures()
     for g, idx_all in _size_classes(lab):
         step = max(1, _CHUNK // (g * p + p * p))
         for lo in range(0, idx_all.shape[0], step):
-            idx = idx_all[lo:lo + step]
-            groups = lab[idx[:, 0]]
-            if g == 1:
-                mo, mm = V[idx[:, 0]], M[idx[:, 0]]
-                so = np.zeros_like(mo)
-            else:
-                mo, co = _group_moments(V, idx)
-                mm, cm = _group_moments(M, idx)
-                so = np.sqrt(np.maximum(np.diagonal(co, axis1=1, axis2=2), 0.0))
-            ao = np.abs(mo) + so
-            diff = np.abs(mm - mo)
-            tol = rtol * ao + atol * col
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(diff > tol, np.where(tol > 0, diff / tol, np.inf), 0.0)
-
-            def mean_text(at: tuple[int, ...], mo=mo, mm=mm, diff=diff, tol=tol,
-                          groups=groups) -> str:
-                t, j = at
-                return (f"group {int(groups[t])}, column {j}: mean {float(mm[t, j])!r} in "
-                        f"masked vs {float(mo[t, j])!r} in values (difference {diff[t, j]:.3g}, "
-                        f"tolerance {tol[t, j]:.3g})")
-
-            record(ratio, mean_text)
-            if g == 1:
-                continue
-            cdiff = np.abs(cm - co)
-            ctol = (rtol * 0.5 * (ao[:, :, None] * so[:, None, :] + so[:, :, None] * ao[:, None, :])
-                    + atol * col[:, None] * col[None, :])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                cratio = np.where(cdiff > ctol, np.where(ctol > 0, cdiff / ctol, np.inf), 0.0)
-            cratio = np.triu(cratio)  # each pair once
-
-            def cov_text(at: tuple[int, ...], co=co, cm=cm, cdiff=cdiff, ctol=ctol,
-                         groups=groups) -> str:
-                t, j, l = at
-                what = f"column {j}: variance" if j == l else f"columns {j} and {l}: covariance"
-                return (f"group {int(groups[t])}, {what} {float(cm[t, j, l])!r} in masked vs "
-                        f"{float(co[t, j, l])!r} in values (difference {cdiff[t, j, l]:.3g}, "
-                        f"tolerance {ctol[t, j, l]:.3g})")
-
-            record(cratio, cov_text)
-
-    if worst is not None:
+            _check_groups(V, M, lab, idx_all[lo:lo + step], col, (rtol, atol), failures)
+    if failures.worst is not None:
+        n_bad = failures.n_bad
         raise InternalError(
             f"The synthetic groups do not keep the moments of the original groups: {n_bad} "
             f"mean or covariance entr{'y' if n_bad == 1 else 'ies'} out of tolerance "
-            f"(rtol={rtol:g}, atol={atol:g}); the worst is {worst[1]}."
+            f"(rtol={rtol:g}, atol={atol:g}); the worst is {failures.worst[1]}."
         )
+
+
+class _Failures:
+    """The entries out of tolerance found by :func:`check_synthetic_moments`: how many, and
+    the worst (largest ratio of difference to tolerance, the first one on ties)."""
+
+    def __init__(self) -> None:
+        self.n_bad = 0
+        self.worst: tuple[float, str] | None = None
+
+    def record(self, ratio: NDArray[np.float64],
+               describe: Callable[[tuple[int, ...]], str]) -> None:
+        bad = ratio > 1.0
+        if not bad.any():
+            return
+        self.n_bad += int(bad.sum())
+        at = tuple(int(i) for i in np.unravel_index(int(np.argmax(ratio)), ratio.shape))
+        if self.worst is None or ratio[at] > self.worst[0]:
+            self.worst = (float(ratio[at]), describe(at))
+
+
+def _check_groups(V: NDArray[np.float64], M: NDArray[np.float64], lab: NDArray[np.intp],
+                  idx: NDArray[np.intp], col: NDArray[np.float64], tolerances: tuple[float, float],
+                  failures: _Failures) -> None:
+    """Compare the means and covariances of the groups whose records are the rows of ``idx``
+    (groups of one size), recording the entries out of tolerance in ``failures``."""
+    rtol, atol = tolerances
+    g = idx.shape[1]
+    groups = lab[idx[:, 0]]
+    if g == 1:
+        mo, mm = V[idx[:, 0]], M[idx[:, 0]]
+        so = np.zeros_like(mo)
+    else:
+        mo, co = _group_moments(V, idx)
+        mm, cm = _group_moments(M, idx)
+        so = np.sqrt(np.maximum(np.diagonal(co, axis1=1, axis2=2), 0.0))
+    ao = np.abs(mo) + so
+    diff = np.abs(mm - mo)
+    tol = rtol * ao + atol * col
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(diff > tol, np.where(tol > 0, diff / tol, np.inf), 0.0)
+
+    def mean_text(at: tuple[int, ...]) -> str:
+        t, j = at
+        return (f"group {int(groups[t])}, column {j}: mean {float(mm[t, j])!r} in "
+                f"masked vs {float(mo[t, j])!r} in values (difference {diff[t, j]:.3g}, "
+                f"tolerance {tol[t, j]:.3g})")
+
+    failures.record(ratio, mean_text)
+    if g == 1:
+        return
+    cdiff = np.abs(cm - co)
+    ctol = (rtol * 0.5 * (ao[:, :, None] * so[:, None, :] + so[:, :, None] * ao[:, None, :])
+            + atol * col[:, None] * col[None, :])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cratio = np.where(cdiff > ctol, np.where(ctol > 0, cdiff / ctol, np.inf), 0.0)
+    cratio = np.triu(cratio)  # each pair once
+
+    def cov_text(at: tuple[int, ...]) -> str:
+        t, j, l = at
+        what = f"column {j}: variance" if j == l else f"columns {j} and {l}: covariance"
+        return (f"group {int(groups[t])}, {what} {float(cm[t, j, l])!r} in masked vs "
+                f"{float(co[t, j, l])!r} in values (difference {cdiff[t, j, l]:.3g}, "
+                f"tolerance {ctol[t, j, l]:.3g})")
+
+    failures.record(cratio, cov_text)

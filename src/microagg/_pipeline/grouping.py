@@ -4,8 +4,6 @@ asked, with l-diversity and t-closeness enforced), or one per attribute group.""
 from __future__ import annotations
 
 import time
-from dataclasses import replace
-from functools import partial
 from types import MappingProxyType
 from typing import Any
 
@@ -13,39 +11,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._advice import time_budget
-from ..exceptions import PrivacyLeakWarning, SchemaError
+from ..engines.blocked import request_partitioner as _partitioner
+from ..exceptions import PrivacyLeakWarning
 from ..models import enforce_l_diversity, enforce_t_closeness
-from ..partition import Partitioner, get_partitioner
+from ..partition import Partitioner
 from ..partition.attribute_groups import resolve_attribute_groups
 from .notes import warn_user
 from .numeric import Outcome, aggregate_safely, standard_scaling
 from .request import Request
 from .verify import checked_partition
 
-__all__ = ["attribute_group_stage", "blocked", "grouping_stage"]
-
-
-def blocked(partitioner: Partitioner, request: Request) -> Partitioner:
-    """The same partitioner run block by block (its name and parameters unchanged)."""
-    from ..partition.blocking import BLOCKINGS, blocked_partition
-
-    blocking, block_size, k = request.blocking, request.block_size, request.k
-    if blocking not in BLOCKINGS:
-        raise ValueError(f"Unknown blocking {blocking!r}. Valid: {', '.join(BLOCKINGS)}.")
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) \
-            or block_size < 2 * k:
-        raise ValueError(f"The 'block_size' parameter must be an int >= 2k={2 * k}. "
-                         f"Got {block_size!r}.")
-    if partitioner.mixed and partitioner.needs_sensitive:
-        raise SchemaError(f"Method {partitioner.name!r} cannot run block by block.")
-    return replace(partitioner, function=partial(
-        blocked_partition, method=partitioner.name, blocking=blocking,
-        block_size=int(block_size), n_jobs=request.n_jobs))
-
-
-def _partitioner(request: Request, name: str | None = None) -> Partitioner:
-    entry = get_partitioner(name or request.method or "mdav")
-    return blocked(entry, request) if request.blocking is not None else entry
+__all__ = ["attribute_group_stage", "grouping_stage"]
 
 
 def _enforce(request: Request, labels: NDArray[np.intp], scaled: NDArray[np.float64],

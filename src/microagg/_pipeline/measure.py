@@ -4,6 +4,7 @@ the published quasi-identifiers (the generalizing stage measures in :mod:`.mixed
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -26,7 +27,7 @@ from ..metrics import (
 )
 from ..models import l_diversity
 
-__all__ = ["DLD_SAMPLE", "DLD_SAMPLE_ABOVE", "numeric_metrics", "sensitive_metrics"]
+__all__ = ["DLD_SAMPLE", "DLD_SAMPLE_ABOVE", "Tables", "numeric_metrics", "sensitive_metrics"]
 
 DLD_SAMPLE_ABOVE = 100_000
 DLD_SAMPLE = 2_000
@@ -53,41 +54,48 @@ def _dld_sample(n: int) -> int | None:
     return DLD_SAMPLE if n > DLD_SAMPLE_ABOVE else None
 
 
-def numeric_metrics(values: NDArray[np.float64], masked: NDArray[np.float64],
-                    scaled: NDArray[np.float64], masked_scaled: NDArray[np.float64],
-                    labels: NDArray[np.intp], *, qi: tuple[str, ...],
-                    varying: NDArray[np.bool_], known: tuple[str, ...] = (),
+@dataclass(frozen=True)
+class Tables:
+    """The quasi-identifiers of a release: original and published, on the original scale
+    and scaled for the distances; the groups; which columns vary."""
+
+    values: NDArray[np.float64]
+    masked: NDArray[np.float64]
+    scaled: NDArray[np.float64]
+    masked_scaled: NDArray[np.float64]
+    labels: NDArray[np.intp]
+    qi: tuple[str, ...]
+    varying: NDArray[np.bool_]
+
+
+def numeric_metrics(tables: Tables, *, known: tuple[str, ...] = (),
                     clustering_il: int | None = None,
                     attribute_groups: Mapping[str, Any] | None = None,
                     of_classes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Information loss (on z-scores and in original units), linkage risk, group sizes,
     then ``of_classes`` (:func:`sensitive_metrics`, when given), IL1s and moments; with
-    ``clustering_il`` the clustering-based losses; with
-    ``attribute_groups`` (``{"groups": ..., "partitions": ...}``) the intersection attack;
-    with ``known`` the linkage risk on the columns an intruder holds."""
-    n = values.shape[0]
-    safe = safe_exponents(values)  # the metrics below are scale-free column by column
-    original_safe, masked_safe = to_safe_range(values, safe), to_safe_range(masked, safe)
+    ``clustering_il`` the clustering-based losses; with ``attribute_groups``
+    (``{"groups": ...}``) the intersection attack; with ``known`` the linkage risk on the
+    columns an intruder holds."""
+    t = tables
     metrics: dict[str, Any] = {
-        "information_loss": information_loss(scaled, masked_scaled),
-        "information_loss_columns": tuple(c for c, v in zip(qi, varying, strict=True) if v),
-        "information_loss_original_units": information_loss(values, masked),
-        "dld_risk": dld_risk(scaled, masked_scaled, sample=_dld_sample(n)),
-        **group_size_summary(labels),
+        "information_loss": information_loss(t.scaled, t.masked_scaled),
+        "information_loss_columns": tuple(c for c, v in zip(t.qi, t.varying, strict=True)
+                                          if v),
+        "information_loss_original_units": information_loss(t.values, t.masked),
+        "dld_risk": dld_risk(t.scaled, t.masked_scaled, sample=_dld_sample(len(t.values))),
+        **group_size_summary(t.labels),
         **(of_classes or {}),
     }
-    return metrics | _more_metrics(original_safe, masked_safe, scaled, masked_scaled,
-                                   qi=qi, varying=varying, known=known,
-                                   clustering_il=clustering_il,
+    return metrics | _more_metrics(t, known=known, clustering_il=clustering_il,
                                    attribute_groups=attribute_groups)
 
 
-def _more_metrics(original_safe: NDArray[np.float64], masked_safe: NDArray[np.float64],
-                  scaled: NDArray[np.float64], masked_scaled: NDArray[np.float64], *,
-                  qi: tuple[str, ...], varying: NDArray[np.bool_], known: tuple[str, ...],
-                  clustering_il: int | None, attribute_groups: Mapping[str, Any] | None
-                  ) -> dict[str, Any]:
-    n = scaled.shape[0]
+def _more_metrics(t: Tables, *, known: tuple[str, ...], clustering_il: int | None,
+                  attribute_groups: Mapping[str, Any] | None) -> dict[str, Any]:
+    n = t.scaled.shape[0]
+    safe = safe_exponents(t.values)  # the metrics below are scale-free column by column
+    original_safe, masked_safe = to_safe_range(t.values, safe), to_safe_range(t.masked, safe)
     metrics: dict[str, Any] = {}
     if n > DLD_SAMPLE_ABOVE:
         metrics["dld_risk_sampled_records"] = DLD_SAMPLE
@@ -98,15 +106,17 @@ def _more_metrics(original_safe: NDArray[np.float64], masked_safe: NDArray[np.fl
                                                    n_clusters=clustering_il))
         metrics["il_fuzzy_rand"] = fuzzy_clustering_information_loss(
             original_safe, masked_safe, n_clusters=clustering_il)
-    position = {c: j for j, c in enumerate(qi)}
+    position = {c: j for j, c in enumerate(t.qi)}
     if attribute_groups:
         attack = intersection_attack(
-            scaled, masked_scaled, [[position[c] for c in g] for g in attribute_groups["groups"]],
+            t.scaled, t.masked_scaled,
+            [[position[c] for c in g] for g in attribute_groups["groups"]],
             known=[position[c] for c in known] if known else None)
         metrics.update({f"intersection_attack_{name}": value for name, value in attack.items()})
     if known:  # the linkage on the known columns only (constant ones tell nobody apart)
-        cols = [int(varying[:j].sum()) for j, c in enumerate(qi) if c in known and varying[j]]
+        cols = [int(t.varying[:j].sum()) for j, c in enumerate(t.qi)
+                if c in known and t.varying[j]]
         metrics["dld_risk_known"] = (dld_risk(
-            scaled, masked_scaled, attributes=cols, sample=_dld_sample(n))
+            t.scaled, t.masked_scaled, attributes=cols, sample=_dld_sample(n))
             if cols else 1.0 / n)
     return metrics

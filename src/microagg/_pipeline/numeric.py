@@ -21,7 +21,7 @@ from .._validation import resolve_seed
 from ..aggregate import aggregate
 from ..exceptions import ConstantColumnWarning, LowUtilityWarning, PrivacyLeakWarning
 from ..models import check_k_anonymity, k_anonymity
-from .measure import numeric_metrics, sensitive_metrics
+from .measure import Tables, numeric_metrics, sensitive_metrics
 from .notes import warn_user
 from .request import Request
 from .result import Release
@@ -63,16 +63,9 @@ def quasi_identifier_matrix(df: pd.DataFrame, columns: tuple[str, ...]
                             ) -> NDArray[np.float64]:
     """The quasi-identifiers as float64, with errors that name columns, dtypes and counts."""
     from ..exceptions import SchemaError
+    from .rules import require_numeric
 
-    not_numeric = [
-        f"{c!r} (dtype {df[c].dtype})" for c in columns
-        if not (pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]))
-    ]
-    if not_numeric:
-        raise SchemaError(
-            "Quasi-identifiers must be numeric for the numeric methods; not numeric: "
-            f"{', '.join(not_numeric)}. Encode them, or pass them as sensitive or other columns."
-        )
+    require_numeric(df.dtypes, columns)
     values = df.loc[:, list(columns)].to_numpy(dtype=np.float64, na_value=np.nan)
     finite = np.isfinite(values)
     if not finite.all():
@@ -214,9 +207,9 @@ def _measure(request: Request, outcome: Outcome, published: pd.DataFrame,
              ) -> dict[str, Any]:
     masked_scaled = apply_scaler(outcome.masked, outcome.scaler)
     metrics = numeric_metrics(
-        values, outcome.masked, outcome.scaled, masked_scaled, labels,
-        qi=request.quasi_identifiers, varying=varying, known=request.intruder_knows,
-        clustering_il=request.clustering_il,
+        Tables(values, outcome.masked, outcome.scaled, masked_scaled, labels,
+               request.quasi_identifiers, varying),
+        known=request.intruder_knows, clustering_il=request.clustering_il,
         attribute_groups={"groups": outcome.groups} if outcome.partitions else None,
         of_classes=(sensitive_metrics(classes, published, request.sensitive)
                     if classes is not None else None))

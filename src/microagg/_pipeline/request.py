@@ -8,6 +8,7 @@ that run a Request never re-validate it.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,13 +29,16 @@ from ..models import SensitiveDistribution
 from ..partition import PARTITIONERS, Partitioner, get_partitioner
 from ..schema import Schema, roles_from
 from .rules import (
+    EngineRefusal,
     as_names,
     check_attribute_group_request,
+    check_blocking_request,
     check_diversity_request,
     check_dp_request,
     check_quasi_identifier_types,
     closeness_targets,
     load_hierarchies,
+    quality_mode_request,
     validate_roles,
 )
 
@@ -46,6 +50,8 @@ CATEGORICAL_AGGREGATIONS = ("generalize", "mode")
 KINDS = ("numeric", "attribute-groups", "dp", "mixed")
 """The stage that runs a request (:attr:`Request.kind`)."""
 
+NO_ROWS = "The input table has no rows; there is nothing to release."
+
 
 @dataclass(frozen=True)
 class Request:
@@ -54,7 +60,9 @@ class Request:
     The fields are the options of :func:`microagg.anonymize` after checking: names as
     tuples, hierarchies loaded (``hierarchies``: the categorical quasi-identifiers; a flat
     hierarchy where none was given), the t-closeness targets prepared (``closeness``), the
-    aggregation's parameters checked; ``kind`` says which stage runs it.
+    aggregation's parameters checked; ``kind`` says which stage runs it and ``engine`` which
+    engine (:data:`microagg.engines.ENGINES`). For an engine that reads the table itself,
+    ``data`` holds only the table's first rows (its columns and types).
     """
 
     data: pd.DataFrame
@@ -85,6 +93,7 @@ class Request:
     blocking: str | None = None
     block_size: int = 10_000
     n_jobs: int | None = None
+    engine: str = "memory"
     started: float = field(default_factory=time.perf_counter)
     """When the request was made (``Release.timings["validate"]`` counts from it)."""
 
@@ -102,28 +111,60 @@ class Request:
 
     @classmethod
     def build(cls, df: pd.DataFrame, *, quasi_identifiers: str | Sequence[str] | None = None,
-              k: int, schema: Schema | None = None, **options: Any) -> Request:
+              k: int, schema: Schema | None = None, engine: str = "memory",
+              **options: Any) -> Request:
         """Check every option (see :func:`microagg.anonymize` for each) and freeze them.
 
         With ``schema``, the roles, hierarchies and bounds come from it (options naming roles
-        too are refused) and its declared types are applied to ``df`` first.
+        too are refused) and its declared types are applied to ``df`` first. ``refine``
+        (seconds) asks for the quality mode: ``method`` improved by local search (mdav-ls).
+        ``engine`` names the engine that will run the request: the options it does not run
+        are refused first, all of them named (:class:`~microagg._pipeline.rules.EngineRefusal`);
+        for an engine that reads the table itself, ``df`` is the table's first rows and the
+        checks on the number of rows wait for :meth:`check_rows`.
         """
         started = time.perf_counter()
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"anonymize expects a pandas DataFrame. Got {type(df).__name__} "
                             "instead.")
+        runner = _engine(engine, options, schema)
         if schema is not None:
             df, quasi_identifiers, options = _with_schema(df, schema, quasi_identifiers,
                                                           options)
-        fields = _roles(df, quasi_identifiers, options)
-        fields["k"] = check_k(k, n_samples=df.shape[0], caller="anonymize")
-        fields.update(_privacy_models(df, fields, options))
-        fields.update(_layout(fields, options))
+        if options.get("refine") is not None:
+            method, params = quality_mode_request(options.get("method"),
+                                                  options.get("method_params"),
+                                                  options["refine"])
+            options = {**options, "method": method, "method_params": params}
+        whole = not runner.reads_files
+        fields = _roles(df, quasi_identifiers, options, whole=whole)
+        fields["k"] = check_k(k, n_samples=df.shape[0] if whole else sys.maxsize,
+                              caller="anonymize")
+        fields.update(_privacy_models(df, fields, options, categorical=not runner.numeric_only))
+        fields.update(_layout(fields, options, runner))
         if fields["kind"] == "mixed":
             fields.update(_mixed_options(df, fields, options))
         else:
             fields.update(_numeric_options(df, fields, options))
-        return cls(data=df, started=started, **fields)
+        return cls(data=df, started=started, engine=runner.name, **fields)
+
+    def check_rows(self, n_rows: int) -> None:
+        """For an engine that counts the rows as it reads them: at least one row, and at
+        least ``k`` (the checks :meth:`build` leaves to it)."""
+        if n_rows == 0:
+            raise SchemaError(NO_ROWS)
+        check_k(self.k, n_samples=n_rows, caller="anonymize")
+
+
+def _engine(name: str, options: Mapping[str, Any], schema: Schema | None) -> Any:
+    """The registry entry of the engine, after refusing the options it does not run."""
+    from ..engines import get_engine
+
+    runner = get_engine(name)
+    refused = runner.refused(options, schema)
+    if refused:
+        raise EngineRefusal(runner.name, refused)
+    return runner
 
 
 def _with_schema(df: pd.DataFrame, schema: Schema, quasi_identifiers: Any,
@@ -142,8 +183,8 @@ def _with_schema(df: pd.DataFrame, schema: Schema, quasi_identifiers: Any,
     return schema.apply(df), qi, merged
 
 
-def _roles(df: pd.DataFrame, quasi_identifiers: Any, options: dict[str, Any]
-           ) -> dict[str, Any]:
+def _roles(df: pd.DataFrame, quasi_identifiers: Any, options: dict[str, Any], *,
+           whole: bool = True) -> dict[str, Any]:
     qi = as_names(quasi_identifiers, "quasi_identifiers")
     sens = as_names(options.get("sensitive", ()), "sensitive")
     ids = as_names(options.get("identifiers", ()), "identifiers")
@@ -153,22 +194,25 @@ def _roles(df: pd.DataFrame, quasi_identifiers: Any, options: dict[str, Any]
     if not_qi:
         raise SchemaError(f"intruder_knows names {', '.join(map(repr, not_qi))}, which are not "
                           f"quasi-identifiers; quasi-identifiers: {', '.join(map(repr, qi))}.")
-    if df.shape[0] == 0:
-        raise SchemaError("The input table has no rows; there is nothing to release.")
+    if whole and df.shape[0] == 0:
+        raise SchemaError(NO_ROWS)
     return {"quasi_identifiers": qi, "sensitive": sens, "identifiers": ids,
             "intruder_knows": known}
 
 
-def _privacy_models(df: pd.DataFrame, fields: dict[str, Any], options: dict[str, Any]
-                    ) -> dict[str, Any]:
-    """l and t checked, hierarchies loaded, t-closeness targets prepared."""
+def _privacy_models(df: pd.DataFrame, fields: dict[str, Any], options: dict[str, Any], *,
+                    categorical: bool = True) -> dict[str, Any]:
+    """l and t checked, hierarchies loaded, t-closeness targets prepared. Without
+    ``categorical`` (an engine of numeric quasi-identifiers only, which checks their values as
+    it reads them), no column is taken for categorical by its type."""
     qi, sens = fields["quasi_identifiers"], fields["sensitive"]
     l, diversity = options.get("l"), options.get("diversity", "distinct")
     diversity_c = options.get("diversity_c", 2.0)
     if l is not None:
         check_diversity_request(df, sens, l, diversity, diversity_c)
     check_quasi_identifier_types(df, qi, options.get("hierarchies"))
-    loaded, sensitive_hierarchies = load_hierarchies(df, qi, sens, options.get("hierarchies"))
+    loaded, sensitive_hierarchies = (load_hierarchies(df, qi, sens, options.get("hierarchies"))
+                                     if categorical else ({}, {}))
     t = options.get("t")
     closeness = closeness_targets(df, sens, t, options.get("t_distance", "auto"),
                                   sensitive_hierarchies)
@@ -189,10 +233,12 @@ def _generalizing_method(method: str | None) -> bool:
     return entry is not None and entry.generalizes
 
 
-def _layout(fields: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+def _layout(fields: dict[str, Any], options: dict[str, Any], runner: Any) -> dict[str, Any]:
     """The stage that runs the request, with the rules on what it combines with."""
     method, epsilon = options.get("method"), options.get("epsilon")
     generalizes = bool(fields["hierarchies"]) or _generalizing_method(method)
+    if generalizes and runner.numeric_only:
+        raise EngineRefusal(runner.name, ["method"])
     attribute_groups = options.get("attribute_groups")
     n_attribute_groups = options.get("n_attribute_groups")
     if attribute_groups is not None:
@@ -200,17 +246,30 @@ def _layout(fields: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
                                       options.get("method_params"))
     elif n_attribute_groups is not None:
         raise ValueError("n_attribute_groups needs attribute_groups='correlation'.")
-    blocking = options.get("blocking")
-    if blocking is not None and (generalizes or epsilon is not None):
-        raise SchemaError("blocking applies to numeric microaggregation: not to categorical "
-                          "quasi-identifiers, cdt or the epsilon-DP release.")
     kind = ("mixed" if generalizes else "dp" if epsilon is not None
             else "attribute-groups" if attribute_groups is not None else "numeric")
     return {"kind": kind, "method": method, "attribute_groups": attribute_groups,
-            "n_attribute_groups": n_attribute_groups, "blocking": blocking,
-            "block_size": options.get("block_size", 10_000), "n_jobs": options.get("n_jobs"),
-            "random_state": options.get("random_state"),
+            "n_attribute_groups": n_attribute_groups,
+            **_blocking(fields, options, runner, generalizes or epsilon is not None),
+            "n_jobs": options.get("n_jobs"), "random_state": options.get("random_state"),
             "clustering_il": options.get("clustering_il")}
+
+
+def _blocking(fields: dict[str, Any], options: dict[str, Any], runner: Any, refused: bool
+              ) -> dict[str, Any]:
+    """``blocking`` and ``block_size`` checked once (``"kd"`` for an engine that always
+    blocks); ``refused``: the release generalizes or is epsilon-DP."""
+    blocking = options.get("blocking") or ("kd" if runner.blocks else None)
+    block_size = options.get("block_size", 10_000)
+    if blocking is None:
+        return {"blocking": None, "block_size": block_size}
+    if refused:
+        raise SchemaError("blocking applies to numeric microaggregation: not to categorical "
+                          "quasi-identifiers, cdt or the epsilon-DP release.")
+    partitioner = get_partitioner(options.get("method") or "mdav")
+    return {"blocking": blocking,
+            "block_size": check_blocking_request(partitioner, blocking, block_size,
+                                                 fields["k"])}
 
 
 def _may_be_noisy(aggregation: str | None) -> bool:
@@ -277,8 +336,9 @@ def _numeric_options(df: pd.DataFrame, fields: dict[str, Any], options: dict[str
     method_params = options.get("method_params")
     if epsilon is None and (fields["method"] is not None or fields["attribute_groups"] is None):
         # the Request owns scaling: a method that normalizes inside stops when one is given
-        method_params = get_partitioner(fields["method"] or "mdav").params_for_scaling(
-            method_params or {}, scaling)
+        partitioner = get_partitioner(fields["method"] or "mdav")
+        method_params = partitioner.params_for_scaling(method_params or {}, scaling)
+        partitioner.check_params(method_params)
     if epsilon is not None:
         epsilon = check_epsilon(epsilon)
         check_dp_request(df, fields["quasi_identifiers"], fields["identifiers"],

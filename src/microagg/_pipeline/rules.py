@@ -19,9 +19,22 @@ from ..models import DIVERSITIES, GROUND_DISTANCES, SensitiveDistribution, check
 from ..models import l_diversity as l_diversity_of
 from ..schema import check_unique_columns
 
-__all__ = ["as_names", "check_attribute_group_request", "check_diversity_request",
-           "check_dp_request", "check_quasi_identifier_types", "closeness_targets",
-           "load_hierarchies", "require_complete", "validate_roles"]
+__all__ = ["EngineRefusal", "as_names", "check_attribute_group_request", "check_blocking_request",
+           "check_diversity", "check_diversity_request", "check_dp_request",
+           "check_quasi_identifier_types", "closeness_targets", "load_hierarchies",
+           "not_numeric", "quality_mode_request", "require_complete", "require_numeric",
+           "validate_roles"]
+
+
+class EngineRefusal(SchemaError):
+    """Options an engine does not run (``options``: their names in the Request, so that a
+    face can name them its own way)."""
+
+    def __init__(self, engine: str, options: Sequence[str]) -> None:
+        self.engine = engine
+        self.options = tuple(options)
+        super().__init__(f"The {engine} engine runs numeric microaggregation with group means "
+                         f"only; drop {', '.join(self.options)} (or use the in-memory engine).")
 
 
 def as_names(value: str | Sequence[str] | None, role: str) -> tuple[str, ...]:
@@ -95,12 +108,35 @@ def require_complete(df: pd.DataFrame, sens: tuple[str, ...], purpose: str) -> N
                           f"{len(df)} rows); {purpose}, so fill or drop them first.")
 
 
+def not_numeric(dtypes: Any, columns: Sequence[str]) -> list[str]:
+    """``'col' (dtype ...)`` for each of ``columns`` whose dtype (in ``dtypes``, a Series or
+    mapping by column) is not a number (booleans are not numbers to average)."""
+    return [f"{c!r} (dtype {dtypes[c]})" for c in columns
+            if not pd.api.types.is_numeric_dtype(dtypes[c])
+            or pd.api.types.is_bool_dtype(dtypes[c])]
+
+
+def require_numeric(dtypes: Any, columns: Sequence[str]) -> None:
+    """Quasi-identifiers of number dtypes, or the one message naming the others."""
+    bad = not_numeric(dtypes, columns)
+    if bad:
+        raise SchemaError(
+            "Quasi-identifiers must be numeric for the numeric methods; not numeric: "
+            f"{', '.join(bad)}. Encode them, or pass them as sensitive or other columns.")
+
+
+def check_diversity(diversity: Any) -> str:
+    """A known l-diversity (:data:`~microagg.models.DIVERSITIES`), or the one message."""
+    if diversity not in DIVERSITIES:
+        raise ValueError(f"Unknown diversity {diversity!r}. Valid: {', '.join(DIVERSITIES)}.")
+    return str(diversity)
+
+
 def check_diversity_request(df: pd.DataFrame, sens: tuple[str, ...], l: float,
                             diversity: str, c: float) -> None:
     """l-diversity is possible: a known diversity, a sensitive column, and the whole table
     (the most any partition can reach) reaches ``l`` in every sensitive column."""
-    if diversity not in DIVERSITIES:
-        raise ValueError(f"Unknown diversity {diversity!r}. Valid: {', '.join(DIVERSITIES)}.")
+    check_diversity(diversity)
     check_l(l)
     if diversity == "recursive" and (isinstance(c, bool) or not isinstance(
             c, (int, float, np.integer, np.floating)) or not c > 0):
@@ -223,3 +259,24 @@ def check_dp_request(df: pd.DataFrame, qi: tuple[str, ...], ids: tuple[str, ...]
     if problems:
         raise SchemaError("Cannot make an epsilon-differentially private release: "
                           + " ".join(problems))
+
+
+def quality_mode_request(method: str | None, method_params: Mapping[str, Any] | None,
+                         seconds: Any) -> tuple[str, dict[str, Any]]:
+    """The quality mode (``refine=seconds``): ``method`` improved by local search (mdav-ls,
+    started from ``method``, ``"auto"`` when none or mdav-ls) for at most ``seconds``."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer,
+                                                             np.floating)) or not seconds > 0:
+        raise ValueError(f"The 'refine' parameter must be a number of seconds > 0. "
+                         f"Got {seconds!r} instead.")
+    start = "auto" if method in (None, "mdav-ls") else method
+    return "mdav-ls", {**dict(method_params or {}), "start": start,
+                       "time_limit": float(seconds), "rounds": 10**9}
+
+
+def check_blocking_request(partitioner: Any, blocking: str, block_size: Any, k: int) -> int:
+    """The blocking options (:func:`~microagg.partition.blocking.check_blocking`) and a method
+    that can run block by block; returns the block size."""
+    from ..partition.blocking import check_blocking
+
+    return check_blocking(blocking, block_size, k=k, method=partitioner)

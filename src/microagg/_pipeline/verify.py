@@ -3,14 +3,15 @@
 A release is returned or written only after these checks pass; a shortfall is a bug in
 microagg and raises :class:`~microagg.exceptions.PrivacyViolationError` (or
 :class:`~microagg.exceptions.InternalError` for an invalid partition). The same functions
-serve the engines that see the published rows in chunks (:class:`GroupVerifier`), ``microagg
-check`` and ``microagg report`` (:func:`published_classes` and the level functions of
-:mod:`microagg.models`).
+serve the engines that see the published rows in chunks (:class:`GroupVerifier` for the file
+engine, the Dask partitions and the stream; :func:`smallest_class` for a file read back),
+``microagg check`` and ``microagg report`` (:func:`published_classes`, :func:`class_sizes`
+and the level functions of :mod:`microagg.models`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -23,8 +24,9 @@ from ..exceptions import InternalError, PrivacyViolationError
 from ..models import SensitiveDistribution, check_l_diversity, check_t_closeness
 from ..partition.mixed import MixedData
 
-__all__ = ["GroupVerifier", "checked_partition", "closeness_checks", "diversity_checks",
-           "group_k_check", "k_check", "published_classes"]
+__all__ = ["GroupVerifier", "checked_partition", "class_sizes", "closeness_checks",
+           "diversity_checks", "group_k_check", "k_check", "published_classes",
+           "smallest_class"]
 
 
 def checked_partition(partitioner: Any, data: Any, k: int, rng: np.random.Generator,
@@ -41,10 +43,51 @@ def checked_partition(partitioner: Any, data: Any, k: int, rng: np.random.Genera
         ) from error
 
 
-def published_classes(published: pd.DataFrame, qi: tuple[str, ...]) -> NDArray[np.intp]:
-    """Equivalence class of each published row: rows with identical quasi-identifiers."""
-    codes = np.column_stack([pd.factorize(published[c], use_na_sentinel=False)[0] for c in qi])
-    return np.unique(codes, axis=0, return_inverse=True)[1].ravel().astype(np.intp)
+def published_classes(published: pd.DataFrame, qi: tuple[str, ...] | list[str]
+                      ) -> NDArray[np.intp]:
+    """Equivalence class of each published row: rows with identical quasi-identifiers share
+    one, numbered by first appearance.
+
+    Missing values count as a value of their own (a published ``NaN`` is what an intruder
+    sees). Vectorized: each column is factorized, the codes combined into one key per row.
+
+    Examples
+    --------
+    >>> published_classes(pd.DataFrame({"a": [2, 1, 2], "b": ["x", "x", "x"]}), ["a", "b"])
+    array([0, 1, 0])
+    """
+    codes = np.zeros(len(published), dtype=np.int64)
+    for col in qi:
+        values, uniques = pd.factorize(published[col], use_na_sentinel=False)
+        # combine as mixed-radix digits, re-factorizing whenever the key could overflow
+        codes = codes * (len(uniques) + 1) + values
+        if len(uniques) and codes.max(initial=0) > 2**40:
+            codes = pd.factorize(codes)[0].astype(np.int64)
+    return pd.factorize(codes)[0].astype(np.intp)
+
+
+def class_sizes(classes: NDArray[np.intp]) -> NDArray[np.int64]:
+    """Rows in each class; the smallest is the achieved k-anonymity."""
+    return np.bincount(classes).astype(np.int64)
+
+
+def smallest_class(chunks: Iterable[pd.DataFrame], qi: tuple[str, ...] | list[str]
+                   ) -> tuple[int, int]:
+    """``(rows, smallest class)`` of a table read back in chunks: classes of identical
+    published quasi-identifiers, counted on 64-bit row hashes (a collision could only merge
+    two classes, never split one). Memory: one hash per row.
+
+    Examples
+    --------
+    >>> smallest_class([pd.DataFrame({"a": [1.0, 1.0]}), pd.DataFrame({"a": [2.0, 1.0]})], ["a"])
+    (4, 1)
+    """
+    hashes = [pd.util.hash_pandas_object(chunk.loc[:, list(qi)], index=False).to_numpy()
+              for chunk in chunks]
+    flat = np.concatenate(hashes) if hashes else np.empty(0, dtype=np.uint64)
+    if not flat.size:
+        return 0, 0
+    return int(flat.size), int(np.unique(flat, return_counts=True)[1].min())
 
 
 def k_check(k_required: int | None, achieved: int) -> Mapping[str, Any]:
@@ -117,10 +160,11 @@ class GroupVerifier:
 
     Examples
     --------
-    >>> check = GroupVerifier(k=2, n_groups=2, n_features=1)
-    >>> check.add(np.array([0, 0, 1, 1]), np.array([[1.0], [1.0], [5.0], [5.0]]))
-    >>> check.finish(n_rows=4)
-    2
+    >>> check = GroupVerifier(k=2, n_groups=3, n_features=1)
+    >>> values = np.array([[1.0], [1.0], [5.0], [5.0], [5.0], [1.0], [1.0]])
+    >>> check.add(np.array([0, 0, 1, 1, 1, 2, 2]), values)
+    >>> check.finish(n_rows=7), check.smallest_class()  # groups 0 and 2 form one class
+    (2, 3)
     """
 
     def __init__(self, *, k: int, n_groups: int, n_features: int) -> None:
@@ -141,7 +185,7 @@ class GroupVerifier:
         if differs.any():
             bad = self._rows + int(np.flatnonzero(differs)[0])
             raise PrivacyViolationError(
-                f"Written row {bad} differs from the other rows of its group. Nothing was "
+                f"Published row {bad} differs from the other rows of its group. Nothing was "
                 "released. This is a bug in microagg.")
         self._counts += np.bincount(lab, minlength=self._counts.size)
         self._rows += lab.size
@@ -150,7 +194,7 @@ class GroupVerifier:
         """The smallest group (a lower bound of the achieved k-anonymity: identical values in
         two groups only make a class larger), after checking the row count and k."""
         if self._rows != n_rows:
-            raise PrivacyViolationError(f"The written file has {self._rows} rows, not "
+            raise PrivacyViolationError(f"The published table has {self._rows} rows, not "
                                         f"{n_rows}. Nothing was released.")
         used = self._counts[self._counts > 0]
         achieved = int(used.min())
@@ -158,3 +202,12 @@ class GroupVerifier:
             raise PrivacyViolationError(f"A published group has {achieved} < k={self.k} rows. "
                                         "Nothing was released. This is a bug in microagg.")
         return achieved
+
+    def smallest_class(self) -> int:
+        """The exact k-anonymity of the rows seen: classes of identical published values are
+        unions of groups (those that publish the same representative)."""
+        used = self._counts > 0
+        if not used.any():
+            return 0
+        _, inverse = np.unique(self._reference[used], axis=0, return_inverse=True)
+        return int(np.bincount(inverse.ravel(), weights=self._counts[used]).min())

@@ -1,16 +1,20 @@
-"""``microagg anonymize``: mask a table (in memory, out of core or on Dask) and write the release."""
+"""``microagg anonymize``: mask a table (in memory, out of core or on Dask) and write the release.
+
+The command parses its options into the keywords of :meth:`Request.build
+<microagg._pipeline.request.Request.build>` (which checks every one of them) and hands the
+Request to the engine ``--engine`` names (:data:`microagg.engines.ENGINES`); every engine
+hands back the one Release, printed by :mod:`._tables`.
+"""
 
 from __future__ import annotations
 
-import json
-import math
 import pathlib
 import time
 import warnings
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from microagg.cli._common import (
@@ -22,104 +26,41 @@ from microagg.cli._common import (
     _parse_hierarchies,
     _parse_params,
     _passthrough_as_read,
-    _plain_json,
     _split_names,
     _stderr,
     _stdout,
     _user_errors,
     app,
 )
+from microagg.cli._tables import summary_table
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from microagg._pipeline.request import Request
+    from microagg.engines import Engine
     from microagg.release import Release
+    from microagg.schema import Schema
+
+_FLAGS = {
+    "aggregation": "--aggregation", "aggregation_params": "--agg-param",
+    "epsilon": "--epsilon", "bounds": "--bounds", "hierarchies": "--hierarchy", "l": "-l",
+    "t": "-t", "intruder_knows": "--intruder-knows", "attribute_groups": "--attribute-groups",
+    "clustering_il": "--clustering-il", "refine": "--refine", "scaling": "--scaling",
+    "n_jobs": "--jobs", "method": "-m/--method (it generalizes)",
+    "schema": "--schema with hierarchies, ordinal columns or categorical quasi-identifiers "
+              "(their codes would be averaged)",
+}
+"""The option of this command behind each Request option an engine may refuse."""
 
 
-def _format_float(value: Any, *, scale: float = 1.0, digits: int = 2) -> str:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value) * scale
-        return f"{number:.{digits}f}" if math.isfinite(number) else str(number)
-    return "n/a"
+@dataclass(frozen=True)
+class _Outputs:
+    """Where the release goes: the table, and optionally its summary and report."""
 
-
-def _summary_table(release: Release, *, source: str, output: pathlib.Path | str,
-                   seconds: float) -> Table:
-    """The rich table printed after a run (rows, groups, k, IL, risk, time)."""
-    metrics = release.metrics
-    k_check = release.checks.get("k_anonymity", {})
-    group_check = release.checks.get("group_k", {})
-    dp_check = release.checks.get("differential_privacy")
-    l_check = release.checks.get("l_diversity")
-    t_check = release.checks.get("t_closeness")
-    qis = list(release.params.get("quasi_identifiers", ()))
-    table = Table(title="microagg release", show_header=False, title_justify="left")
-    table.add_column("", style="bold")
-    table.add_column("")
-    rows = [
-        ("input", source),
-        ("output", str(output)),
-        ("method", str(release.params.get("method", "?"))),
-        ("rows", str(release.data.shape[0])),
-        ("quasi-identifiers", f"{len(qis)}: {', '.join(map(str, qis))}"),
-        ("groups", str(metrics.get("n_groups", "n/a"))),
-        ("aggregation", str(release.params.get("aggregation", "?"))
-         + "".join(f" {n}={v}" for n, v in release.params.get("aggregation_params", {}).items())),
-        ("required k", str(group_check.get("required", "n/a"))),
-        ("smallest group", str(group_check.get("achieved", "n/a"))),
-        ("achieved k (published values)",
-         str(k_check.get("achieved", "n/a"))
-         + ("" if k_check.get("required") is not None else
-            "  (attribute groups: real k, not guaranteed)"
-            if release.attribute_partitions else "  (noisy: not k-anonymous)")),
-        ("IL (%)", _format_float(metrics.get("information_loss"), digits=4)),
-        *((("NCP (%)", _format_float(metrics["ncp"], scale=100.0, digits=3)),
-           ("IL(Omega), normalized", _format_float(metrics["il_omega_normalized"], digits=4)))
-          if "ncp" in metrics else ()),
-        *(((f"l-diversity ({l_check['diversity']})",
-            f"required {l_check['required']}, achieved {l_check['achieved']:.3g}"),)
-          if l_check is not None else ()),
-        *((("t-closeness", f"required {t_check['required']}, achieved {t_check['achieved']:.3g}"),)
-          if t_check is not None else ()),
-        *((("UL / P(Q) / P(S) (%)",
-            f"{100 * metrics['utility_loss']:.2f} / "
-            f"{100 * metrics['privacy_of_quasi_identifiers']:.2f} / "
-            f"{100 * metrics['privacy_of_sensitive']:.2f}"),)
-          if "utility_loss" in metrics and "privacy_of_sensitive" in metrics else ()),
-        *((("homogeneous classes",
-            "; ".join(f"{c}: {h['homogeneous_classes']} of {h['classes']} "
-                      f"({100 * h['homogeneous_share']:.2f}% of records)"
-                      for c, h in metrics["homogeneity"].items())),)
-          if "homogeneity" in metrics else ()),
-        ("IL original units (%)", _format_float(metrics.get("information_loss_original_units"), digits=4)),
-        ("DLD risk (%)", _format_float(metrics.get("dld_risk"), scale=100.0)),
-        *((("DLD risk, intruder's columns (%)",
-            _format_float(metrics["dld_risk_known"], scale=100.0)),)
-          if "dld_risk_known" in metrics else ()),
-        *((("intersection attack, re-identified (%)",
-            _format_float(metrics["intersection_attack_reidentified"], scale=100.0)),)
-          if "intersection_attack_reidentified" in metrics else ()),
-        *((("IL_RI / IL_ARI / IL_Jaccard / IL_fuzzy",
-            " / ".join(f"{metrics[m]:.4f}"
-                       for m in ("il_rand", "il_ari", "il_jaccard", "il_fuzzy_rand"))),)
-          if "il_ari" in metrics else ()),
-        *((("epsilon-DP", f"epsilon={dp_check['epsilon']} "
-            + ("(holds)" if dp_check["holds"] else "(does NOT hold: bounds from the data)")),)
-          if dp_check is not None else ()),
-        *((("time budget", _budget_text(release.params["time_budget"])),)
-          if release.params.get("time_budget") else ()),
-        ("seed", str(release.seed)),
-        ("time (s)", f"{seconds:.2f}"),
-    ]
-    for name, value in rows:
-        table.add_row(name, Text(value))
-    return table
-
-
-def _budget_text(budget: Any) -> str:
-    """The method's time budget: seconds, where it came from, and whether it was spent."""
-    source = "default for the file size" if budget["default"] else "given"
-    reached = ("reached: the partition depends on the machine" if budget["reached"]
-               else "not reached")
-    return f"{budget['seconds']:g} s ({source}), {reached}; {budget['spent']:.1f} s spent"
+    table: pathlib.Path | str
+    summary: pathlib.Path | None
+    report: pathlib.Path | None
 
 
 @app.command()
@@ -325,230 +266,230 @@ def anonymize(
                      help="Also write a self-contained HTML report of the release (.html)."),
     ] = None,
 ) -> None:
+
     """Mask the quasi-identifiers of a table by microaggregation and write the release."""
     start = time.perf_counter()
     with _user_errors():
-        if (input_path is None) == (dataset is None):
-            raise UsageError(
-                "Give exactly one of INPUT or --dataset "
-                f"(got {'both' if dataset is not None else 'neither'})."
-            )
-        from microagg.io import (
-            check_output_path,
-            check_table_output,
-            read_table,
-            write_table,
-            write_text_atomic,
-        )
-        from microagg.sql import is_sql_url
-
-        inputs = [input_path] if input_path is not None else []
-        out = check_table_output(output, inputs=inputs, parameter="--output")
-        summary_out = None
-        if summary_json is not None:
-            summary_out = check_output_path(
-                summary_json, inputs=inputs, extensions=(".json",),
-                parameter="--summary-json", outputs={"--output": out},
-            )
-        report_out = None
-        if report is not None:
-            report_out = check_output_path(
-                report, inputs=inputs, extensions=(".html", ".htm"), parameter="--report",
-                outputs={"--output": out, "--summary-json": summary_out})
-        method_params = _parse_params(param)
-        if refine_seconds is not None:
-            if not refine_seconds > 0:
-                raise UsageError(
-                    f"--refine must be a number of seconds > 0. Got {refine_seconds}.")
-            start_method = "auto" if method in (None, "mdav-ls") else method
-            method_params = {**method_params, "start": start_method, "time_limit": refine_seconds,
-                             "rounds": 10**9}
-            method = "mdav-ls"
-        agg_params: dict[str, Any] = _parse_params(agg_param, "--agg-param")
-        if rho is not None:
-            if aggregation != "rho":
-                raise UsageError(
-                    f"--rho applies to --aggregation rho, not {aggregation or 'mean'!r}.")
-            agg_params["rho"] = rho
-        parsed_bounds = _parse_bounds(bounds)
-        hierarchies = _parse_hierarchies(hierarchy)
-        qi = _split_names(quasi_identifiers)
-        sens = _split_names(sensitive)
-        ids = _split_names(drop)
-        loaded_schema = None
-        if schema is not None:
-            from microagg.schema import load_schema, roles_from
-
-            if dataset is not None:
-                raise UsageError("--schema describes an INPUT file; --dataset brings its own "
-                                 "roles.")
-            loaded_schema = load_schema(schema)
-            qi, sens, ids = roles_from(loaded_schema, qi, sens, ids)
-            clash = sorted(set(hierarchies) & set(loaded_schema.hierarchies))
-            if clash:
-                raise UsageError(f"--hierarchy {clash} repeats the schema's hierarchies.")
-            hierarchies.update(loaded_schema.hierarchies)
-            if parsed_bounds is None and loaded_schema.bounds is not None \
-                    and epsilon is not None:
-                parsed_bounds = loaded_schema.bounds
-        if input_path is not None and not qi:
+        outputs = _outputs(input_path, dataset, output, summary_json, report)
+        runner, face = _engine(engine, input_path, dataset, outputs, scheduler)
+        loaded_schema = _load_schema(schema, dataset)
+        options = dict(
+            quasi_identifiers=_split_names(quasi_identifiers), k=k, method=method,
+            sensitive=_split_names(sensitive), identifiers=_split_names(drop),
+            aggregation=aggregation, aggregation_params=_aggregation_params(aggregation, rho,
+                                                                           agg_param),
+            scaling=scaling, random_state=random_state, method_params=_parse_params(param),
+            epsilon=epsilon, bounds=_parse_bounds(bounds),
+            intruder_knows=_split_names(intruder_knows),
+            hierarchies=_parse_hierarchies(hierarchy), l=l_div, diversity=diversity,
+            diversity_c=diversity_c, t=t_close, t_distance=t_distance,
+            attribute_groups=_parse_attribute_groups(attribute_groups),
+            n_attribute_groups=n_attribute_groups,
+            categorical_aggregation=categorical_aggregation, clustering_il=clustering_il,
+            blocking=blocking, block_size=block_size, n_jobs=jobs, refine=refine_seconds)
+        if input_path is not None and not options["quasi_identifiers"] \
+                and loaded_schema is None:
             raise UsageError("-q/--quasi-identifiers (or --schema) is required with an INPUT "
                              "file.")
-        if engine not in ("local", "file", "dask"):
-            raise UsageError(f"--engine must be local, file or dask. Got {engine!r}.")
-        if engine != "local":
-            unsupported = [name for name, value in (
-                ("--dataset", dataset), ("--aggregation", aggregation), ("--rho", rho),
-                ("--epsilon", epsilon), ("--bounds", bounds), ("--hierarchy", hierarchy),
-                ("-l", l_div), ("-t", t_close), ("--intruder-knows", intruder_knows),
-                ("--attribute-groups", attribute_groups), ("--clustering-il", clustering_il),
-                ("--refine", refine_seconds), ("--scaling", scaling), ("--report", report),
-                ("--schema with hierarchies, ordinal columns or categorical "
-                 "quasi-identifiers (their codes would be averaged)",
-                 loaded_schema is not None and (loaded_schema.hierarchies or any(
-                     c.type == "ordinal" or (c.type == "categorical"
-                                             and c.role == "quasi-identifier")
-                     for c in loaded_schema.columns.values())))) if value]
-            if unsupported:
-                raise UsageError(f"--engine {engine} streams numeric microaggregation with "
-                                 f"group means only; drop {', '.join(unsupported)} (or use "
-                                 "--engine local).")
-            if scheduler is not None and engine != "dask":
-                raise UsageError("--scheduler applies to --engine dask.")
-            assert input_path is not None  # --dataset refused above
-            if is_sql_url(input_path) or isinstance(out, str):
-                raise UsageError(f"--engine {engine} reads and writes files (CSV, Parquet); "
-                                 "for a database table use --engine local.")
-            _anonymize_large(engine, pathlib.Path(input_path), out, summary_out, qi or [], ids or [], k,
-                             method or "mdav", method_params, blocking or "kd", block_size,
-                             jobs, random_state, sep, scheduler, start)
-            return
-
-        console = _stderr()
-        with _DelayedProgress(console, ("read", "anonymize", "write")) as progress:
-            progress.stage("read", done=0)
-            if dataset is not None:
-                from microagg.datasets import load_dataset
-
-                ds = load_dataset(dataset)
-                df = ds.data
-                source = f"dataset {ds.name}"
-                if qi is None:
-                    qi = list(ds.quasi_identifiers)
-                if sens is None:
-                    sens = [c for c in ds.sensitive if c not in qi and c not in (ids or ())]
-                if ids is None:
-                    ids = [c for c in ds.identifiers if c not in qi]
-                for col, path in ds.hierarchies.items():  # categorical QIs get the bundled ones
-                    if col in qi and col not in hierarchies and ds.data[col].dtype.kind not in "biuf":
-                        hierarchies[col] = str(path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            if runner.reads_files:
+                assert input_path is not None  # --dataset is refused by _engine
+                release = _run_on_file(runner, input_path, options, loaded_schema, sep,
+                                       outputs, scheduler, face, rho)
+                source = input_path
             else:
-                assert input_path is not None  # checked above
-                df = read_table(input_path, sep=sep, text_columns=(
-                    loaded_schema.text_columns if loaded_schema is not None else ()))
-                if loaded_schema is not None:
-                    df = loaded_schema.apply(df)
-                source = str(input_path)
-
-            progress.stage("anonymize", done=1)
-            from microagg.release import anonymize as run_anonymize
-
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                release = run_anonymize(
-                    df, quasi_identifiers=qi or [], k=k, method=method,
-                    sensitive=sens or (), identifiers=ids or (), aggregation=aggregation,
-                    aggregation_params=agg_params or None, scaling=scaling,
-                    random_state=random_state, method_params=method_params or None,
-                    epsilon=epsilon, bounds=parsed_bounds,
-                    intruder_knows=_split_names(intruder_knows),
-                    hierarchies=hierarchies or None, l=l_div, diversity=diversity,
-                    diversity_c=diversity_c, t=t_close, t_distance=t_distance,
-                    attribute_groups=_parse_attribute_groups(attribute_groups),
-                    n_attribute_groups=n_attribute_groups,
-                    categorical_aggregation=categorical_aggregation,
-                    clustering_il=clustering_il, blocking=blocking, block_size=block_size,
-                    n_jobs=jobs,
-                )
-
-            progress.stage("write", done=2)
-            written = release.data
-            if input_path is not None and release.params.get("epsilon") is None:
-                written = _passthrough_as_read(written, input_path, out, sep=sep,
-                                               masked=release.params["quasi_identifiers"])
-            write_table(written, out, sep=sep)
-            if summary_out is not None:
-                write_text_atomic(release.to_json() + "\n", summary_out)
-            if report_out is not None:
-                from microagg.report import write_report
-
-                write_report(release, df, report_out)
-            progress.stage("done", done=3)
-
-    notes = list(release.warnings)
-    notes += [str(w.message) for w in caught if str(w.message) not in notes]
-    stdout = _stdout()
-    stdout.print(_summary_table(release, source=source, output=out,
-                                seconds=time.perf_counter() - start))
-    if summary_out is not None:
-        stdout.print(Text(f"summary written to {summary_out}"), soft_wrap=True)
-    if report_out is not None:
-        stdout.print(Text(f"report written to {report_out}"), soft_wrap=True)
-    for note in notes:
-        stdout.print(Text(f"Warning: {note}", style="yellow"), soft_wrap=True)
+                release, source = _run_in_memory(runner, input_path, dataset, options,
+                                                  loaded_schema, sep, outputs)
+    _print(release, source, outputs, [str(w.message) for w in caught],
+           time.perf_counter() - start)
 
 
-def _anonymize_large(engine: str, input_path: pathlib.Path, out: pathlib.Path,
-                     summary_out: pathlib.Path | None, qi: list[str], ids: list[str], k: int,
-                     method: str, method_params: dict[str, Any], blocking: str,
-                     block_size: int, jobs: int | None, random_state: int | None,
-                     sep: str | None, scheduler: str | None, start: float) -> None:
-    """``--engine file`` / ``--engine dask``: stream the input, write the output atomically."""
+def _outputs(input_path: str | None, dataset: str | None, output: str,
+             summary_json: pathlib.Path | None, report: pathlib.Path | None) -> _Outputs:
+    """Exactly one input; the outputs checked (never the input, never each other)."""
+    from microagg.io import check_output_path, check_table_output
+
+    if (input_path is None) == (dataset is None):
+        raise UsageError("Give exactly one of INPUT or --dataset "
+                         f"(got {'both' if dataset is not None else 'neither'}).")
+    inputs = [input_path] if input_path is not None else []
+    out = check_table_output(output, inputs=inputs, parameter="--output")
+    summary_out = None
+    if summary_json is not None:
+        summary_out = check_output_path(summary_json, inputs=inputs, extensions=(".json",),
+                                        parameter="--summary-json", outputs={"--output": out})
+    report_out = None
+    if report is not None:
+        report_out = check_output_path(
+            report, inputs=inputs, extensions=(".html", ".htm"), parameter="--report",
+            outputs={"--output": out, "--summary-json": summary_out})
+    return _Outputs(out, summary_out, report_out)
+
+
+def _engine(name: str, input_path: str | None, dataset: str | None, outputs: _Outputs,
+            scheduler: str | None) -> tuple[Engine, list[str]]:
+    """The registry entry of ``--engine``, and this command's options it cannot take: an
+    engine that reads its input file itself takes no --dataset, database table or --report
+    (which needs the table in memory)."""
+    from microagg.engines import get_engine
+    from microagg.sql import is_sql_url
+
+    runner = get_engine(name)
+    if scheduler is not None and runner.name != "dask":
+        raise UsageError("--scheduler applies to --engine dask.")
+    if not runner.reads_files:
+        return runner, []
+    face = [flag for flag, given in (("--dataset", dataset is not None),
+                                     ("--report", outputs.report is not None)) if given]
+    if dataset is not None:
+        raise _refusal(runner, face)
+    assert input_path is not None
+    if is_sql_url(input_path) or isinstance(outputs.table, str):
+        raise UsageError(f"--engine {runner.option} reads and writes files (CSV, Parquet); for "
+                         "a database table use --engine local.")
+    return runner, face
+
+
+def _refusal(runner: Engine, flags: list[str]) -> UsageError:
+    return UsageError(f"--engine {runner.option} streams numeric microaggregation with group "
+                      f"means only; drop {', '.join(flags)} (or use --engine local).")
+
+
+def _load_schema(schema: pathlib.Path | None, dataset: str | None) -> Schema | None:
+    if schema is None:
+        return None
+    if dataset is not None:
+        raise UsageError("--schema describes an INPUT file; --dataset brings its own roles.")
+    from microagg.schema import load_schema
+
+    return load_schema(schema)
+
+
+def _aggregation_params(aggregation: str | None, rho: float | None,
+                        agg_param: list[str] | None) -> dict[str, Any] | None:
+    """``--agg-param`` pairs, and ``--rho`` (a shorthand of ``--agg-param rho=...``)."""
+    params = _parse_params(agg_param, "--agg-param")
+    if rho is not None:
+        if aggregation != "rho":
+            raise UsageError(f"--rho applies to --aggregation rho, not {aggregation or 'mean'!r}.")
+        params["rho"] = rho
+    return params or None
+
+
+def _keywords(options: dict[str, Any]) -> dict[str, Any]:
+    """The keywords of :meth:`Request.build` from the parsed options: roles not given (nor
+    by a bundled data set, :func:`_read_dataset`) empty, empty mappings ``None``."""
+    return {**options, "quasi_identifiers": options["quasi_identifiers"] or [],
+            "sensitive": options["sensitive"] or (), "identifiers": options["identifiers"] or (),
+            "method_params": options["method_params"] or None,
+            "hierarchies": options["hierarchies"] or None}
+
+
+def _read_dataset(name: str, options: dict[str, Any]
+                  ) -> tuple[pd.DataFrame, str, dict[str, Any]]:
+    """A bundled data set, with its roles and hierarchies where the options give none."""
+    from microagg.datasets import load_dataset
+
+    ds = load_dataset(name)
+    qi, sens, ids = options["quasi_identifiers"], options["sensitive"], options["identifiers"]
+    if qi is None:
+        qi = list(ds.quasi_identifiers)
+    if sens is None:
+        sens = [c for c in ds.sensitive if c not in qi and c not in (ids or ())]
+    if ids is None:
+        ids = [c for c in ds.identifiers if c not in qi]
+    hierarchies = dict(options["hierarchies"] or {})
+    for col, path in ds.hierarchies.items():  # categorical QIs get the bundled ones
+        if col in qi and col not in hierarchies and ds.data[col].dtype.kind not in "biuf":
+            hierarchies[col] = str(path)
+    return ds.data, f"dataset {ds.name}", {**options, "quasi_identifiers": qi,
+                                           "sensitive": sens, "identifiers": ids,
+                                           "hierarchies": hierarchies or None}
+
+
+def _run_in_memory(runner: Engine, input_path: str | None, dataset: str | None,
+                   options: dict[str, Any], schema: Schema | None, sep: str | None,
+                   outputs: _Outputs) -> tuple[Release, str]:
+    """Read the table, build the Request, run it in memory, write what was asked."""
+    from microagg._pipeline.request import Request
+    from microagg.io import read_table
+
+    with _DelayedProgress(_stderr(), ("read", "anonymize", "write")) as progress:
+        progress.stage("read", done=0)
+        if dataset is not None:
+            df, source, options = _read_dataset(dataset, options)
+        else:
+            assert input_path is not None  # _outputs: exactly one input
+            df, source = read_table(input_path, sep=sep, text_columns=(
+                schema.text_columns if schema is not None else ())), str(input_path)
+        progress.stage("anonymize", done=1)
+        request = Request.build(df, schema=schema, engine=runner.name, **_keywords(options))
+        release = runner.run(request)
+        progress.stage("write", done=2)
+        _write_in_memory(release, request, input_path, outputs, sep)
+        progress.stage("done", done=3)
+    return release, source
+
+
+def _write_in_memory(release: Release, request: Request, input_path: str | None,
+                     outputs: _Outputs, sep: str | None) -> None:
+    """The table (pass-through columns as read), the summary and the report."""
+    from microagg.io import write_table, write_text_atomic
+
+    written = release.data
+    if input_path is not None and release.params.get("epsilon") is None:
+        written = _passthrough_as_read(written, input_path, outputs.table, sep=sep,
+                                       masked=release.params["quasi_identifiers"])
+    write_table(written, outputs.table, sep=sep)
+    if outputs.summary is not None:
+        write_text_atomic(release.to_json() + "\n", outputs.summary)
+    if outputs.report is not None:
+        from microagg.report import write_report
+
+        write_report(release, request.data, outputs.report)
+
+
+def _run_on_file(runner: Engine, input_path: str, options: dict[str, Any],
+                 schema: Schema | None, sep: str | None, outputs: _Outputs,
+                 scheduler: str | None, face: list[str], rho: float | None) -> Release:
+    """``--engine file`` / ``dask``: the Request from the input's first rows, then the
+    engine streams the input and writes the output atomically."""
+    from microagg._pipeline.rules import EngineRefusal
+    from microagg.engines.files import file_request
     from microagg.io import write_text_atomic
 
-    console = _stderr()
-    stages = ("statistics", "routing", "microaggregation", "writing")
-    release: Any
-    with _DelayedProgress(console, stages) as progress:
-        if engine == "file":
-            from microagg.outofcore import anonymize_file
+    source = pathlib.Path(input_path)
+    try:
+        request = file_request(source, engine=runner.name, sep=sep, schema=schema,
+                               **_keywords(options))
+    except EngineRefusal as refusal:
+        flags = ["--rho" if name == "aggregation_params" and rho is not None else _FLAGS[name]
+                 for name in refusal.options]
+        raise _refusal(runner, [*flags, *face]) from None
+    if face:
+        raise _refusal(runner, face)
+    extra = {"scheduler": scheduler} if scheduler is not None else {}
+    with _DelayedProgress(_stderr(), runner.stages) as progress:
+        release = runner.run(request, source, pathlib.Path(outputs.table), sep=sep,
+                             on_stage=lambda name: progress.stage(
+                                 name, done=runner.stages.index(name)), **extra)
+        progress.stage("done", done=len(runner.stages))
+    if outputs.summary is not None:
+        write_text_atomic(release.to_json() + "\n", outputs.summary)
+    return release
 
-            release = anonymize_file(
-                input_path, out, quasi_identifiers=qi, k=k, method=method, identifiers=ids,
-                blocking=blocking, block_size=block_size, n_jobs=jobs,
-                random_state=random_state, sep=sep, method_params=method_params or None,
-                on_stage=lambda name: progress.stage(name, done=stages.index(name)))
-        else:
-            from microagg._dask import anonymize_dask_file
 
-            release = anonymize_dask_file(
-                input_path, out, quasi_identifiers=qi, k=k, method=method, identifiers=ids,
-                blocking=blocking, block_size=block_size, random_state=random_state,
-                sep=sep, scheduler=scheduler, method_params=method_params or None)
-        progress.stage("done", done=len(stages))
-    summary = {"rows": release.rows, "params": _plain_json(release.params),
-               "seed": release.seed, "checks": _plain_json(release.checks),
-               "metrics": _plain_json(release.metrics),
-               "timings": _plain_json(release.timings)}
-    if summary_out is not None:
-        write_text_atomic(json.dumps(summary, indent=2) + "\n", summary_out)
-    table = Table(title="microagg release", show_header=False, title_justify="left")
-    table.add_column("", style="bold")
-    table.add_column("")
-    for name, value in (
-            ("input", str(input_path)), ("output", str(out)), ("engine", engine),
-            ("method", f"{method}, blocking {blocking}, block size {block_size:,}"),
-            ("rows", f"{release.rows:,}"), ("quasi-identifiers", f"{len(qi)}: {', '.join(qi)}"),
-            ("blocks / groups", f"{release.metrics['n_blocks']:,} / "
-                                f"{release.metrics['n_groups']:,}"),
-            ("required k", str(k)), ("achieved k (written file)", str(release.k)),
-            ("IL (%)", f"{release.metrics['information_loss']:.4f}"),
-            ("seed", str(release.seed)),
-            ("time (s)", f"{time.perf_counter() - start:.2f}")):
-        table.add_row(name, Text(value))
+def _print(release: Release, source: str, outputs: _Outputs, caught: list[str],
+           seconds: float) -> None:
+    """The summary table, where the summary and report went, then every warning."""
+    notes = list(release.warnings)
+    notes += [message for message in caught if message not in notes]
     stdout = _stdout()
-    stdout.print(table)
-    if summary_out is not None:
-        stdout.print(Text(f"summary written to {summary_out}"), soft_wrap=True)
-
-
+    stdout.print(summary_table(release, source=source, output=outputs.table, seconds=seconds))
+    if outputs.summary is not None:
+        stdout.print(Text(f"summary written to {outputs.summary}"), soft_wrap=True)
+    if outputs.report is not None:
+        stdout.print(Text(f"report written to {outputs.report}"), soft_wrap=True)
+    for note in notes:
+        stdout.print(Text(f"Warning: {note}", style="yellow"), soft_wrap=True)

@@ -96,15 +96,17 @@ def stream(
                 summary_json, inputs=[*inputs, *([] if output == "-" else [output])],
                 extensions=(".json",), parameter="--summary-json")
         seed, _ = resolve_seed(random_state)
-        result = stream_csv(input_path, output, columns=qi, k=k, delay=delay,
-                            keep=_split_names(keep) or (), sep=sep, chunk_rows=chunk_rows,
-                            method=method, random_state=seed, index_column=index_column,
-                            cluster_column=cluster_column)
-        summary = {"input": input_path, "output": output, "quasi_identifiers": qi, "k": k,
-                   "delay": delay, "method": method, "seed": seed,
-                   "achieved_k": result.k, "max_delay": result.max_delay,
-                   "records": result.n_samples, "clusters": result.n_clusters,
-                   "reused_at_the_end": result.n_reused,
+        release = stream_csv(input_path, output, columns=qi, k=k, delay=delay,
+                             keep=_split_names(keep) or (), sep=sep, chunk_rows=chunk_rows,
+                             method=method, random_state=seed, index_column=index_column,
+                             cluster_column=cluster_column)
+        records, clusters = release.n_rows, release.metrics["n_clusters"]
+        max_delay, reused = release.checks["delay"]["achieved"], release.metrics["n_reused"]
+        # the release's summary, and the figures under the names they always had
+        summary = {**release.summary(), "input": input_path, "output": output,
+                   "quasi_identifiers": qi, "k": k, "delay": delay, "method": method,
+                   "seed": seed, "achieved_k": release.k, "max_delay": max_delay,
+                   "records": records, "clusters": clusters, "reused_at_the_end": reused,
                    "seconds": time.perf_counter() - start}
         if summary_out is not None:
             write_text_atomic(json.dumps(_plain_json(summary), indent=2) + "\n", summary_out)
@@ -112,10 +114,10 @@ def stream(
     table = Table(title="microagg stream", show_header=False, title_justify="left")
     table.add_column("", style="bold")
     table.add_column("")
-    for name, value in (("records / clusters", f"{result.n_samples:,} / {result.n_clusters:,}"),
-                        ("required / achieved k", f"{k} / {result.k}"),
-                        ("delay bound / largest delay", f"{delay:,} / {result.max_delay:,}"),
-                        ("published with a reused cluster", str(result.n_reused)),
+    for name, value in (("records / clusters", f"{records:,} / {clusters:,}"),
+                        ("required / achieved k", f"{k} / {release.k}"),
+                        ("delay bound / largest delay", f"{delay:,} / {max_delay:,}"),
+                        ("published with a reused cluster", str(reused)),
                         ("seed", str(seed)),
                         ("time (s)", f"{time.perf_counter() - start:.2f}")):
         table.add_row(name, Text(value))

@@ -101,9 +101,8 @@ def sweep(
 ) -> None:
     """Run a grid of methods x k (x rho) and map information loss against disclosure risk."""
     with _user_errors():
-        from microagg.io import check_output_path, read_table, write_table
+        from microagg.io import check_output_path, write_table
         from microagg.sweep import plot_sweep
-        from microagg.sweep import sweep as run_sweep
 
         if (input_path is None) == (dataset is None):
             raise UsageError("Give exactly one of INPUT or --dataset.")
@@ -111,47 +110,11 @@ def sweep(
         out = check_output_path(output, inputs=inputs, parameter="--output")
         plot_out = (check_output_path(plot, inputs=[*inputs, out], extensions=(".png",),
                                       parameter="--plot") if plot is not None else None)
-        try:
-            k_values = [int(v) for v in ks.split(",") if v.strip()]
-            rho_values = [float(v) for v in rho.split(",") if v.strip()] if rho else []
-            models: list[tuple[str, dict[str, Any]]] = [("k", {})]
-            models += [(f"l={v:g}", {"l": v}) for v in
-                       ([float(x) for x in l_values.split(",") if x.strip()] if l_values
-                        else [])]
-            models += [(f"t={v:g}", {"t": v}) for v in
-                       ([float(x) for x in t_values.split(",") if x.strip()] if t_values
-                        else [])]
-            eps = [float(x) for x in epsilons.split(",") if x.strip()] if epsilons else []
-        except ValueError:
-            raise UsageError(f"-k takes integers; --rho, -l, -t and --epsilon numbers, "
-                             f"comma-separated. Got -k {ks!r}, --rho {rho!r}, -l {l_values!r}, "
-                             f"-t {t_values!r}, --epsilon {epsilons!r}.") from None
+        k_values, rho_values, models, eps = _parse_grid(ks, rho, l_values, t_values, epsilons)
         methods_list = [m.strip() for m in (methods_ or "").split(",") if m.strip()]
-        options: dict[str, Any] = {}
-        qi, sens, ids = (_split_names(quasi_identifiers), _split_names(sensitive),
-                         _split_names(drop))
-        if dataset is not None:
-            from microagg.datasets import load_dataset
-
-            ds = load_dataset(dataset)
-            df = ds.data
-            qi = qi or list(ds.quasi_identifiers)
-            sens = sens if sens is not None else list(ds.sensitive)
-            ids = ids if ids is not None else list(ds.identifiers)
-            # categorical quasi-identifiers get the bundled hierarchies, as in anonymize
-            hierarchies = {c: str(p) for c, p in ds.hierarchies.items()
-                           if c in qi and df[c].dtype.kind not in "biuf"}
-            if hierarchies:
-                options["hierarchies"] = hierarchies
-        else:
-            assert input_path is not None
-            df = read_table(input_path, sep=sep)
-            if schema is not None:
-                from microagg.schema import load_schema, roles_from
-
-                loaded = load_schema(schema)
-                qi, sens, ids = roles_from(loaded, qi, sens, ids)
-                df = loaded.apply(df)
+        df, qi, sens, ids, options = _sweep_input(
+            input_path, dataset, sep=sep, schema=schema,
+            roles=(_split_names(quasi_identifiers), _split_names(sensitive), _split_names(drop)))
         if not qi:
             raise UsageError("Name the quasi-identifiers: -q, --schema or --dataset.")
         if not methods_list:
@@ -164,29 +127,97 @@ def sweep(
         models += [(f"epsilon={e:g}", {"epsilon": e, "bounds": parsed_bounds}) for e in eps]
         aggregations: list[tuple[str, dict[str, Any]]] = [("mean", {})]
         aggregations += [("rho", {"rho": r}) for r in rho_values]
-        console = _stderr()
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                      TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                      console=console, transient=True,
-                      disable=not console.is_terminal) as bar:
-            task = bar.add_task("sweep", total=len(methods_list) * len(k_values)
-                                * len(aggregations) * len(models))
-
-            def step(done: int, total: int, label: str) -> None:
-                bar.update(task, completed=done, description=label)
-
-            table = run_sweep(df, quasi_identifiers=qi, sensitive=sens or (),
-                              identifiers=ids or (), ks=k_values, methods=methods_list,
-                              aggregations=aggregations, models=models,
-                              random_state=random_state,
-                              options=options,
-                              on_step=step)
+        table = _run_with_progress(df, {
+            "quasi_identifiers": qi, "sensitive": sens or (), "identifiers": ids or (),
+            "ks": k_values, "methods": methods_list, "aggregations": aggregations,
+            "models": models, "random_state": random_state, "options": options})
         write_table(table, out)
         if plot_out is not None:
             plot_sweep(table, plot_out, title=f"Risk-utility map: {dataset or input_path}")
-    shown = Table(title="microagg sweep (* = on the Pareto front)", title_justify="left")
+    _show(table, out, plot_out)
+
+
+def _floats(text: str | None) -> list[float]:
+    return [float(v) for v in text.split(",") if v.strip()] if text else []
+
+
+def _parse_grid(ks: str, rho: str | None, l_values: str | None, t_values: str | None,
+                epsilons: str | None
+                ) -> tuple[list[int], list[float], list[tuple[str, dict[str, Any]]], list[float]]:
+    """The values of k, rho and epsilon, and the privacy models (k, then each l and t)."""
+    try:
+        k_values = [int(v) for v in ks.split(",") if v.strip()]
+        rho_values = _floats(rho)
+        models: list[tuple[str, dict[str, Any]]] = [("k", {})]
+        models += [(f"l={v:g}", {"l": v}) for v in _floats(l_values)]
+        models += [(f"t={v:g}", {"t": v}) for v in _floats(t_values)]
+        eps = _floats(epsilons)
+    except ValueError:
+        raise UsageError(f"-k takes integers; --rho, -l, -t and --epsilon numbers, "
+                         f"comma-separated. Got -k {ks!r}, --rho {rho!r}, -l {l_values!r}, "
+                         f"-t {t_values!r}, --epsilon {epsilons!r}.") from None
+    return k_values, rho_values, models, eps
+
+
+Roles = tuple[list[str] | None, list[str] | None, list[str] | None]
+
+
+def _sweep_input(input_path: str | None, dataset: str | None, *, sep: str | None,
+                 schema: pathlib.Path | None, roles: Roles) -> tuple[Any, ...]:
+    """The table, its quasi-identifiers, sensitive columns and identifiers (given, from the
+    schema or from the bundled data set), and the options of every run."""
+    options: dict[str, Any] = {}
+    qi, sens, ids = roles
+    if dataset is not None:
+        from microagg.datasets import load_dataset
+
+        ds = load_dataset(dataset)
+        df = ds.data
+        qi = qi or list(ds.quasi_identifiers)
+        sens = sens if sens is not None else list(ds.sensitive)
+        ids = ids if ids is not None else list(ds.identifiers)
+        # categorical quasi-identifiers get the bundled hierarchies, as in anonymize
+        hierarchies = {c: str(p) for c, p in ds.hierarchies.items()
+                       if c in qi and df[c].dtype.kind not in "biuf"}
+        if hierarchies:
+            options["hierarchies"] = hierarchies
+    else:
+        from microagg.io import read_table
+
+        assert input_path is not None
+        df = read_table(input_path, sep=sep)
+        if schema is not None:
+            from microagg.schema import load_schema, roles_from
+
+            loaded = load_schema(schema)
+            qi, sens, ids = roles_from(loaded, qi, sens, ids)
+            df = loaded.apply(df)
+    return df, qi, sens, ids, options
+
+
+def _run_with_progress(df: Any, grid: dict[str, Any]) -> Any:
+    """:func:`microagg.sweep.sweep` over ``grid``, with a progress bar on a terminal."""
+    from microagg.sweep import sweep as run_sweep
+
+    console = _stderr()
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+                  console=console, transient=True,
+                  disable=not console.is_terminal) as bar:
+        task = bar.add_task("sweep", total=len(grid["methods"]) * len(grid["ks"])
+                            * len(grid["aggregations"]) * len(grid["models"]))
+
+        def step(done: int, total: int, label: str) -> None:
+            bar.update(task, completed=done, description=label)
+
+        return run_sweep(df, **grid, on_step=step)
+
+
+def _show(table: Any, out: pathlib.Path, plot_out: pathlib.Path | None) -> None:
+    """Print the runs (``*`` marks the Pareto front) and where the files went."""
     from microagg.sweep import risk_column
 
+    shown = Table(title="microagg sweep (* = on the Pareto front)", title_justify="left")
     risk = risk_column(table)
     for name in ("method", "k", "aggregation", "loss (%)",
                  "DLD (%)" if risk == "dld_risk" else "class risk (%)", "achieved k", "s"):
@@ -205,5 +236,3 @@ def sweep(
     stdout.print(shown)
     stdout.print(Text(f"table written to {out}" + (f", plot to {plot_out}" if plot_out
                                                     else "")), soft_wrap=True)
-
-

@@ -10,12 +10,12 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
-from scipy.sparse import csgraph
 
 from .._validation import RandomState, resolve_seed
 from ..exceptions import PrivacyViolationError
 from ._check import _degree_level
 from ._common import check_graph, check_graph_k, csr_adjacency, degrees_of
+from ._utility import average_clustering, average_path_length
 
 __all__ = ["DegreeAnonymization", "k_degree_anonymize", "optimal_degree_sequence"]
 
@@ -204,46 +204,60 @@ def _greedy_round(aug: _Augmenter, targets: NDArray[np.int64], k: int,
         return 0
     D = D[rng.permutation(D.shape[0])]
     D = D[np.argsort(-demand[D], kind="stable")].tolist()
-    m = len(D)
-    nxt = list(range(1, m + 1))
-    prv = list(range(-1, m - 1))
-    head = 0
-    alive = [True] * m
-
-    def unlink(p: int) -> None:
-        nonlocal head
-        alive[p] = False
-        if prv[p] >= 0:
-            nxt[prv[p]] = nxt[p]
-        else:
-            head = nxt[p]
-        if nxt[p] < m:
-            prv[nxt[p]] = prv[p]
-
+    links = _Linked(len(D))
     before = len(aug.added)
     pool: _BumpPool | None = None
     for pos, u in enumerate(D):
-        if not alive[pos]:
+        if not links.alive[pos]:
             continue
-        unlink(pos)
-        nb = aug.neighbours(u)
-        p = head
-        while demand[u] > 0 and p < m:
-            q = nxt[p]
-            w = D[p]
-            if w not in nb:
-                aug.add(u, w)
-                demand[u] -= 1
-                demand[w] -= 1
-                if demand[w] == 0:
-                    unlink(p)
-            p = q
+        links.unlink(pos)
+        _join_listed(aug, u, D, demand, links)
         if demand[u] > 0:
             if pool is None:
                 pool = _BumpPool(targets, demand, k, rng)
             pool.connect(aug, u, int(demand[u]))
             demand[u] = targets[u] - aug.degrees[u]
     return len(aug.added) - before
+
+
+class _Linked:
+    """Positions 0..m-1 of the vertices with demand, as a doubly linked list: a satisfied
+    vertex is unlinked (skipped from then on) in O(1)."""
+
+    def __init__(self, m: int):
+        self.m = m
+        self.nxt = list(range(1, m + 1))
+        self.prv = list(range(-1, m - 1))
+        self.head = 0
+        self.alive = [True] * m
+
+    def unlink(self, p: int) -> None:
+        self.alive[p] = False
+        if self.prv[p] >= 0:
+            self.nxt[self.prv[p]] = self.nxt[p]
+        else:
+            self.head = self.nxt[p]
+        if self.nxt[p] < self.m:
+            self.prv[self.nxt[p]] = self.prv[p]
+
+
+def _join_listed(aug: _Augmenter, u: int, D: list[int], demand: NDArray[np.int64],
+                 links: _Linked) -> None:
+    """Join ``u`` to the listed vertices it is not adjacent to, in list order (highest demand
+    first), until its demand is met or the list ends."""
+    nb = aug.neighbours(u)
+    nxt, m = links.nxt, links.m
+    p = links.head
+    while demand[u] > 0 and p < m:
+        q = nxt[p]
+        w = D[p]
+        if w not in nb:
+            aug.add(u, w)
+            demand[u] -= 1
+            demand[w] -= 1
+            if demand[w] == 0:
+                links.unlink(p)
+        p = q
 
 
 def _force_progress(aug: _Augmenter, targets: NDArray[np.int64],
@@ -280,42 +294,6 @@ def _augment(A: sp.csr_array, k: int, rng: np.random.Generator) -> tuple[_Augmen
         if _greedy_round(aug, targets, k, rng) == 0:
             _force_progress(aug, targets, rng)
     return aug, rounds
-
-
-def _as_float_csr(A: sp.csr_array) -> sp.csr_array:
-    return sp.csr_array((np.ones(A.nnz), A.indices, A.indptr), shape=A.shape)
-
-
-def average_clustering(A: sp.csr_array) -> float:
-    """Mean local clustering coefficient, zeros included (networkx's ``average_clustering``).
-
-    Triangles through each vertex are ``diag(A^3) / 2``, computed as the row sums of
-    ``(A @ A) * A`` on the sparse matrix.
-    """
-    F = _as_float_csr(A)
-    tri = np.asarray((F @ F).multiply(F).sum(axis=1)).ravel() / 2.0
-    d = np.diff(A.indptr).astype(np.float64)
-    pairs = d * (d - 1.0) / 2.0
-    local = np.divide(tri, pairs, out=np.zeros_like(tri), where=pairs > 0)
-    return float(local.mean())
-
-
-def average_path_length(A: sp.csr_array, sources: NDArray[np.intp]) -> float:
-    """Mean shortest-path length from ``sources`` to every vertex they reach (BFS).
-
-    With every vertex as a source and a connected graph this is networkx's
-    ``average_shortest_path_length``; on a disconnected graph, unreachable pairs are left out.
-    """
-    F = _as_float_csr(A)
-    total = 0.0
-    count = 0
-    for start in range(0, sources.shape[0], 16):
-        dist = csgraph.shortest_path(F, method="D", directed=False, unweighted=True,
-                                     indices=sources[start:start + 16])
-        reach = np.isfinite(dist) & (dist > 0)
-        total += float(dist[reach].sum())
-        count += int(reach.sum())
-    return total / count if count else 0.0
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,13 @@ def _read_csv(path: pathlib.Path) -> nx.Graph:
     target = df["target"].str.strip()
     names = pd.concat([source, target[target != ""]])
     integers = bool(names.str.fullmatch(r"[+-]?\d+").all())
+    return _edge_list_graph(path, source, target, integers=integers)
+
+
+def _edge_list_graph(path: pathlib.Path, source: pd.Series, target: pd.Series, *,
+                     integers: bool) -> nx.Graph:
+    """The graph of the edge list's rows (an empty target: an isolated vertex); vertex names
+    become ints when every one is an integer."""
     G = nx.Graph()
     for line, (a, b) in enumerate(zip(source, target, strict=True), start=2):
         u: Any = int(a) if integers else a

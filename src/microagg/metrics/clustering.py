@@ -306,7 +306,7 @@ def fuzzy_clustering_information_loss(original: ArrayLike, masked: ArrayLike, *,
     >>> fuzzy_clustering_information_loss(X, X, n_clusters=3)
     0.0
     """
-    from ..fuzzy import _check_int, _check_m, fuzzy_c_means
+    from .._fuzzy_cmeans import check_int, check_m, fuzzy_c_means
 
     caller = "fuzzy_clustering_information_loss"
     A = check_matrix(original, caller=caller, name="original")
@@ -318,8 +318,8 @@ def fuzzy_clustering_information_loss(original: ArrayLike, masked: ArrayLike, *,
             or not 2 <= n_clusters <= n:
         raise ValueError(f"The 'n_clusters' parameter must be an int in 2..{n}. "
                          f"Got {n_clusters!r}.")
-    mm = _check_m(m, caller=caller)
-    cap = _check_int(max_records, name="max_records", caller=caller, lo=2)
+    mm = check_m(m, caller=caller)
+    cap = check_int(max_records, name="max_records", caller=caller, lo=2)
     seed, rng = resolve_seed(random_state)
     centre = A.mean(axis=0)
     spread = A.std(axis=0)

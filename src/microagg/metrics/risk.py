@@ -267,7 +267,7 @@ def homogeneity(classes: ArrayLike, sensitive: ArrayLike) -> dict[str, float | i
             "homogeneous_share": records / cls.size if cls.size else 0.0}
 
 
-def query_answering(original_numeric: ArrayLike, low: ArrayLike, high: ArrayLike,
+def query_answering(original_numeric: ArrayLike, low: ArrayLike, high: ArrayLike,  # noqa: PLR0913 - public metric: six input arrays, keyword-only options
                     original_codes: ArrayLike, nodes: ArrayLike,
                     tables: Sequence[HierarchyTables], *, n_queries: int = 1000,
                     max_attributes: int = 3, k: int | None = None,

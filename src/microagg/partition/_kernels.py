@@ -152,7 +152,7 @@ def insert_sorted(nd, nr, ni, filled, need, di, ri, i):  # pragma: no cover - nu
 
 
 @njit(cache=True)
-def _scan_range(dist, lo, hi, excluded, index, seed, need, nd, nr, ni, want_far):  # pragma: no cover
+def _scan_range(dist, lo, hi, excluded, index, seed, need, nd, nr, ni, want_far):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
     """Best ``need`` (distance, row) of ``lo..hi`` into sorted buffers ``nd/nr/ni``, and the
     farthest position (largest distance, lowest row on ties) when ``want_far``.
 
@@ -179,7 +179,7 @@ def _scan_range(dist, lo, hi, excluded, index, seed, need, nd, nr, ni, want_far)
 
 
 @njit(cache=True, parallel=True)
-def _pass_parallel(Xt, m, point, dist, excluded, index, seed, need, want_far,
+def _pass_parallel(Xt, m, point, dist, excluded, index, seed, need, want_far,  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
                    cd, cr, ci, cfill, cfar):  # pragma: no cover - numba
     n_chunks = cd.shape[0]
     step = (m + n_chunks - 1) // n_chunks
@@ -194,7 +194,7 @@ def _pass_parallel(Xt, m, point, dist, excluded, index, seed, need, want_far,
 
 
 @njit(cache=True)
-def distance_pass(Xt, m, point, dist, excluded, index, seed, need, want_far, out):  # pragma: no cover
+def distance_pass(Xt, m, point, dist, excluded, index, seed, need, want_far, out):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
     """One sweep over the ``m`` active records: their distances to ``point`` into ``dist``;
     the ``need`` nearest non-excluded positions other than ``seed`` into ``out[:need]``
     (sorted by distance, then row index); returns the farthest non-excluded position other
@@ -291,7 +291,7 @@ def sq_dist_one(Xt, i, point):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def claim_nearest(Xt, index, n, dist, taken, seed, k, near, labels, label):  # pragma: no cover
+def claim_nearest(Xt, index, n, dist, taken, seed, k, near, labels, label):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
     """Give ``label`` to ``seed`` and its ``k - 1`` nearest records not yet ``taken``, and
     mark them taken (``near`` receives the k - 1 positions). Positions are rows: for the
     kernels that keep every record in place and flag the assigned ones."""

@@ -111,6 +111,13 @@ def resolve_attribute_groups(spec: str | Sequence[Sequence[str]], columns: Seque
     if n_groups is not None:
         raise ValueError("n_attribute_groups applies to attribute_groups='correlation' only.")
     groups = [tuple(str(c) for c in ([g] if isinstance(g, str) else g)) for g in spec]
+    _check_listed_groups(spec, groups, names)
+    return tuple(groups)
+
+
+def _check_listed_groups(spec: Sequence[Sequence[str]], groups: list[tuple[str, ...]],
+                         names: list[str]) -> None:
+    """Every quasi-identifier in exactly one group; one ValueError lists every problem."""
     listed = [c for g in groups for c in g]
     unknown = sorted(set(listed) - set(names))
     twice = sorted({c for c in listed if listed.count(c) > 1})
@@ -128,4 +135,3 @@ def resolve_attribute_groups(spec: str | Sequence[Sequence[str]], columns: Seque
         raise ValueError(f"Invalid attribute groups {spec!r}: {'; '.join(problems)}. Every "
                          f"quasi-identifier ({', '.join(map(repr, names))}) must be in "
                          "exactly one group.")
-    return tuple(groups)

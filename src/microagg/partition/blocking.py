@@ -42,6 +42,7 @@ __all__ = [
     "BLOCKINGS",
     "BlockTree",
     "blocked_partition",
+    "check_blocking",
     "fit_block_tree",
     "merge_small_blocks",
     "microaggregate_blocks",
@@ -59,6 +60,33 @@ two worker processes, whose start costs about 2 s, and 1.07 GiB of memory agains
 
 _RULE_SAMPLE = 20_000
 """Rows a node looks at to choose its split direction or vantage point."""
+
+
+def check_blocking(blocking: Any, block_size: Any, *, k: int = 1, method: Any = None) -> int:
+    """The one check of the blocking options (block tree, blocked partition, every engine's
+    Request): a known ``blocking``, ``block_size`` an int ``>= 2k`` (returned as an int), and
+    a ``method`` (a registry entry, when given) that can run block by block.
+
+    Examples
+    --------
+    >>> check_blocking("kd", 10, k=5)
+    10
+    >>> check_blocking("grid", 10)
+    Traceback (most recent call last):
+    ...
+    ValueError: Unknown blocking 'grid'. Valid: kd, pca, vp.
+    """
+    if blocking not in BLOCKINGS:
+        raise ValueError(f"Unknown blocking {blocking!r}. Valid: {', '.join(BLOCKINGS)}.")
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) \
+            or block_size < 2 * k:
+        rule = f">= 2k={2 * k}" if k > 1 else ">= 2"
+        raise ValueError(f"The 'block_size' parameter must be an int {rule}. "
+                         f"Got {block_size!r}.")
+    if method is not None and method.needs_sensitive:
+        raise ValueError(f"Method {method.name!r} needs the sensitive columns; it cannot run "
+                         "block by block.")
+    return int(block_size)
 
 
 @dataclass(frozen=True)
@@ -162,11 +190,7 @@ def fit_block_tree(X: ArrayLike, block_size: int, *, blocking: str = "kd",
     """
     A = check_matrix(X, caller="fit_block_tree")
     check_magnitude(A, caller="fit_block_tree")
-    if blocking not in BLOCKINGS:
-        raise ValueError(f"Unknown blocking {blocking!r}. Valid: {', '.join(BLOCKINGS)}.")
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) \
-            or block_size < 2:
-        raise ValueError(f"The 'block_size' parameter must be an int >= 2. Got {block_size!r}.")
+    block_size = check_blocking(blocking, block_size)
     n, p = A.shape
     directions: list[NDArray[np.float64]] = []
     centres: list[NDArray[np.float64]] = []
@@ -372,13 +396,7 @@ def blocked_partition(X: ArrayLike, k: int, *, method: str = "mdav", blocking: s
     A = check_matrix(X, caller="blocked_partition")
     k = check_k(k, n_samples=A.shape[0], caller="blocked_partition")
     inner = get_partitioner(method)
-    if inner.needs_sensitive:
-        raise ValueError(f"Method {inner.name!r} needs the sensitive columns; it cannot run "
-                         "block by block.")
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) \
-            or block_size < 2 * k:
-        raise ValueError(f"The 'block_size' parameter must be an int >= 2k={2 * k}. "
-                         f"Got {block_size!r}.")
+    block_size = check_blocking(blocking, block_size, k=k, method=inner)
     seed, _ = resolve_seed(random_state)
     _, blocks = fit_block_tree(A, int(block_size), blocking=blocking, min_size=k)
     return microaggregate_blocks(A, blocks, k, method=inner.name, params=params, seed=seed,

@@ -207,12 +207,7 @@ def cdt(X: ArrayLike | Columns | Any, k: int | None = None, *, sensitive: Column
     -------
     labels : ndarray of shape (n_samples,), dtype=intp
     """
-    from .mixed import MixedData
-
-    if isinstance(X, MixedData):
-        qi = Columns(X.numeric, X.codes)
-    else:
-        qi = X if isinstance(X, Columns) else Columns.of(check_matrix(X, caller="cdt"), None)
+    qi = _quasi_identifiers(X)
     n = qi.n_samples
     if n > MAX_RECORDS:
         raise ValueError(
@@ -231,22 +226,49 @@ def cdt(X: ArrayLike | Columns | Any, k: int | None = None, *, sensitive: Column
     if sensitive is None:
         outer = np.zeros(n, dtype=np.intp)
     else:
-        sens = sensitive if isinstance(sensitive, Columns) else Columns.of(sensitive, None)
-        if sens.n_samples != n:
-            raise ValueError(f"sensitive has {sens.n_samples} rows for {n} records.")
-        g_d = gower_matrix(sens, entropy_weights(sens.entropies()))
-        g_s = 1.0 - g_d ** 2
-        np.fill_diagonal(g_s, 0.0)
-        if sensitive_clusters is not None:
-            kmedoids = _kmedoids()
-            c = int(sensitive_clusters)
-            if not 1 <= c <= n:
-                raise ValueError(f"sensitive_clusters must be in 1..{n}. Got {c}.")
-            outer = (np.zeros(n, dtype=np.intp) if c == 1 else np.asarray(
-                kmedoids.fasterpam(g_s, c, init="build", random_state=seed, n_cpu=1).labels,
-                dtype=np.intp))
-        else:
-            _, outer, _ = choose_clusters(g_s, criterion="min", max_clusters=max_clusters)
+        outer = _sensitive_clusters(sensitive, n, count=sensitive_clusters,
+                                    max_clusters=max_clusters, seed=seed)
+    labels = _quasi_identifier_clusters(qi, outer, max_clusters)
+    if k is not None:
+        labels = _merge_small(qi, labels, k)
+    return labels
+
+
+def _quasi_identifiers(X: ArrayLike | Columns | Any) -> Columns:
+    from .mixed import MixedData
+
+    if isinstance(X, MixedData):
+        return Columns(X.numeric, X.codes)
+    return X if isinstance(X, Columns) else Columns.of(check_matrix(X, caller="cdt"), None)
+
+
+def _sensitive_clusters(sensitive: Columns | ArrayLike, n: int, *, count: int | None,
+                        max_clusters: int | None, seed: int) -> NDArray[np.intp]:
+    """Step 1 of :func:`cdt`: clusters of dissimilar sensitive tuples (``count`` of them, or
+    the count of smallest average silhouette width)."""
+    sens = sensitive if isinstance(sensitive, Columns) else Columns.of(sensitive, None)
+    if sens.n_samples != n:
+        raise ValueError(f"sensitive has {sens.n_samples} rows for {n} records.")
+    g_d = gower_matrix(sens, entropy_weights(sens.entropies()))
+    g_s = 1.0 - g_d ** 2
+    np.fill_diagonal(g_s, 0.0)
+    if count is None:
+        _, outer, _ = choose_clusters(g_s, criterion="min", max_clusters=max_clusters)
+        return outer
+    kmedoids = _kmedoids()
+    c = int(count)
+    if not 1 <= c <= n:
+        raise ValueError(f"sensitive_clusters must be in 1..{n}. Got {c}.")
+    return (np.zeros(n, dtype=np.intp) if c == 1 else np.asarray(
+        kmedoids.fasterpam(g_s, c, init="build", random_state=seed, n_cpu=1).labels,
+        dtype=np.intp))
+
+
+def _quasi_identifier_clusters(qi: Columns, outer: NDArray[np.intp], max_clusters: int | None
+                               ) -> NDArray[np.intp]:
+    """Step 2 of :func:`cdt`: in each sensitive cluster, clusters of the quasi-identifiers
+    (the count of largest average silhouette width), numbered consecutively."""
+    n = qi.n_samples
     labels = np.empty(n, dtype=np.intp)
     next_label = 0
     for s in np.unique(outer):
@@ -260,8 +282,6 @@ def cdt(X: ArrayLike | Columns | Any, k: int | None = None, *, sensitive: Column
         inner = np.unique(inner, return_inverse=True)[1].ravel()
         labels[rows] = inner + next_label
         next_label += int(inner.max()) + 1
-    if k is not None:
-        labels = _merge_small(qi, labels, k)
     return labels
 
 

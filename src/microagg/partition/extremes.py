@@ -237,7 +237,7 @@ def _best_partner(sums, count, alive, a):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _kward_kernel(X, k):  # pragma: no cover - numba
+def _kward_kernel(X, k):  # pragma: no cover - numba  # noqa: C901, PLR0912 - numba kernel: one loop nest, kept whole for speed
     """One level of k-Ward: two seed groups, singletons, constrained Ward merging."""
     n, p = X.shape
     Xt, index = make_workspace(X)

@@ -109,7 +109,7 @@ def _sq_rows(X, i, r):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _move(X, x, a, b, labels, sums, count, members, slot):  # pragma: no cover - numba
+def _move(X, x, a, b, labels, sums, count, members, slot):  # pragma: no cover - numba  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
     """Move row x from group a to group b (member lists kept compact)."""
     last = members[a, count[a] - 1]
     members[a, slot[x]] = last
@@ -126,7 +126,7 @@ def _move(X, x, a, b, labels, sums, count, members, slot):  # pragma: no cover -
 
 
 @njit(cache=True)
-def _swap(X, x, a, y, b, labels, sums, members, slot):  # pragma: no cover - numba
+def _swap(X, x, a, y, b, labels, sums, members, slot):  # pragma: no cover - numba  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
     """Exchange row x of group a with row y of group b (sizes unchanged)."""
     sx = slot[x]
     sy = slot[y]
@@ -143,7 +143,7 @@ def _swap(X, x, a, y, b, labels, sums, members, slot):  # pragma: no cover - num
 
 
 @njit(cache=True)
-def _descend(X, labels, k, cap, order, width, tol, max_passes):  # pragma: no cover - numba
+def _descend(X, labels, k, cap, order, width, tol, max_passes):  # pragma: no cover - numba  # noqa: C901 - numba kernel: one loop nest, kept whole for speed
     """Apply improving moves and swaps until none is left; returns the SSE decrease.
 
     For a record x of group A (centroid a, size nA) and a neighbouring group B (b, nB):
@@ -308,9 +308,6 @@ def quality_mode(X: ArrayLike, k: int, *, start: str = "auto", rounds: int = 200
     labels : ndarray of shape (n_samples,), dtype=intp
         Every group has at least k records.
     """
-    from . import PARTITIONERS, get_partitioner
-    from .sorting import mhm_segment, order_from_groups
-
     A = check_matrix(X, caller="mdav-ls")
     k = check_k(k, n_samples=A.shape[0], caller="mdav-ls")
     if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 0:
@@ -327,6 +324,16 @@ def quality_mode(X: ArrayLike, k: int, *, start: str = "auto", rounds: int = 200
     if time_limit is not None:
         _compile_kernels(starts)  # compiling is not searching: it never eats the budget
     deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+    best, best_sse = _best_start(A, k, starts, rng, deadline)
+    return _iterate(A, k, best, best_sse, rounds=int(rounds), rng=rng, deadline=deadline)
+
+
+def _best_start(A: NDArray[np.float64], k: int, starts: tuple[str, ...],
+                rng: np.random.Generator, deadline: float | None
+                ) -> tuple[NDArray[np.intp], float]:
+    """Step 1 of :func:`quality_mode`: the lowest-SSE start after local search."""
+    from . import PARTITIONERS, get_partitioner
+
     best = None
     best_sse = np.inf
     for name in starts:
@@ -339,8 +346,17 @@ def quality_mode(X: ArrayLike, k: int, *, start: str = "auto", rounds: int = 200
         if cost < best_sse:
             best, best_sse = candidate, cost
     assert best is not None
+    return best, best_sse
+
+
+def _iterate(A: NDArray[np.float64], k: int, best: NDArray[np.intp], best_sse: float, *,
+             rounds: int, rng: np.random.Generator, deadline: float | None
+             ) -> NDArray[np.intp]:
+    """Steps 2-3 of :func:`quality_mode`: kick (or re-cut), search, keep the better."""
+    from .sorting import mhm_segment, order_from_groups
+
     n = A.shape[0]
-    for r in range(int(rounds)):
+    for r in range(rounds):
         if deadline is not None and time.perf_counter() > deadline:
             break
         trial = best.copy()

@@ -26,7 +26,7 @@ _SLACK = 1e-9
 
 
 @njit(cache=True)
-def _take_group(Xt, index, m, dist, flagged, seed, k, group, labels, label, want_far):  # pragma: no cover
+def _take_group(Xt, index, m, dist, flagged, seed, k, group, labels, label, want_far):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
     """Give ``label`` to ``seed`` and its ``k - 1`` nearest unflagged records and flag them.
 
     ``dist`` is left holding the squared distances from ``seed``; ``group`` receives the
@@ -45,7 +45,7 @@ def _take_group(Xt, index, m, dist, flagged, seed, k, group, labels, label, want
 
 
 @njit(cache=True)
-def _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning):  # pragma: no cover
+def _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning):  # pragma: no cover  # noqa: C901 - numba kernel: one loop nest, kept whole for speed
     """Record farthest from the centroid ``sums / m`` of the ``m`` active records.
 
     Exact, but rarely a full pass. ``pruning = (d0, c0, order, where, head, point)`` holds the
@@ -201,7 +201,7 @@ def _cbfs_kernel(X, k):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _vmdav_kernel(X, k, gamma):  # pragma: no cover - numba
+def _vmdav_kernel(X, k, gamma):  # pragma: no cover - numba  # noqa: C901, PLR0912 - numba kernel: one loop nest, kept whole for speed
     """V-MDAV of Solanas, Martínez-Ballesté & Domingo-Ferrer (2006); see :func:`vmdav`."""
     n, p = X.shape
     Xt, index = make_workspace(X)

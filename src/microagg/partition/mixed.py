@@ -155,7 +155,7 @@ def _join(anc, j, level_a, leaf_a, level_b, leaf_b):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _cluster_partition(num, codes, anc, heights, A, B, centres, max_iter):  # pragma: no cover
+def _cluster_partition(num, codes, anc, heights, A, B, centres, max_iter):  # pragma: no cover  # noqa: C901, PLR0912 - numba kernel: one loop nest, kept whole for speed
     """Assign every record to the nearest centre (mixed distance), recompute centres (numeric
     mean, categorical most frequent leaf), until two consecutive assignments agree."""
     n, r = num.shape
@@ -213,7 +213,7 @@ def _cluster_partition(num, codes, anc, heights, A, B, centres, max_iter):  # pr
 
 
 @njit(cache=True)
-def _cka(num, codes, anc, heights, A, B, k, order):  # pragma: no cover - numba
+def _cka(num, codes, anc, heights, A, B, k, order):  # pragma: no cover - numba  # noqa: C901, PLR0915 - numba kernel: one loop nest, kept whole for speed
     """CKA on one cluster: singleton classes; take classes in ``order``; while the taken
     class has fewer than k records, merge into it the open class at the smallest mixed
     distance (centroid distance plus the generalization the union needs); a class of k or

@@ -113,7 +113,7 @@ def meansort_order(X: ArrayLike) -> NDArray[np.intp]:
 
 
 @njit(cache=True)
-def _grow(Xt, index, n, taken, seed, k, grow_sse, labels, label):  # pragma: no cover - numba
+def _grow(Xt, index, n, taken, seed, k, grow_sse, labels, label):  # pragma: no cover - numba  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
     """Form a group of ``seed`` and ``k - 1`` more unassigned records, mark and label them.
 
     ``grow_sse``: add, one at a time, the record whose inclusion increases the group's SSE
@@ -141,7 +141,7 @@ def _grow(Xt, index, n, taken, seed, k, grow_sse, labels, label):  # pragma: no 
 
 
 @njit(cache=True)
-def _ps_kernel(X, k, multid, grow_sse):  # pragma: no cover - numba
+def _ps_kernel(X, k, multid, grow_sse):  # pragma: no cover - numba  # noqa: C901, PLR0912 - numba kernel: one loop nest, kept whole for speed
     """Pairwise-systematic microaggregation (seed 003, Algorithm 2); see :func:`meansort_ps`."""
     n = X.shape[0]
     Xt, index = make_workspace(X)

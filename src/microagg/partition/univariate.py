@@ -24,7 +24,7 @@ PROJECTIONS = ("pca", "sum")
 
 
 @njit(cache=True)
-def _sorted_cut(x, k, max_size):  # pragma: no cover - numba
+def _sorted_cut(x, k, max_size):  # pragma: no cover - numba  # noqa: C901, PLR0912 - numba kernel: one loop nest, kept whole for speed
     """Shortest path over sorted ``x``: group number of each sorted position and the SSE.
 
     Segment SSEs come from prefix sums of ``x - x[middle]`` (shifting keeps the sums small

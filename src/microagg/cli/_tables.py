@@ -1,0 +1,151 @@
+"""The tables ``microagg anonymize`` prints after a run: one for a release held in memory, one
+for a release an engine wrote to a file (the same :class:`~microagg._pipeline.result.Release`
+either way)."""
+
+from __future__ import annotations
+
+import math
+import pathlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from microagg.release import Release
+
+Rows = list[tuple[str, str]]
+
+
+def _format_float(value: Any, *, scale: float = 1.0, digits: int = 2) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value) * scale
+        return f"{number:.{digits}f}" if math.isfinite(number) else str(number)
+    return "n/a"
+
+
+def _budget_text(budget: Any) -> str:
+    """The method's time budget: seconds, where it came from, and whether it was spent."""
+    source = "default for the file size" if budget["default"] else "given"
+    reached = ("reached: the partition depends on the machine" if budget["reached"]
+               else "not reached")
+    return f"{budget['seconds']:g} s ({source}), {reached}; {budget['spent']:.1f} s spent"
+
+
+def _table(rows: Rows) -> Table:
+    table = Table(title="microagg release", show_header=False, title_justify="left")
+    table.add_column("", style="bold")
+    table.add_column("")
+    for name, value in rows:
+        table.add_row(name, Text(value))
+    return table
+
+
+def _head_rows(release: Release, source: str, output: pathlib.Path | str) -> Rows:
+    params, metrics = release.params, release.metrics
+    qis = list(params.get("quasi_identifiers", ()))
+    return [
+        ("input", source),
+        ("output", str(output)),
+        ("method", str(params.get("method", "?"))),
+        ("rows", str(release.n_rows)),
+        ("quasi-identifiers", f"{len(qis)}: {', '.join(map(str, qis))}"),
+        ("groups", str(metrics.get("n_groups", "n/a"))),
+        ("aggregation", str(params.get("aggregation", "?"))
+         + "".join(f" {n}={v}" for n, v in params.get("aggregation_params", {}).items())),
+    ]
+
+
+def _privacy_rows(release: Release) -> Rows:
+    checks = release.checks
+    k_check, group_check = checks.get("k_anonymity", {}), checks.get("group_k", {})
+    rows = [
+        ("required k", str(group_check.get("required", "n/a"))),
+        ("smallest group", str(group_check.get("achieved", "n/a"))),
+        ("achieved k (published values)",
+         str(k_check.get("achieved", "n/a"))
+         + ("" if k_check.get("required") is not None else
+            "  (attribute groups: real k, not guaranteed)"
+            if release.attribute_partitions else "  (noisy: not k-anonymous)")),
+        ("IL (%)", _format_float(release.metrics.get("information_loss"), digits=4)),
+    ]
+    if "ncp" in release.metrics:
+        rows += [("NCP (%)", _format_float(release.metrics["ncp"], scale=100.0, digits=3)),
+                 ("IL(Omega), normalized",
+                  _format_float(release.metrics["il_omega_normalized"], digits=4))]
+    l_check, t_check = checks.get("l_diversity"), checks.get("t_closeness")
+    if l_check is not None:
+        rows.append((f"l-diversity ({l_check['diversity']})",
+                     f"required {l_check['required']}, achieved {l_check['achieved']:.3g}"))
+    if t_check is not None:
+        rows.append(("t-closeness",
+                     f"required {t_check['required']}, achieved {t_check['achieved']:.3g}"))
+    return rows
+
+
+def _risk_rows(metrics: Mapping[str, Any]) -> Rows:
+    rows: Rows = []
+    if "utility_loss" in metrics and "privacy_of_sensitive" in metrics:
+        rows.append(("UL / P(Q) / P(S) (%)",
+                     f"{100 * metrics['utility_loss']:.2f} / "
+                     f"{100 * metrics['privacy_of_quasi_identifiers']:.2f} / "
+                     f"{100 * metrics['privacy_of_sensitive']:.2f}"))
+    if "homogeneity" in metrics:
+        rows.append(("homogeneous classes",
+                     "; ".join(f"{c}: {h['homogeneous_classes']} of {h['classes']} "
+                               f"({100 * h['homogeneous_share']:.2f}% of records)"
+                               for c, h in metrics["homogeneity"].items())))
+    rows += [("IL original units (%)",
+              _format_float(metrics.get("information_loss_original_units"), digits=4)),
+             ("DLD risk (%)", _format_float(metrics.get("dld_risk"), scale=100.0))]
+    if "dld_risk_known" in metrics:
+        rows.append(("DLD risk, intruder's columns (%)",
+                     _format_float(metrics["dld_risk_known"], scale=100.0)))
+    if "intersection_attack_reidentified" in metrics:
+        rows.append(("intersection attack, re-identified (%)",
+                     _format_float(metrics["intersection_attack_reidentified"], scale=100.0)))
+    if "il_ari" in metrics:
+        rows.append(("IL_RI / IL_ARI / IL_Jaccard / IL_fuzzy",
+                     " / ".join(f"{metrics[m]:.4f}"
+                                for m in ("il_rand", "il_ari", "il_jaccard", "il_fuzzy_rand"))))
+    return rows
+
+
+def _tail_rows(release: Release, seconds: float) -> Rows:
+    rows: Rows = []
+    dp_check = release.checks.get("differential_privacy")
+    if dp_check is not None:
+        rows.append(("epsilon-DP", f"epsilon={dp_check['epsilon']} " + (
+            "(holds)" if dp_check["holds"] else "(does NOT hold: bounds from the data)")))
+    if release.params.get("time_budget"):
+        rows.append(("time budget", _budget_text(release.params["time_budget"])))
+    return [*rows, ("seed", str(release.seed)), ("time (s)", f"{seconds:.2f}")]
+
+
+def summary_table(release: Release, *, source: str, output: pathlib.Path | str,
+                  seconds: float) -> Table:
+    """The rich table printed after a run (rows, groups, k, IL, risk, time); a release an
+    engine wrote to a file gets :func:`file_table`."""
+    if release.data is None:
+        return file_table(release, source=source, output=output, seconds=seconds)
+    return _table([*_head_rows(release, source, output), *_privacy_rows(release),
+                   *_risk_rows(release.metrics), *_tail_rows(release, seconds)])
+
+
+def file_table(release: Release, *, source: str, output: pathlib.Path | str,
+               seconds: float) -> Table:
+    """The table of a release an engine wrote block by block (``--engine file`` / ``dask``)."""
+    params, metrics = release.params, release.metrics
+    qi = [str(c) for c in params["quasi_identifiers"]]
+    return _table([
+        ("input", source), ("output", str(output)),
+        ("engine", "local" if release.engine == "memory" else release.engine),
+        ("method", f"{params['method']}, blocking {params['blocking']}, block size "
+                   f"{params['block_size']:,}"),
+        ("rows", f"{release.n_rows:,}"), ("quasi-identifiers", f"{len(qi)}: {', '.join(qi)}"),
+        ("blocks / groups", f"{metrics['n_blocks']:,} / {metrics['n_groups']:,}"),
+        ("required k", str(params["k"])), ("achieved k (written file)", str(release.k)),
+        ("IL (%)", f"{metrics['information_loss']:.4f}"),
+        ("seed", str(release.seed)), ("time (s)", f"{seconds:.2f}"),
+    ])

@@ -1,0 +1,150 @@
+"""``microagg anonymize --engine dask``: a CSV or Parquet file released on a Dask cluster
+(:mod:`.dask`) and written as one output file in the input's row order, atomically."""
+
+from __future__ import annotations
+
+import logging
+import os
+import pathlib
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from types import MappingProxyType
+from typing import IO, TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from .._pipeline.request import Request
+from .._pipeline.result import Release
+from .._pipeline.verify import k_check, smallest_class
+from .._validation import RandomState
+from ..exceptions import InternalError
+from ..io import _atomic_write, _format_of, _sniff_separator, check_csv_header
+from ._chunks import chunk_writer, output_separator, read_back
+from .dask import check_reserved, connect, local_client, require_dask, run_dask
+from .files import file_paths, file_request
+
+if TYPE_CHECKING:  # pragma: no cover
+    import dask.dataframe as dd
+    from distributed import Client
+
+__all__ = ["anonymize_dask_file", "run_dask_file"]
+
+
+def _with_row_ids(part: pd.DataFrame, offsets: NDArray[np.int64],
+                  partition_info: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """Index a partition by the global position of its rows in the input file."""
+    number = 0 if partition_info is None else int(partition_info["number"])
+    start = int(offsets[number])
+    out = part.copy()
+    out.index = pd.RangeIndex(start, start + len(part), name="_row")
+    return out
+
+
+def anonymize_dask_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the public face: one keyword per option
+                        output_path: str | os.PathLike[str], *,
+                        quasi_identifiers: Sequence[str], k: int, method: str = "mdav",
+                        identifiers: Sequence[str] = (), blocking: str = "kd",
+                        block_size: int = 10_000, random_state: RandomState = None,
+                        sep: str | None = None, scheduler: str | None = None,
+                        blocksize: str = "64MB",
+                        method_params: Mapping[str, Any] | None = None) -> Release:
+    """Read a CSV or Parquet file with Dask, release it with :func:`~.dask.anonymize_dask` on a
+    cluster (``scheduler`` address, or a local cluster of one worker per CPU), and write one
+    output file in the input's row order, atomically.
+
+    The written file is read back before it is renamed onto the output: the smallest number
+    of rows sharing their published quasi-identifiers
+    (:func:`~microagg._pipeline.verify.smallest_class`) must be at least ``k``, and the row
+    count must match.
+
+    Returns
+    -------
+    Release
+        ``engine="dask"``, the table in :attr:`~Release.output` (``data`` is ``None``).
+    """
+    source, target = file_paths(input_path, output_path)
+    request = file_request(source, engine="dask", sep=sep, quasi_identifiers=quasi_identifiers,
+                           k=k, method=method, identifiers=identifiers, blocking=blocking,
+                           block_size=block_size, random_state=random_state,
+                           method_params=method_params)
+    return run_dask_file(request, source, target, sep=sep, scheduler=scheduler,
+                         blocksize=blocksize)
+
+
+def _read(source: pathlib.Path, sep: str | None, blocksize: str) -> dd.DataFrame:
+    import dask.dataframe as dd
+
+    fmt, compression = _format_of(source, parameter="input")
+    if fmt == "parquet":
+        return dd.read_parquet(str(source))
+    separator = sep or _sniff_separator(source, compression)
+    check_csv_header(source, sep=separator)  # dask, like pandas, renames a repeated name
+    return dd.read_csv(str(source), sep=separator, blocksize=None if compression else blocksize,
+                       compression=compression)
+
+
+def run_dask_file(request: Request, source: pathlib.Path, target: pathlib.Path, *,
+                  sep: str | None = None, on_stage: Callable[[str], None] | None = None,
+                  scheduler: str | None = None, blocksize: str = "64MB",
+                  sample_size: int = 200_000) -> Release:
+    """Run ``request`` (built with ``engine="dask"``) from ``source`` to ``target`` on a
+    cluster. Validation is assumed."""
+    require_dask()
+    ddf = _read(source, sep, blocksize)
+    check_reserved(ddf.columns)
+    # the shuffle plugin logs every shuffle it starts at WARNING; nothing for a user to do
+    logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
+    client = connect(scheduler) if scheduler else local_client(n_workers=os.cpu_count() or 1)
+    try:
+        lengths = np.asarray(client.compute(ddf.map_partitions(len)).result(), dtype=np.int64)
+        offsets = np.concatenate([[0], np.cumsum(lengths)])
+        indexed = ddf.map_partitions(_with_row_ids, offsets,
+                                     meta=ddf._meta.rename_axis("_row"))
+        release = run_dask(request, indexed, sample_size=sample_size, client=client,
+                           on_stage=on_stage)
+        (on_stage or (lambda name: None))("writing")
+        t = time.perf_counter()
+        checks = _write(request, release, client, target, sep, n=int(offsets[-1]))
+        seconds = time.perf_counter() - t
+    finally:
+        cluster = None if scheduler else client.cluster
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return replace(release, data=None, output=target,
+                   params=MappingProxyType({**release.params,
+                                            "scheduler": scheduler or "local cluster"}),
+                   checks=MappingProxyType({**release.checks, **checks}),
+                   timings=MappingProxyType({**release.timings, "write_and_verify": seconds,
+                                             "total": time.perf_counter() - request.started}))
+
+
+def _write(request: Request, release: Release, client: Client, target: pathlib.Path,
+           sep: str | None, *, n: int) -> dict[str, Any]:
+    """Write the published partitions in the input's order to a temporary file, read it back
+    and count its classes, then rename it onto ``target``; returns the file's k check."""
+    ordered = release.data.reset_index().set_index("_row", sorted=False).persist()
+    out_sep = output_separator(target, sep)
+    write = chunk_writer(target, out_sep)
+    checks: dict[str, Any] = {}
+
+    def chunks() -> Iterator[pd.DataFrame]:
+        for i in range(ordered.npartitions):
+            part = client.compute(ordered.get_partition(i)).result()
+            yield part.sort_index().reset_index(drop=True)
+
+    def write_and_verify(handle: IO[bytes]) -> None:
+        write(handle, chunks())
+        handle.flush()
+        rows, smallest = smallest_class(read_back(pathlib.Path(handle.name), 500_000, out_sep),
+                                        request.quasi_identifiers)
+        if rows != n:
+            raise InternalError(f"The written file has {rows} rows, not {n}. Nothing was "
+                                "released.")
+        checks["k_anonymity"] = k_check(request.k, smallest)
+
+    _atomic_write(target, write_and_verify)
+    return checks

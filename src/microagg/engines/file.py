@@ -1,0 +1,288 @@
+"""The file engine: release a file too large for memory: stream, block, microaggregate block
+by block, write in the input's order (issue 9; seed 001, section 2.6).
+
+Four streaming passes over the input, each holding one chunk (``chunk_rows`` rows) at a time:
+
+1. **statistics and sample**: exact means and standard deviations of the quasi-identifiers
+   (for the z-scores) and a uniform random sample of ``sample_size`` rows;
+2. **routing**: a block tree fitted on the scaled sample (:mod:`microagg.partition.blocking`)
+   sends every row of every chunk to a block; each chunk's rows are spilled to a temporary
+   run file sorted by block;
+3. **microaggregation**: block by block (worker processes), the rows of a block are read
+   back from every run, partitioned with the chosen method (a block that the sample made
+   too large is blocked again in memory; blocks under 2k records join their neighbour in the
+   tree's order), and their group means written to a file-backed result array
+   (:mod:`._file_blocks`);
+4. **output**: the input is read again, its quasi-identifiers replaced, identifiers
+   dropped, and the chunks written to a temporary file beside the output, which is then read
+   back and verified (:class:`~microagg._pipeline.verify.GroupVerifier`: every published row
+   equals its group's mean, every group has at least k rows, and the classes of identical
+   published rows are counted) before it is renamed onto the output. Any failure leaves no
+   output.
+
+Memory: one chunk, the sample, one block per worker, and O(n) integers for the group labels;
+the result array lives in a temporary file. Temporary files (the spilled runs hold the
+original values) go to a private folder (0700, files 0600) under ``workdir`` (default: the
+system temporary folder, ``$TMPDIR``), never beside the output, and are removed at the end;
+those of a killed run are removed by the next run (:mod:`microagg._leftovers`).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from .._leftovers import make_work_folder, remove_dead_partials
+from .._pipeline.request import Request
+from .._pipeline.result import Release
+from .._pipeline.verify import GroupVerifier, group_k_check, k_check
+from .._validation import RandomState, resolve_seed
+from ..io import _atomic_write, _format_of
+from ._chunks import chunk_writer, iter_chunks, output_separator, quasi_identifier_chunk, read_back
+from ._file_blocks import Blocks, microaggregate, route
+from .files import constant_columns, engine_params, file_paths, file_request
+
+__all__ = ["anonymize_file", "iter_chunks", "run_file"]
+
+
+@dataclass
+class _Reading:
+    """How the passes read the input, and what the first pass learned."""
+
+    source: pathlib.Path
+    sep: str | None
+    chunk_rows: int
+    csv_lines: bool
+    n: int = 0
+    columns: list[str] = field(default_factory=list)
+    mean: NDArray[np.float64] = field(default_factory=lambda: np.empty(0))
+    scale: NDArray[np.float64] = field(default_factory=lambda: np.empty(0))
+    varying: NDArray[np.bool_] = field(default_factory=lambda: np.empty(0, dtype=bool))
+    sample: NDArray[np.float64] = field(default_factory=lambda: np.empty((0, 0)))
+
+    def chunks(self, **options: Any) -> Iterator[pd.DataFrame]:
+        return iter_chunks(self.source, chunk_rows=self.chunk_rows, sep=self.sep, **options)
+
+
+def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the public face: one keyword per option
+                   output_path: str | os.PathLike[str], *, quasi_identifiers: Sequence[str],
+                   k: int, method: str = "mdav", identifiers: Sequence[str] = (),
+                   blocking: str = "kd", block_size: int = 10_000, sample_size: int = 200_000,
+                   chunk_rows: int = 500_000, n_jobs: int | None = None,
+                   random_state: RandomState = None, sep: str | None = None,
+                   method_params: dict[str, Any] | None = None,
+                   workdir: str | os.PathLike[str] | None = None,
+                   on_stage: Callable[[str], None] | None = None) -> Release:
+    """Microaggregate a CSV or Parquet file larger than memory (see the module docstring).
+
+    Parameters
+    ----------
+    input_path, output_path : path-like
+        CSV (``.csv``, ``.tsv``, ``.txt``, optionally ``.gz``) or Parquet files; the output
+        must not be the input.
+    quasi_identifiers : sequence of str
+        Numeric columns to mask (z-scored for the distances, averaged on their own scale).
+    k : int
+        Minimum group size.
+    method : str, default="mdav"
+        The partitioner run in each block.
+    identifiers : sequence of str, default=()
+        Columns dropped from the output. Every other column is copied unchanged.
+    blocking : {"kd", "pca", "vp"}, default="kd"
+    block_size : int, default=10_000
+        Target block size (at least 2k); blocks routed by the sample vary around it.
+    sample_size : int, default=200_000
+        Rows sampled to fit the block tree.
+    chunk_rows : int, default=500_000
+        Rows per chunk read.
+    n_jobs : int, default=None
+        Worker processes (``None``: one per CPU).
+    random_state : None, int or numpy.random.Generator, default=None
+        The single seed (recorded).
+    sep : str, default=None
+        CSV separator (detected when omitted).
+    method_params : dict, default=None
+        Parameters of ``method``.
+    workdir : path-like, default=None
+        Where to create the private work folder (needs about 2 x n x p x 8 bytes; it holds
+        the original values); ``None``: the system temporary folder (``$TMPDIR``).
+    on_stage : callable, default=None
+        Called with the name of each stage as it starts (for progress displays).
+
+    Returns
+    -------
+    Release
+        ``engine="file"``: ``data`` and ``labels`` are ``None``, the table is in
+        :attr:`~Release.output` (``rows``, ``columns``); ``checks`` are re-derived from the
+        written file.
+
+    Raises
+    ------
+    SchemaError
+        A missing, non-numeric or incomplete quasi-identifier (naming the line or row).
+    PrivacyViolationError
+        The written file fails a check (a bug; the output is removed).
+    """
+    source, target = file_paths(input_path, output_path)
+    request = file_request(source, engine="file", sep=sep, quasi_identifiers=quasi_identifiers,
+                           k=k, method=method, identifiers=identifiers, blocking=blocking,
+                           block_size=block_size, n_jobs=n_jobs, random_state=random_state,
+                           method_params=method_params)
+    return run_file(request, source, target, sep=sep, on_stage=on_stage,
+                    sample_size=sample_size, chunk_rows=chunk_rows, workdir=workdir)
+
+
+def run_file(request: Request, source: pathlib.Path, target: pathlib.Path, *,
+             sep: str | None = None, on_stage: Callable[[str], None] | None = None,
+             sample_size: int = 200_000, chunk_rows: int = 500_000,
+             workdir: str | os.PathLike[str] | None = None) -> Release:
+    """Run ``request`` (built by :func:`~.files.file_request` with ``engine="file"``) from
+    ``source`` to ``target``; the passes of the module docstring. Validation is assumed."""
+    timings: dict[str, float] = {}
+    notes: list[str] = []
+    seed, rng = resolve_seed(request.random_state)
+    stage = on_stage or (lambda name: None)
+    reading = _Reading(source, sep, chunk_rows, _format_of(source, parameter="input")[0] == "csv")
+    remove_dead_partials(target.parent)
+    work = make_work_folder(workdir)
+    try:
+        stage("statistics")
+        t = time.perf_counter()
+        _statistics(request, reading, rng, sample_size)
+        constant_columns(request, reading.varying, notes)
+        timings["statistics"] = time.perf_counter() - t
+        stage("routing")
+        t = time.perf_counter()
+        blocks = route(request, reading.chunks(columns=list(request.quasi_identifiers)),
+                       _checked_values(request, reading), n=reading.n, mean=reading.mean,
+                       scale=reading.scale, sample=reading.sample, work=work)
+        timings["routing"] = time.perf_counter() - t
+        stage("microaggregation")
+        t = time.perf_counter()
+        microaggregate(request, blocks, seed)
+        timings["microaggregation"] = time.perf_counter() - t
+        stage("writing")
+        checks = _write_and_verify(request, reading, blocks, target, timings)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    timings["total"] = time.perf_counter() - request.started
+    return _release(request, reading, blocks, target, checks, seed, notes, timings,
+                    sample_size)
+
+
+def _checked_values(request: Request, reading: _Reading
+                    ) -> Callable[[pd.DataFrame, int], NDArray[np.float64]]:
+    qi = request.quasi_identifiers
+    return lambda chunk, first: quasi_identifier_chunk(chunk, qi, first, reading.csv_lines)
+
+
+def _statistics(request: Request, reading: _Reading, rng: np.random.Generator,
+                sample_size: int) -> None:
+    """Pass 1: the rows counted, exact means and standard deviations (shifted sums), and a
+    uniform sample (the rows of the smallest random keys)."""
+    qi = request.quasi_identifiers
+    n = 0
+    shift = s1 = s2 = None
+    keys = np.empty(0)
+    sample = np.empty((0, len(qi)))
+    for chunk in reading.chunks():
+        reading.columns = reading.columns or [str(c) for c in chunk.columns]
+        if len(chunk) == 0:
+            continue
+        values = quasi_identifier_chunk(chunk, qi, n, reading.csv_lines)
+        if shift is None:
+            shift, s1, s2 = values.mean(axis=0), np.zeros(len(qi)), np.zeros(len(qi))
+        d = values - shift
+        s1, s2 = s1 + d.sum(axis=0), s2 + (d * d).sum(axis=0)
+        keys = np.concatenate([keys, rng.random(values.shape[0])])
+        sample = np.concatenate([sample, values])
+        if keys.size > sample_size:
+            keep = np.argpartition(keys, sample_size - 1)[:sample_size]
+            keys, sample = keys[keep], sample[keep]
+        n += values.shape[0]
+    request.check_rows(n)
+    assert shift is not None and s1 is not None and s2 is not None  # n > 0
+    mean = shift + s1 / n
+    std = np.sqrt(np.maximum((s2 - s1 * s1 / n) / max(n - 1, 1), 0.0))
+    reading.varying = std > 1e-12 * np.maximum(1.0, np.abs(mean))
+    reading.n, reading.mean, reading.sample = n, mean, sample
+    reading.scale = np.where(reading.varying, std, 1.0)
+
+
+def _published_chunks(request: Request, reading: _Reading, masked: NDArray[np.float64],
+                      verbatim: bool) -> Iterator[pd.DataFrame]:
+    """The input again, quasi-identifiers replaced, identifiers dropped (CSV to CSV: the other
+    columns as their text, byte for byte)."""
+    kept = [c for c in reading.columns if c not in request.identifiers]
+    first = 0
+    for chunk in reading.chunks(verbatim=verbatim):
+        stop = first + len(chunk)
+        out = chunk.loc[:, kept].copy()
+        block = np.asarray(masked[first:stop])
+        for j, col in enumerate(request.quasi_identifiers):
+            out[col] = block[:, j]
+        first = stop
+        yield out
+
+
+def _write_and_verify(request: Request, reading: _Reading, blocks: Blocks,
+                      target: pathlib.Path, timings: dict[str, float]) -> dict[str, Any]:
+    """Pass 4: write the published chunks to a temporary file, read it back and verify it
+    (:class:`GroupVerifier`), then rename it onto ``target``; returns the checks."""
+    t = time.perf_counter()
+    n, p, k = reading.n, len(request.quasi_identifiers), request.k
+    masked = np.memmap(blocks.result_path, dtype=np.float64, mode="r", shape=(n, p))
+    labels = np.memmap(blocks.label_path, dtype=np.int64, mode="r", shape=(n,))
+    verbatim = reading.csv_lines and _format_of(target, parameter="output")[0] == "csv"
+    out_sep = output_separator(target, reading.sep)
+    write = chunk_writer(target, out_sep)
+    checks: dict[str, Any] = {}
+
+    def write_and_verify(handle: IO[bytes]) -> None:
+        write(handle, _published_chunks(request, reading, masked, verbatim))
+        handle.flush()
+        t_verify = time.perf_counter()
+        verifier = GroupVerifier(k=k, n_groups=int(labels.max()) + 1, n_features=p)
+        first = 0
+        for chunk in read_back(pathlib.Path(handle.name), reading.chunk_rows, out_sep):
+            values = chunk.loc[:, list(request.quasi_identifiers)].to_numpy(dtype=np.float64)
+            verifier.add(np.asarray(labels[first:first + len(chunk)]), values)
+            first += len(chunk)
+        group_min = verifier.finish(n_rows=n)
+        checks["k_anonymity"] = k_check(k, verifier.smallest_class())
+        checks["group_k"] = group_k_check(
+            k, group_min, "size of the smallest group over which each mean is computed "
+            "(read back from the written file)")
+        timings["verify"] = time.perf_counter() - t_verify
+
+    _atomic_write(target, write_and_verify)
+    timings["writing"] = time.perf_counter() - t - timings.get("verify", 0.0)
+    return checks
+
+
+def _release(request: Request, reading: _Reading, blocks: Blocks, target: pathlib.Path,  # noqa: PLR0913 - everything a release records
+             checks: dict[str, Any], seed: int, notes: list[str], timings: dict[str, float],
+             sample_size: int) -> Release:
+    sst = float((reading.n - 1) * np.count_nonzero(reading.varying))
+    return Release(
+        data=None, labels=None,
+        params=engine_params(request, sample_size=int(sample_size)),
+        seed=seed, checks=MappingProxyType(checks),
+        metrics=MappingProxyType({
+            "information_loss": 100.0 * blocks.sse / sst if sst > 0 else 0.0,
+            "n_blocks": len(blocks.plan), "n_groups": blocks.n_groups,
+            "group_size_min": blocks.group_min,
+        }),
+        warnings=tuple(notes), timings=MappingProxyType(timings), engine="file",
+        output=target, rows=reading.n,
+        columns=tuple(c for c in reading.columns if c not in request.identifiers))
