@@ -41,7 +41,7 @@ test-exhaustive: $(STAMP)
 # Pure-Python kernels give readable tracebacks; a fast subset is enough to prove they run.
 nojit: $(STAMP)
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" -p no:cacheprovider \
-	    tests/test_partition_contract.py tests/test_methods.py tests/test_aggregate.py
+	    tests/partition/test_contract.py tests/partition/test_methods.py tests/test_aggregate.py
 
 ## docs-cli: regenerate docs/cli.md from the app (a test fails when it is stale)
 docs-cli: $(STAMP)

@@ -18,13 +18,14 @@ import pandas as pd
 import pytest
 
 from microagg import _leftovers
+from microagg._atomic import atomic_write
 from microagg._leftovers import (
     make_work_folder,
     private_file,
     remove_dead_partials,
     remove_dead_work_folders,
 )
-from microagg.io import _atomic_write, write_table
+from microagg.io import write_table
 from microagg.outofcore import anonymize_file
 
 pytestmark = pytest.mark.skipif(os.name != "posix" or not pathlib.Path("/proc/self/stat").exists(),
@@ -275,7 +276,7 @@ def test_partial_output_is_named_after_its_writer_and_private(tmp_path):
         seen["name"] = pathlib.Path(handle.name).name
         seen["mode"] = _mode(pathlib.Path(handle.name))
 
-    _atomic_write(tmp_path / ("long" * 60 + ".csv"), write)
+    atomic_write(tmp_path / ("long" * 60 + ".csv"), write)
     name = str(seen["name"])
     assert name.startswith(".long") and name.endswith(".tmp") and len(name) < 160
     assert _leftovers._PARTIAL.match(name)["pid"] == str(os.getpid())

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import csv
-import gzip
-import importlib
 import os
 import pathlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import IO, Any, Literal
+from typing import IO, Any
 
 import pandas as pd
 
-from ._atomic import atomic_write as _atomic_write
-from ._atomic import write_text_atomic
+from ._atomic import atomic_write, write_text_atomic
+from ._formats import (
+    CSV_EXTENSIONS,
+    PARQUET_EXTENSIONS,
+    SUPPORTED_EXTENSIONS,
+    format_of,
+    format_suffix,
+    require_pyarrow,
+    sniff_separator,
+)
 from .schema import check_unique_columns
 
 __all__ = [
@@ -34,81 +39,17 @@ __all__ = [
 
 PathLike = str | os.PathLike[str]
 
-CSV_EXTENSIONS: tuple[str, ...] = (".csv", ".txt", ".tsv", ".csv.gz", ".txt.gz", ".tsv.gz")
-"""Delimited-text extensions (``.gz`` ones are gzip-compressed)."""
-PARQUET_EXTENSIONS: tuple[str, ...] = (".parquet", ".pq")
-"""Parquet extensions (need the optional dependency pyarrow)."""
-SUPPORTED_EXTENSIONS: tuple[str, ...] = CSV_EXTENSIONS + PARQUET_EXTENSIONS
-"""Every extension :func:`read_table` and :func:`write_table` understand."""
-
 VERBATIM_CSV: Mapping[str, Any] = MappingProxyType(
     {"dtype": str, "keep_default_na": False, "na_filter": False})
 """``pandas.read_csv`` options that keep every field as written: text, nothing read as
 missing (``NA``, ``null``, empty fields stay strings), so that writing it back reproduces it."""
-
-_SNIFF_DELIMITERS = ",;\t|"
-_SNIFF_BYTES = 64 * 1024
-
-_Format = Literal["csv", "parquet"]
-_Compression = Literal["gzip"] | None
-
-
-def _suffix(path: pathlib.Path) -> str:
-    """The lower-case extension that decides the format: ``.csv.gz`` counts as one."""
-    suffixes = [s.lower() for s in path.suffixes]
-    if len(suffixes) >= 2 and suffixes[-1] == ".gz":
-        return "".join(suffixes[-2:])
-    return suffixes[-1] if suffixes else ""
-
-
-def _format_of(path: pathlib.Path, *, parameter: str) -> tuple[_Format, _Compression]:
-    """``("csv", compression)`` or ``("parquet", None)``; an unknown extension lists the valid."""
-    suffix = _suffix(path)
-    if suffix in PARQUET_EXTENSIONS:
-        return "parquet", None
-    if suffix in CSV_EXTENSIONS:
-        return "csv", "gzip" if suffix.endswith(".gz") else None
-    raise ValueError(
-        f"The {parameter!r} path {str(path)!r} has an unsupported extension "
-        f"{suffix or '(none)'!r}. Supported extensions: {', '.join(SUPPORTED_EXTENSIONS)}."
-    )
-
-
-def _require_pyarrow(path: pathlib.Path) -> None:
-    """Import pyarrow lazily; its absence is an ImportError that says what to install."""
-    try:
-        importlib.import_module("pyarrow")
-    except ImportError:
-        raise ImportError(
-            f"Parquet file {str(path)!r} needs the optional dependency pyarrow. "
-            "Install it with: pip install 'microagg[parquet]'"
-        ) from None
-
-
-def _sniff_separator(path: pathlib.Path, compression: _Compression) -> str:
-    """Guess the separator from the start of the file: one of ``, ; TAB |``, else ``,``."""
-    if compression == "gzip":
-        with gzip.open(path, "rb") as packed:
-            raw = packed.read(_SNIFF_BYTES)
-    else:
-        with open(path, "rb") as plain:
-            raw = plain.read(_SNIFF_BYTES)
-    sample = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
-    if len(raw) == _SNIFF_BYTES:  # the last line is probably cut: sniff whole lines only
-        cut = max(sample.rfind("\n"), sample.rfind("\r"))
-        if cut > 0:
-            sample = sample[:cut]
-    try:
-        return csv.Sniffer().sniff(sample, delimiters=_SNIFF_DELIMITERS).delimiter
-    except csv.Error:
-        return ","
 
 
 def is_csv(path: PathLike) -> bool:
     """Whether ``path`` names a delimited-text file (not Parquet, not a database URL)."""
     from microagg.sql import is_sql_url
 
-    return not is_sql_url(path) and _suffix(pathlib.Path(path)) in CSV_EXTENSIONS
+    return not is_sql_url(path) and format_suffix(pathlib.Path(path)) in CSV_EXTENSIONS
 
 
 def check_csv_header(path: PathLike, *, sep: str | None = None) -> None:
@@ -118,8 +59,8 @@ def check_csv_header(path: PathLike, *, sep: str | None = None) -> None:
     published unmasked. Empty header fields (pandas' ``Unnamed: i``) are not compared.
     """
     file = pathlib.Path(path).expanduser()
-    _, compression = _format_of(file, parameter="path")
-    separator = sep or _sniff_separator(file, compression)
+    _, compression = format_of(file, parameter="path")
+    separator = sep or sniff_separator(file, compression)
     try:
         head = pd.read_csv(file, sep=separator, header=None, nrows=1, compression=compression,
                            **VERBATIM_CSV)
@@ -145,8 +86,8 @@ def read_verbatim(path: PathLike, *, sep: str | None = None,
     {'zip': ['01234', '00100'], 'note': ['NA', '']}
     """
     file = pathlib.Path(path).expanduser()
-    _, compression = _format_of(file, parameter="path")
-    separator = sep or _sniff_separator(file, compression)
+    _, compression = format_of(file, parameter="path")
+    separator = sep or sniff_separator(file, compression)
     return pd.read_csv(file, sep=separator, compression=compression,
                        usecols=list(columns) if columns is not None else None, **VERBATIM_CSV)
 
@@ -208,10 +149,10 @@ def read_table(path: PathLike, *, sep: str | None = None,
     if is_sql_url(path):
         return read_sql(str(path), parameter="path")
     file = pathlib.Path(path).expanduser()
-    fmt, compression = _format_of(file, parameter="path")
+    fmt, compression = format_of(file, parameter="path")
     _check_input_file(file)
     if fmt == "parquet":
-        _require_pyarrow(file)
+        require_pyarrow(file)
         try:
             df = pd.read_parquet(file, engine="pyarrow")
         except (OSError, ValueError) as exc:
@@ -222,7 +163,7 @@ def read_table(path: PathLike, *, sep: str | None = None,
             raise ValueError("The 'sep' parameter must be a non-empty string. Got '' instead.")
         try:
             if sep is None:
-                sep = _sniff_separator(file, compression)
+                sep = sniff_separator(file, compression)
             check_csv_header(file, sep=sep)
             df = pd.read_csv(file, sep=sep, engine="c", compression=compression,
                              dtype=dict.fromkeys(text_columns, str) or None)
@@ -285,16 +226,16 @@ def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None) -> 
         write_sql(df, str(path), parameter="path")
         return
     file = pathlib.Path(path).expanduser()
-    fmt, compression = _format_of(file, parameter="path")
+    fmt, compression = format_of(file, parameter="path")
     if fmt == "parquet":
-        _require_pyarrow(file)
+        require_pyarrow(file)
 
         def write(handle: IO[bytes]) -> None:
             df.to_parquet(handle, engine="pyarrow", index=False)
 
     else:
         if sep is None:
-            sep = "\t" if _suffix(file).startswith(".tsv") else ","
+            sep = "\t" if format_suffix(file).startswith(".tsv") else ","
         if not sep:
             raise ValueError("The 'sep' parameter must be a non-empty string. Got '' instead.")
         separator = sep
@@ -302,7 +243,7 @@ def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None) -> 
         def write(handle: IO[bytes]) -> None:
             df.to_csv(handle, sep=separator, index=False, compression=compression)
 
-    _atomic_write(file, write)
+    atomic_write(file, write)
 
 
 def check_output_path(
@@ -374,7 +315,7 @@ def check_output_path(
                 "microagg never overwrites its input. Choose another output path."
             )
     allowed = tuple(SUPPORTED_EXTENSIONS if extensions is None else extensions)
-    suffix = _suffix(target)
+    suffix = format_suffix(target)
     if suffix not in allowed:
         raise ValueError(
             f"The {parameter!r} path {str(target)!r} has an unsupported extension "

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from ._atomic import atomic_write
 from .check import equivalence_classes
-from .io import _atomic_write
 from .release import anonymize
 
 __all__ = ["pareto_front", "plot_sweep", "risk_column", "sweep", "sweep_figure"]
@@ -217,7 +217,7 @@ def plot_sweep(table: pd.DataFrame, path: str | os.PathLike[str], *,
     import matplotlib.pyplot as plt
 
     try:  # a partial file named after this process, removed by the next write if killed
-        _atomic_write(target, lambda handle: fig.savefig(handle, format="png"))
+        atomic_write(target, lambda handle: fig.savefig(handle, format="png"))
     finally:
         plt.close(fig)
     return target

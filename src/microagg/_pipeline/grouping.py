@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._advice import time_budget
-from ..engines.blocked import request_partitioner as _partitioner
+from ..engines.blocked import request_partitioner
 from ..exceptions import PrivacyLeakWarning
 from ..models import enforce_l_diversity, enforce_t_closeness
 from ..partition import Partitioner
@@ -68,7 +68,7 @@ def _finish(request: Request, outcome: Outcome, partitioner: Partitioner, sizes:
 def grouping_stage(request: Request, values: NDArray[np.float64], rng: np.random.Generator,
                    timings: dict[str, float]) -> Outcome:
     """One partition of all quasi-identifiers, enforced, then aggregated."""
-    partitioner = _partitioner(request)
+    partitioner = request_partitioner(request)
     params = partitioner.resolved_params(values.shape[0], request.method_params)
     scaling = request.scaling or "standard"
     scaler, scaled = standard_scaling(values, scaling)
@@ -101,7 +101,7 @@ def request_aggregator(request: Request) -> Any:
 def attribute_group_stage(request: Request, values: NDArray[np.float64],
                           rng: np.random.Generator, timings: dict[str, float]) -> Outcome:
     """Each attribute group partitioned and aggregated on its own columns (seed 001, 2.3)."""
-    partitioner = _partitioner(request)
+    partitioner = request_partitioner(request)
     params = partitioner.resolved_params(values.shape[0], request.method_params)
     scaling = request.scaling or "standard"
     scaler, scaled = standard_scaling(values, scaling)
@@ -115,8 +115,8 @@ def attribute_group_stage(request: Request, values: NDArray[np.float64],
     methods: dict[str, str] = {}
     for group in groups:
         cols = [position[c] for c in group]
-        entry = _partitioner(request, request.method
-                             or ("univariate-optimal" if len(cols) == 1 else "mdav"))
+        entry = request_partitioner(request, request.method
+                                    or ("univariate-optimal" if len(cols) == 1 else "mdav"))
         labels = checked_partition(entry, np.ascontiguousarray(scaled[:, cols]), request.k,
                                    rng, params)
         masked[:, cols] = aggregate_safely(values[:, cols], labels,

@@ -14,8 +14,6 @@ from microagg.cli._common import (
     EXIT_USER_ERROR,
     PROGRESS_DELAY,
     UsageError,
-    _DelayedProgress,
-    _parse_params,
     app,
 )
 
@@ -24,8 +22,7 @@ for _command in ("anonymize", "check", "report", "sweep", "stream", "graph", "ca
                  "doctor"):
     importlib.import_module(f"microagg.cli.{_command}")
 
-__all__ = ["EXIT_BUG", "EXIT_USER_ERROR", "PROGRESS_DELAY", "UsageError", "_DelayedProgress",
-           "_parse_params", "app", "main"]
+__all__ = ["EXIT_BUG", "EXIT_USER_ERROR", "PROGRESS_DELAY", "UsageError", "app", "main"]
 
 
 def main() -> None:

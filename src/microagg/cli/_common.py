@@ -17,6 +17,31 @@ from rich.text import Text
 if TYPE_CHECKING:
     import pandas as pd
 
+__all__ = [
+    "EXIT_BUG",
+    "EXIT_USER_ERROR",
+    "PROGRESS_DELAY",
+    "DelayedProgress",
+    "QuasiIdentifiersOption",
+    "RandomStateOption",
+    "SchemaOption",
+    "SensitiveOption",
+    "SepOption",
+    "UsageError",
+    "app",
+    "package_version",
+    "parse_attribute_groups",
+    "parse_bounds",
+    "parse_hierarchies",
+    "parse_params",
+    "passthrough_as_read",
+    "plain_json",
+    "split_names",
+    "stderr",
+    "stdout",
+    "user_errors",
+]
+
 EXIT_USER_ERROR = 2
 """Exit status for a user error (bad option, unreadable input, schema problem...)."""
 EXIT_BUG = 3
@@ -37,23 +62,23 @@ class UsageError(ValueError):
     """A command-line option is wrong or missing (reported like any other user error)."""
 
 
-def _stdout() -> Console:
+def stdout() -> Console:
     # Made per call so that the console writes to the current sys.stdout (CliRunner swaps it).
     return Console(highlight=False)
 
 
-def _stderr() -> Console:
+def stderr() -> Console:
     return Console(stderr=True, highlight=False)
 
 
 def _fail(message: str, *, bug: bool = False) -> typer.Exit:
     """Print ``Error: message`` in red on stderr; return the Exit to raise (2, or 3 for a bug)."""
     text = f"Error: {message}" + (" (this is a bug in microagg; please report it)" if bug else "")
-    _stderr().print(Text(text, style="bold red"), soft_wrap=True)
+    stderr().print(Text(text, style="bold red"), soft_wrap=True)
     return typer.Exit(code=EXIT_BUG if bug else EXIT_USER_ERROR)
 
 
-def _version() -> str:
+def package_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -64,7 +89,7 @@ def _version() -> str:
 
 def _version_callback(value: bool) -> None:
     if value:
-        _stdout().print(f"microagg {_version()}")
+        stdout().print(f"microagg {package_version()}")
         raise typer.Exit()
 
 
@@ -79,7 +104,7 @@ def _root(
     """Safe release of microdata by microaggregation, with verified guarantees."""
 
 
-def _parse_hierarchies(items: list[str] | None) -> dict[str, str]:
+def parse_hierarchies(items: list[str] | None) -> dict[str, str]:
     """``["education=edu.csv"]`` -> ``{"education": "edu.csv"}``; names ``--hierarchy``."""
     parsed: dict[str, str] = {}
     for item in items or []:
@@ -92,7 +117,7 @@ def _parse_hierarchies(items: list[str] | None) -> dict[str, str]:
     return parsed
 
 
-def _parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]] | None:
+def parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]] | None:
     """``["age=0:120"]`` -> ``{"age": (0.0, 120.0)}``; a malformed item names ``--bounds``."""
     if not items:
         return None
@@ -114,14 +139,14 @@ def _parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]] | N
     return parsed
 
 
-def _split_names(values: Sequence[str] | None) -> list[str] | None:
+def split_names(values: Sequence[str] | None) -> list[str] | None:
     """``["a,b", "c"]`` -> ``["a", "b", "c"]``; ``None`` (option not given) stays ``None``."""
     if values is None:
         return None
     return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
-def _parse_attribute_groups(text: str | None) -> str | list[list[str]] | None:
+def parse_attribute_groups(text: str | None) -> str | list[list[str]] | None:
     """``individual`` / ``correlation`` as they are; ``a,b;c`` as [["a", "b"], ["c"]]."""
     if text is None or text in ("individual", "correlation"):
         return text
@@ -144,7 +169,7 @@ def _parse_value(text: str) -> int | float | str:
         return text
 
 
-def _parse_params(items: Sequence[str] | None, option: str = "--param") -> dict[str, Any]:
+def parse_params(items: Sequence[str] | None, option: str = "--param") -> dict[str, Any]:
     """``["gamma=0.5"]`` -> ``{"gamma": 0.5}``; a malformed item names the option."""
     params: dict[str, Any] = {}
     for item in items or ():
@@ -158,7 +183,7 @@ def _parse_params(items: Sequence[str] | None, option: str = "--param") -> dict[
     return params
 
 
-class _DelayedProgress:
+class DelayedProgress:
     """A transient progress display over named stages that appears only after a delay.
 
     The work runs in the calling thread; a :class:`threading.Timer` starts the live display
@@ -192,7 +217,7 @@ class _DelayedProgress:
         """Show that ``done`` stages are complete and ``description`` is running."""
         self._progress.update(self._task, description=description, completed=done)
 
-    def __enter__(self) -> _DelayedProgress:
+    def __enter__(self) -> DelayedProgress:
         if self._timer is not None:
             self._timer.start()
         return self
@@ -208,7 +233,7 @@ class _DelayedProgress:
 
 
 @contextmanager
-def _user_errors() -> Iterator[None]:
+def user_errors() -> Iterator[None]:
     """Turn library exceptions into one red line and an exit status (2 user, 3 bug)."""
     from microagg.exceptions import InternalError, PrivacyViolationError
 
@@ -221,7 +246,7 @@ def _user_errors() -> Iterator[None]:
         raise _fail(str(exc)) from None
 
 
-def _passthrough_as_read(data: pd.DataFrame, source: str, output: pathlib.Path | str, *,
+def passthrough_as_read(data: pd.DataFrame, source: str, output: pathlib.Path | str, *,
                          masked: Sequence[str], sep: str | None) -> pd.DataFrame:
     """The table to write: from CSV to CSV, every column not in ``masked`` as the input's text.
 
@@ -246,7 +271,7 @@ def _passthrough_as_read(data: pd.DataFrame, source: str, output: pathlib.Path |
     return out
 
 
-def _plain_json(value: Any) -> Any:
+def plain_json(value: Any) -> Any:
     """JSON-ready values (the release's own converter, which also takes paths)."""
     from microagg._pipeline.result import to_plain
 

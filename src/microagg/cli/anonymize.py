@@ -18,19 +18,19 @@ import typer
 from rich.text import Text
 
 from microagg.cli._common import (
+    DelayedProgress,
     RandomStateOption,
     UsageError,
-    _DelayedProgress,
-    _parse_attribute_groups,
-    _parse_bounds,
-    _parse_hierarchies,
-    _parse_params,
-    _passthrough_as_read,
-    _split_names,
-    _stderr,
-    _stdout,
-    _user_errors,
     app,
+    parse_attribute_groups,
+    parse_bounds,
+    parse_hierarchies,
+    parse_params,
+    passthrough_as_read,
+    split_names,
+    stderr,
+    stdout,
+    user_errors,
 )
 from microagg.cli._tables import summary_table
 
@@ -269,21 +269,21 @@ def anonymize(
 
     """Mask the quasi-identifiers of a table by microaggregation and write the release."""
     start = time.perf_counter()
-    with _user_errors():
+    with user_errors():
         outputs = _outputs(input_path, dataset, output, summary_json, report)
         runner, face = _engine(engine, input_path, dataset, outputs, scheduler)
         loaded_schema = _load_schema(schema, dataset)
         options = dict(
-            quasi_identifiers=_split_names(quasi_identifiers), k=k, method=method,
-            sensitive=_split_names(sensitive), identifiers=_split_names(drop),
+            quasi_identifiers=split_names(quasi_identifiers), k=k, method=method,
+            sensitive=split_names(sensitive), identifiers=split_names(drop),
             aggregation=aggregation, aggregation_params=_aggregation_params(aggregation, rho,
                                                                            agg_param),
-            scaling=scaling, random_state=random_state, method_params=_parse_params(param),
-            epsilon=epsilon, bounds=_parse_bounds(bounds),
-            intruder_knows=_split_names(intruder_knows),
-            hierarchies=_parse_hierarchies(hierarchy), l=l_div, diversity=diversity,
+            scaling=scaling, random_state=random_state, method_params=parse_params(param),
+            epsilon=epsilon, bounds=parse_bounds(bounds),
+            intruder_knows=split_names(intruder_knows),
+            hierarchies=parse_hierarchies(hierarchy), l=l_div, diversity=diversity,
             diversity_c=diversity_c, t=t_close, t_distance=t_distance,
-            attribute_groups=_parse_attribute_groups(attribute_groups),
+            attribute_groups=parse_attribute_groups(attribute_groups),
             n_attribute_groups=n_attribute_groups,
             categorical_aggregation=categorical_aggregation, clustering_il=clustering_il,
             blocking=blocking, block_size=block_size, n_jobs=jobs, refine=refine_seconds)
@@ -369,7 +369,7 @@ def _load_schema(schema: pathlib.Path | None, dataset: str | None) -> Schema | N
 def _aggregation_params(aggregation: str | None, rho: float | None,
                         agg_param: list[str] | None) -> dict[str, Any] | None:
     """``--agg-param`` pairs, and ``--rho`` (a shorthand of ``--agg-param rho=...``)."""
-    params = _parse_params(agg_param, "--agg-param")
+    params = parse_params(agg_param, "--agg-param")
     if rho is not None:
         if aggregation != "rho":
             raise UsageError(f"--rho applies to --aggregation rho, not {aggregation or 'mean'!r}.")
@@ -415,7 +415,7 @@ def _run_in_memory(runner: Engine, input_path: str | None, dataset: str | None,
     from microagg._pipeline.request import Request
     from microagg.io import read_table
 
-    with _DelayedProgress(_stderr(), ("read", "anonymize", "write")) as progress:
+    with DelayedProgress(stderr(), ("read", "anonymize", "write")) as progress:
         progress.stage("read", done=0)
         if dataset is not None:
             df, source, options = _read_dataset(dataset, options)
@@ -439,7 +439,7 @@ def _write_in_memory(release: Release, request: Request, input_path: str | None,
 
     written = release.data
     if input_path is not None and release.params.get("epsilon") is None:
-        written = _passthrough_as_read(written, input_path, outputs.table, sep=sep,
+        written = passthrough_as_read(written, input_path, outputs.table, sep=sep,
                                        masked=release.params["quasi_identifiers"])
     write_table(written, outputs.table, sep=sep)
     if outputs.summary is not None:
@@ -470,7 +470,7 @@ def _run_on_file(runner: Engine, input_path: str, options: dict[str, Any],
     if face:
         raise _refusal(runner, face)
     extra = {"scheduler": scheduler} if scheduler is not None else {}
-    with _DelayedProgress(_stderr(), runner.stages) as progress:
+    with DelayedProgress(stderr(), runner.stages) as progress:
         release = runner.run(request, source, pathlib.Path(outputs.table), sep=sep,
                              on_stage=lambda name: progress.stage(
                                  name, done=runner.stages.index(name)), **extra)
@@ -485,11 +485,11 @@ def _print(release: Release, source: str, outputs: _Outputs, caught: list[str],
     """The summary table, where the summary and report went, then every warning."""
     notes = list(release.warnings)
     notes += [message for message in caught if message not in notes]
-    stdout = _stdout()
-    stdout.print(summary_table(release, source=source, output=outputs.table, seconds=seconds))
+    console = stdout()
+    console.print(summary_table(release, source=source, output=outputs.table, seconds=seconds))
     if outputs.summary is not None:
-        stdout.print(Text(f"summary written to {outputs.summary}"), soft_wrap=True)
+        console.print(Text(f"summary written to {outputs.summary}"), soft_wrap=True)
     if outputs.report is not None:
-        stdout.print(Text(f"report written to {outputs.report}"), soft_wrap=True)
+        console.print(Text(f"report written to {outputs.report}"), soft_wrap=True)
     for note in notes:
-        stdout.print(Text(f"Warning: {note}", style="yellow"), soft_wrap=True)
+        console.print(Text(f"Warning: {note}", style="yellow"), soft_wrap=True)

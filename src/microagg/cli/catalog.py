@@ -10,9 +10,9 @@ from rich.table import Table
 from rich.text import Text
 
 from microagg.cli._common import (
-    _stdout,
-    _user_errors,
     app,
+    stdout,
+    user_errors,
 )
 
 
@@ -34,7 +34,7 @@ def methods() -> None:
             params += " (groups on the -s columns too)"
         table.add_row(name, "yes" if entry.fixed_size else "no", Text(params),
                       Text(entry.summary), Text(entry.reference))
-    console = _stdout()
+    console = stdout()
     console.print(table)
     if ALIASES:
         aliases = ", ".join(f"{alias} -> {name}" for alias, name in ALIASES.items())
@@ -68,7 +68,7 @@ def init_schema(
     ] = None,
 ) -> None:
     """Propose a schema for INPUT (roles and types guessed, reasons as comments) to edit."""
-    with _user_errors():
+    with user_errors():
         from microagg.io import check_output_path, read_table, write_text_atomic
         from microagg.schema import propose_schema
 
@@ -76,7 +76,7 @@ def init_schema(
                                 parameter="--output")
         text = propose_schema(read_table(input_path, sep=sep))
         write_text_atomic(text, out)
-    _stdout().print(Text(f"schema proposed in {out}: check every role, mark the sensitive "
+    stdout().print(Text(f"schema proposed in {out}: check every role, mark the sensitive "
                          "columns, then use it with --schema."), soft_wrap=True)
 
 
@@ -92,6 +92,6 @@ def datasets() -> None:
     table.add_column("description")
     for info in list_datasets():
         table.add_row(info.name, str(info.rows), str(info.columns), Text(info.description))
-    _stdout().print(table)
+    stdout().print(table)
 
 

@@ -17,11 +17,11 @@ from microagg.cli._common import (
     SensitiveOption,
     SepOption,
     UsageError,
-    _plain_json,
-    _split_names,
-    _stdout,
-    _user_errors,
     app,
+    plain_json,
+    split_names,
+    stdout,
+    user_errors,
 )
 
 
@@ -44,7 +44,7 @@ def check(
     sep: SepOption = None,
 ) -> None:
     """Report the k, l, t, homogeneous classes and class risk a published file achieves."""
-    with _user_errors():
+    with user_errors():
         from microagg.check import check_table
         from microagg.io import check_output_path, read_table, write_text_atomic
 
@@ -52,8 +52,8 @@ def check(
         if summary_json is not None:
             summary_out = check_output_path(summary_json, inputs=[input_path],
                                             extensions=(".json",), parameter="--summary-json")
-        qi = _split_names(quasi_identifiers) or []
-        sens = _split_names(sensitive) or []
+        qi = split_names(quasi_identifiers) or []
+        sens = split_names(sensitive) or []
         start = time.perf_counter()
         table = read_table(input_path, sep=sep)
         if schema is not None:
@@ -66,7 +66,7 @@ def check(
             raise UsageError("Name the quasi-identifiers: -q, or --schema.")
         result = check_table(table, quasi_identifiers=qi, sensitive=sens)
         if summary_out is not None:
-            write_text_atomic(json.dumps(_plain_json(result.summary()), indent=2) + "\n",
+            write_text_atomic(json.dumps(plain_json(result.summary()), indent=2) + "\n",
                               summary_out)
     out = Table(title=f"microagg check: {input_path}", show_header=False,
                 title_justify="left")
@@ -91,6 +91,6 @@ def check(
     rows.append(("time (s)", f"{time.perf_counter() - start:.2f}"))
     for name, value in rows:
         out.add_row(name, Text(value))
-    _stdout().print(out)
+    stdout().print(out)
 
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from microagg.cli._common import _stdout, _version, app
+from microagg.cli._common import app, package_version, stdout
 
 # every module that defines kernels: importing them registers their cache folders
 _KERNEL_MODULES = ("microagg.partition", "microagg.aggregate", "microagg.fuzzy",
@@ -20,7 +20,7 @@ _KERNEL_MODULES = ("microagg.partition", "microagg.aggregate", "microagg.fuzzy",
 def _package_versions() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
-    found = {"microagg": _version(), "python": platform.python_version()}
+    found = {"microagg": package_version(), "python": platform.python_version()}
     for name in ("numba", "llvmlite", "numpy", "pandas", "scikit-learn"):
         try:
             found[name] = version(name)
@@ -74,7 +74,7 @@ def doctor(
     ] = False,
 ) -> None:
     """Show versions, numba's threading layer and where compiled kernels are cached."""
-    console = _stdout()
+    console = stdout()
     for name, value in _package_versions().items():
         console.print(f"{name:<13}{value}")
     layer, threads = _threading()

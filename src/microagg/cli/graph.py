@@ -14,10 +14,10 @@ from rich.text import Text
 from microagg.cli._common import (
     RandomStateOption,
     UsageError,
-    _plain_json,
-    _stdout,
-    _user_errors,
     app,
+    plain_json,
+    stdout,
+    user_errors,
 )
 
 graph_app = typer.Typer(
@@ -76,7 +76,7 @@ def graph_anonymize(
 ) -> None:
     """Anonymize a graph and write it; the achieved k is re-checked on the output."""
     start = time.perf_counter()
-    with _user_errors():
+    with user_errors():
         from microagg.io import check_output_path, write_text_atomic
 
         if model not in _MODELS:
@@ -144,12 +144,12 @@ def graph_anonymize(
                              "degree-based re-identification at a much lower cost.")
         write_graph(H, out, inputs=(input_path,))
         if summary_out is not None:
-            write_text_atomic(json.dumps(_plain_json(summary), indent=2) + "\n", summary_out)
+            write_text_atomic(json.dumps(plain_json(summary), indent=2) + "\n", summary_out)
     rows += [("seed", str(summary["seed"])), ("time (s)", f"{time.perf_counter() - start:.2f}")]
-    stdout = _stdout()
-    stdout.print(_table("microagg graph release", rows))
+    console = stdout()
+    console.print(_table("microagg graph release", rows))
     for note in notes:
-        stdout.print(Text(f"Warning: {note}", style="yellow"), soft_wrap=True)
+        console.print(Text(f"Warning: {note}", style="yellow"), soft_wrap=True)
 
 
 @graph_app.command("check")
@@ -161,11 +161,11 @@ def graph_check(
     ],
 ) -> None:
     """Report the neighbourhood k (Definition 1) and the degree k of a graph."""
-    with _user_errors():
+    with user_errors():
         from microagg.graph import degree_k_anonymity, graph_k_anonymity, read_graph
 
         G = read_graph(input_path)
         rows = [("vertices / edges", f"{G.number_of_nodes():,} / {G.number_of_edges():,}"),
                 ("k, neighbourhoods (Definition 1)", str(graph_k_anonymity(G))),
                 ("k, degrees", str(degree_k_anonymity(G)))]
-    _stdout().print(_table(f"microagg graph check: {input_path}", rows))
+    stdout().print(_table(f"microagg graph check: {input_path}", rows))

@@ -14,10 +14,10 @@ from microagg.cli._common import (
     SensitiveOption,
     SepOption,
     UsageError,
-    _split_names,
-    _stdout,
-    _user_errors,
     app,
+    split_names,
+    stdout,
+    user_errors,
 )
 
 
@@ -59,7 +59,7 @@ def report(
     sep: SepOption = None,
 ) -> None:
     """Write the HTML report of a release: guarantees re-checked, loss, risk, plots."""
-    with _user_errors():
+    with user_errors():
         import pandas as pd
 
         from microagg.assess import assess_release, load_summary
@@ -72,7 +72,7 @@ def report(
         out = check_output_path(output, inputs=inputs, extensions=(".html", ".htm"),
                                 parameter="--output")
         summary = load_summary(summary_json) if summary_json is not None else None
-        qi, sens = _split_names(quasi_identifiers), _split_names(sensitive)
+        qi, sens = split_names(quasi_identifiers), split_names(sensitive)
         if schema is not None:
             from microagg.schema import load_schema, roles_from
 
@@ -100,7 +100,7 @@ def report(
                 if column in sweep.columns:
                     sweep[column] = pd.to_numeric(sweep[column], errors="coerce")
         write_report(release, original, out, title=title, sweep=sweep)
-    _stdout().print(Text(f"report written to {out} (k = {release.k}"
+    stdout().print(Text(f"report written to {out} (k = {release.k}"
                          + (f", IL {release.metrics['information_loss']:.3f} %"
                             if "information_loss" in release.metrics else "") + ")"),
                     soft_wrap=True)

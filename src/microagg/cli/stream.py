@@ -14,11 +14,11 @@ from rich.text import Text
 from microagg.cli._common import (
     RandomStateOption,
     UsageError,
-    _plain_json,
-    _split_names,
-    _stderr,
-    _user_errors,
     app,
+    plain_json,
+    split_names,
+    stderr,
+    user_errors,
 )
 
 
@@ -81,12 +81,12 @@ def stream(
 ) -> None:
     """Microaggregate a stream of records as they arrive: groups of >= k, bounded delay."""
     start = time.perf_counter()
-    with _user_errors():
+    with user_errors():
         from microagg._validation import resolve_seed
         from microagg.io import check_output_path, write_text_atomic
         from microagg.stream import stream_csv
 
-        qi = _split_names(quasi_identifiers) or []
+        qi = split_names(quasi_identifiers) or []
         if not qi:
             raise UsageError("Name the quasi-identifiers: -q.")
         inputs = [] if input_path == "-" else [input_path]
@@ -97,7 +97,7 @@ def stream(
                 extensions=(".json",), parameter="--summary-json")
         seed, _ = resolve_seed(random_state)
         release = stream_csv(input_path, output, columns=qi, k=k, delay=delay,
-                             keep=_split_names(keep) or (), sep=sep, chunk_rows=chunk_rows,
+                             keep=split_names(keep) or (), sep=sep, chunk_rows=chunk_rows,
                              method=method, random_state=seed, index_column=index_column,
                              cluster_column=cluster_column)
         records, clusters = release.n_rows, release.metrics["n_clusters"]
@@ -109,7 +109,7 @@ def stream(
                    "records": records, "clusters": clusters, "reused_at_the_end": reused,
                    "seconds": time.perf_counter() - start}
         if summary_out is not None:
-            write_text_atomic(json.dumps(_plain_json(summary), indent=2) + "\n", summary_out)
+            write_text_atomic(json.dumps(plain_json(summary), indent=2) + "\n", summary_out)
     # standard output may carry the data: the summary always goes to standard error
     table = Table(title="microagg stream", show_header=False, title_justify="left")
     table.add_column("", style="bold")
@@ -121,4 +121,4 @@ def stream(
                         ("seed", str(seed)),
                         ("time (s)", f"{time.perf_counter() - start:.2f}")):
         table.add_row(name, Text(value))
-    _stderr().print(table)
+    stderr().print(table)

@@ -16,12 +16,12 @@ from microagg.cli._common import (
     SensitiveOption,
     SepOption,
     UsageError,
-    _parse_bounds,
-    _split_names,
-    _stderr,
-    _stdout,
-    _user_errors,
     app,
+    parse_bounds,
+    split_names,
+    stderr,
+    stdout,
+    user_errors,
 )
 
 
@@ -100,7 +100,7 @@ def sweep(
     sep: SepOption = None,
 ) -> None:
     """Run a grid of methods x k (x rho) and map information loss against disclosure risk."""
-    with _user_errors():
+    with user_errors():
         from microagg.io import check_output_path, write_table
         from microagg.sweep import plot_sweep
 
@@ -114,13 +114,13 @@ def sweep(
         methods_list = [m.strip() for m in (methods_ or "").split(",") if m.strip()]
         df, qi, sens, ids, options = _sweep_input(
             input_path, dataset, sep=sep, schema=schema,
-            roles=(_split_names(quasi_identifiers), _split_names(sensitive), _split_names(drop)))
+            roles=(split_names(quasi_identifiers), split_names(sensitive), split_names(drop)))
         if not qi:
             raise UsageError("Name the quasi-identifiers: -q, --schema or --dataset.")
         if not methods_list:
             categorical = [c for c in qi if c in df.columns and df[c].dtype.kind not in "biuf"]
             methods_list = ["mage" if categorical else "mdav"]
-        parsed_bounds = _parse_bounds(bounds)
+        parsed_bounds = parse_bounds(bounds)
         if eps and parsed_bounds is None:
             raise UsageError("--epsilon needs --bounds for every quasi-identifier "
                              "(column=lower:upper, public, not taken from the data).")
@@ -199,7 +199,7 @@ def _run_with_progress(df: Any, grid: dict[str, Any]) -> Any:
     """:func:`microagg.sweep.sweep` over ``grid``, with a progress bar on a terminal."""
     from microagg.sweep import sweep as run_sweep
 
-    console = _stderr()
+    console = stderr()
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
                   console=console, transient=True,
@@ -232,7 +232,7 @@ def _show(table: Any, out: pathlib.Path, plot_out: pathlib.Path | None) -> None:
         shown.add_row(("* " if row["pareto"] else "") + row["method"], str(row["k"]), agg,
                       f"{row['information_loss']:.3f}", f"{row[risk]:.2f}",
                       str(int(row["achieved_k"])), f"{row['seconds']:.2f}")
-    stdout = _stdout()
-    stdout.print(shown)
-    stdout.print(Text(f"table written to {out}" + (f", plot to {plot_out}" if plot_out
+    console = stdout()
+    console.print(shown)
+    console.print(Text(f"table written to {out}" + (f", plot to {plot_out}" if plot_out
                                                     else "")), soft_wrap=True)

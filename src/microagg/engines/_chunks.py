@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .._formats import format_of, require_pyarrow, sniff_separator
 from .._pipeline.rules import not_numeric
 from ..exceptions import SchemaError
-from ..io import VERBATIM_CSV, _format_of, _require_pyarrow, _sniff_separator, check_csv_header
+from ..io import VERBATIM_CSV, check_csv_header
 from ..schema import check_unique_columns
 
 __all__ = ["chunk_writer", "first_rows", "iter_chunks", "output_separator",
@@ -44,9 +45,9 @@ def iter_chunks(path: str | os.PathLike[str], *, chunk_rows: int = 500_000,
     [2, 1]
     """
     file = pathlib.Path(path).expanduser()
-    fmt, compression = _format_of(file, parameter="input")
+    fmt, compression = format_of(file, parameter="input")
     if fmt == "parquet":
-        _require_pyarrow(file)
+        require_pyarrow(file)
         import pyarrow.parquet as pq
 
         reader = pq.ParquetFile(file)
@@ -55,7 +56,7 @@ def iter_chunks(path: str | os.PathLike[str], *, chunk_rows: int = 500_000,
                                          columns=list(columns) if columns else None):
             yield batch.to_pandas()
         return
-    separator = sep or _sniff_separator(file, compression)
+    separator = sep or sniff_separator(file, compression)
     check_csv_header(file, sep=separator)
     with pd.read_csv(file, sep=separator, chunksize=chunk_rows, compression=compression,
                      usecols=list(columns) if columns else None,
@@ -144,9 +145,9 @@ def _cast(table: Any, schema: Any) -> Any:
 def chunk_writer(path: pathlib.Path, sep: str | None
                  ) -> Callable[[IO[bytes], Iterator[pd.DataFrame]], None]:
     """A function writing chunks to an open binary handle in ``path``'s format."""
-    fmt, compression = _format_of(path, parameter="output")
+    fmt, compression = format_of(path, parameter="output")
     if fmt == "parquet":
-        _require_pyarrow(path)
+        require_pyarrow(path)
         return _write_parquet
     separator = output_separator(path, sep)
 
@@ -174,7 +175,7 @@ def read_back(path: pathlib.Path, chunk_rows: int, sep: str | None) -> Iterator[
             yield batch.to_pandas()
         return
     compression: Literal["gzip"] | None = "gzip" if magic[:2] == b"\x1f\x8b" else None
-    separator = sep or _sniff_separator(path, compression)
+    separator = sep or sniff_separator(path, compression)
     with pd.read_csv(path, sep=separator, chunksize=chunk_rows,
                      compression=compression) as reader:
         yield from reader

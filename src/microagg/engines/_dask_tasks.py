@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from .._pipeline.verify import GroupVerifier
 from ..aggregate import group_mean
-from ..partition.blocking import BlockTree, _run_block, blocked_partition
+from ..partition.blocking import BlockTree, blocked_partition, run_block
 
 __all__ = ["BLOCK", "GROUP", "INDEX", "RESERVED", "ROW", "SSE", "BlockJob", "block_sums",
            "column_stats", "divisions", "group_stats", "merge_blocks",
@@ -144,7 +144,7 @@ def partition_blocks(V: NDArray[np.float64], blocks: NDArray[np.int64],
                                       block_size=job.block_size, n_jobs=1,
                                       random_state=job.seed + b, **dict(job.params))
         else:
-            local = _run_block((A, job.k, job.method, job.params, job.seed + b))
+            local = run_block((A, job.k, job.method, job.params, job.seed + b))
         published[s:e] = group_mean(Vb, local)
         group[s:e] = (np.int64(b) << np.int64(32)) + local.astype(np.int64)
 

@@ -16,12 +16,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .._atomic import atomic_write
+from .._formats import format_of, sniff_separator
 from .._pipeline.request import Request
 from .._pipeline.result import Release
 from .._pipeline.verify import k_check, smallest_class
 from .._validation import RandomState
 from ..exceptions import InternalError
-from ..io import _atomic_write, _format_of, _sniff_separator, check_csv_header
+from ..io import check_csv_header
 from ._chunks import chunk_writer, output_separator, read_back
 from .dask import check_reserved, connect, local_client, require_dask, run_dask
 from .files import file_paths, file_request
@@ -77,10 +79,10 @@ def anonymize_dask_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - t
 def _read(source: pathlib.Path, sep: str | None, blocksize: str) -> dd.DataFrame:
     import dask.dataframe as dd
 
-    fmt, compression = _format_of(source, parameter="input")
+    fmt, compression = format_of(source, parameter="input")
     if fmt == "parquet":
         return dd.read_parquet(str(source))
-    separator = sep or _sniff_separator(source, compression)
+    separator = sep or sniff_separator(source, compression)
     check_csv_header(source, sep=separator)  # dask, like pandas, renames a repeated name
     return dd.read_csv(str(source), sep=separator, blocksize=None if compression else blocksize,
                        compression=compression)
@@ -146,5 +148,5 @@ def _write(request: Request, release: Release, client: Client, target: pathlib.P
                                 "released.")
         checks["k_anonymity"] = k_check(request.k, smallest)
 
-    _atomic_write(target, write_and_verify)
+    atomic_write(target, write_and_verify)
     return checks

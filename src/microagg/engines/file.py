@@ -42,12 +42,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .._atomic import atomic_write
+from .._formats import format_of
 from .._leftovers import make_work_folder, remove_dead_partials
 from .._pipeline.request import Request
 from .._pipeline.result import Release
 from .._pipeline.verify import GroupVerifier, group_k_check, k_check
 from .._validation import RandomState, resolve_seed
-from ..io import _atomic_write, _format_of
 from ._chunks import chunk_writer, iter_chunks, output_separator, quasi_identifier_chunk, read_back
 from ._file_blocks import Blocks, microaggregate, route
 from .files import constant_columns, engine_params, file_paths, file_request
@@ -152,7 +153,7 @@ def run_file(request: Request, source: pathlib.Path, target: pathlib.Path, *,
     notes: list[str] = []
     seed, rng = resolve_seed(request.random_state)
     stage = on_stage or (lambda name: None)
-    reading = _Reading(source, sep, chunk_rows, _format_of(source, parameter="input")[0] == "csv")
+    reading = _Reading(source, sep, chunk_rows, format_of(source, parameter="input")[0] == "csv")
     remove_dead_partials(target.parent)
     work = make_work_folder(workdir)
     try:
@@ -243,7 +244,7 @@ def _write_and_verify(request: Request, reading: _Reading, blocks: Blocks,
     n, p, k = reading.n, len(request.quasi_identifiers), request.k
     masked = np.memmap(blocks.result_path, dtype=np.float64, mode="r", shape=(n, p))
     labels = np.memmap(blocks.label_path, dtype=np.int64, mode="r", shape=(n,))
-    verbatim = reading.csv_lines and _format_of(target, parameter="output")[0] == "csv"
+    verbatim = reading.csv_lines and format_of(target, parameter="output")[0] == "csv"
     out_sep = output_separator(target, reading.sep)
     write = chunk_writer(target, out_sep)
     checks: dict[str, Any] = {}
@@ -265,7 +266,7 @@ def _write_and_verify(request: Request, reading: _Reading, blocks: Blocks,
             "(read back from the written file)")
         timings["verify"] = time.perf_counter() - t_verify
 
-    _atomic_write(target, write_and_verify)
+    atomic_write(target, write_and_verify)
     timings["writing"] = time.perf_counter() - t - timings.get("verify", 0.0)
     return checks
 

@@ -13,10 +13,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import __version__
+from .._formats import format_of
 from .._pipeline.notes import warn_user
 from .._pipeline.request import Request
 from ..exceptions import ConstantColumnWarning
-from ..io import _format_of
 from ._chunks import first_rows
 
 __all__ = ["constant_columns", "engine_params", "file_paths", "file_request"]
@@ -32,8 +32,8 @@ def file_paths(input_path: str | os.PathLike[str], output_path: str | os.PathLik
     if target.exists() and target.resolve() == source.resolve():
         raise ValueError(f"The output {str(target)!r} is the input; microagg never "
                          "overwrites its input.")
-    _format_of(source, parameter="input")
-    _format_of(target, parameter="output")
+    format_of(source, parameter="input")
+    format_of(target, parameter="output")
     return source, target
 
 

@@ -20,14 +20,15 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from .. import __version__
+from .._atomic import atomic_write
 from .._pipeline.result import Release
 from .._pipeline.verify import group_k_check, k_check
 from .._validation import RandomState, resolve_seed
 from ..exceptions import SchemaError
-from ..io import _atomic_write, check_output_path
+from ..io import check_output_path
 from ..partition import get_partitioner
+from ._stream_engine import Batch, StreamEngine, checked_records
 from ._stream_input import check_int, check_params, check_scale, frame_to_matrix
-from .stream import _Batch, _checked, _Engine
 from .stream_check import StreamCheck, StreamChecker
 
 __all__ = ["stream_csv", "stream_release"]
@@ -215,14 +216,14 @@ def _run(job: _Job, reader_input: Any, handle: IO[str], *, flush: bool
     writer = csv.writer(handle, delimiter=job.sep, lineterminator="\n")
     writer.writerow(job.out_names)
     checker = StreamChecker(k=job.k, delay=job.delay)
-    engine: _Engine | None = None
+    engine: StreamEngine | None = None
     for frame, payload in _frames(job, reader_input):
         start = 0 if engine is None else engine.n_seen
         X = frame_to_matrix(frame, start, job.columns)
         if X.shape[0] == 0:
             continue
         if engine is None:
-            engine = _Engine(X.shape[1], k=job.k, delay=job.delay, flush_age=job.flush_age,
+            engine = StreamEngine(X.shape[1], k=job.k, delay=job.delay, flush_age=job.flush_age,
                              method=job.method, scale=job.scale, rng=job.rng,
                              payload_width=len(job.keep))
         for batch in engine.push(X, payload):
@@ -257,12 +258,12 @@ def _write_atomically(job: _Job, reader_input: Any, target: pathlib.Path
             if gz is not None:
                 gz.close()
 
-    _atomic_write(target, write)
+    atomic_write(target, write)
     return results[0]
 
 
-def _write_batch(writer: Any, batch: _Batch, job: _Job, checker: StreamChecker) -> None:
-    records = _checked(batch, job.k)
+def _write_batch(writer: Any, batch: Batch, job: _Job, checker: StreamChecker) -> None:
+    records = checked_records(batch, job.k)
     payload = batch.payload
     order: Iterable[int] = range(len(records))
     if job.index_column is None and len(records):

@@ -11,10 +11,11 @@ from numpy.typing import NDArray
 
 from ._common import check_graph, csr_adjacency, degrees_of
 
-__all__ = ["degree_k_anonymity", "graph_k_anonymity", "neighbourhood_classes"]
+__all__ = ["class_labels", "degree_k_anonymity", "degree_level", "graph_k_anonymity",
+           "level_from_labels", "neighbourhood_classes"]
 
 
-def _class_labels(A: sp.csr_array) -> NDArray[np.intp]:
+def class_labels(A: sp.csr_array) -> NDArray[np.intp]:
     """Label each vertex by its open neighbourhood: equal labels iff equal N(v) (exact)."""
     seen: dict[bytes, int] = {}
     indptr, indices = A.indptr, A.indices.astype(np.int64, copy=False)
@@ -25,11 +26,11 @@ def _class_labels(A: sp.csr_array) -> NDArray[np.intp]:
     return labels
 
 
-def _level_from_labels(labels: NDArray[np.intp]) -> int:
+def level_from_labels(labels: NDArray[np.intp]) -> int:
     return int(np.bincount(labels).min())
 
 
-def _degree_level(degrees: NDArray[np.int64]) -> int:
+def degree_level(degrees: NDArray[np.int64]) -> int:
     counts = np.bincount(degrees)
     return int(counts[counts > 0].min())
 
@@ -78,7 +79,7 @@ def graph_k_anonymity(G: nx.Graph) -> int:
     """
     check_graph(G, caller="graph_k_anonymity")
     _, A = csr_adjacency(G)
-    return _level_from_labels(_class_labels(A))
+    return level_from_labels(class_labels(A))
 
 
 def neighbourhood_classes(G: nx.Graph) -> list[list[Any]]:
@@ -104,7 +105,7 @@ def neighbourhood_classes(G: nx.Graph) -> list[list[Any]]:
     """
     check_graph(G, caller="neighbourhood_classes")
     nodes, A = csr_adjacency(G)
-    labels = _class_labels(A)
+    labels = class_labels(A)
     classes: list[list[Any]] = [[] for _ in range(int(labels.max()) + 1)]
     for v, g in zip(nodes, labels.tolist(), strict=True):
         classes[g].append(v)
@@ -142,4 +143,4 @@ def degree_k_anonymity(G: nx.Graph) -> int:
     """
     check_graph(G, caller="degree_k_anonymity")
     _, A = csr_adjacency(G)
-    return _degree_level(degrees_of(A))
+    return degree_level(degrees_of(A))

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import RandomState, resolve_seed
 from ..exceptions import PrivacyViolationError
-from ._check import _degree_level
+from ._check import degree_level
 from ._common import check_graph, check_graph_k, csr_adjacency, degrees_of
 from ._utility import average_clustering, average_path_length
 
@@ -285,7 +285,7 @@ def _augment(A: sp.csr_array, k: int, rng: np.random.Generator) -> tuple[_Augmen
     """
     aug = _Augmenter(A)
     rounds = 0
-    while _degree_level(aug.degrees) < k:
+    while degree_level(aug.degrees) < k:
         rounds += 1
         order = np.argsort(aug.degrees, kind="stable")
         t_sorted, _ = _degree_dp(aug.degrees[order], k)
@@ -369,7 +369,7 @@ def _verify_degree_release(G: nx.Graph, H: nx.Graph, k: int) -> int:
         raise PrivacyViolationError(
             f"k_degree_anonymize removed {missing} edge(s); it may only add edges."
         )
-    achieved = _degree_level(np.fromiter((d for _, d in H.degree()), dtype=np.int64,
+    achieved = degree_level(np.fromiter((d for _, d in H.degree()), dtype=np.int64,
                                          count=H.number_of_nodes()))
     if achieved < k:
         raise PrivacyViolationError(

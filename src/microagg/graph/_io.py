@@ -11,7 +11,9 @@ from typing import IO, Any
 import networkx as nx
 import pandas as pd
 
-from ..io import _atomic_write, _suffix, check_output_path
+from .._atomic import atomic_write
+from .._formats import format_suffix
+from ..io import check_output_path
 from ._common import SOURCE_KEY, check_graph
 
 __all__ = ["GRAPH_EXTENSIONS", "read_graph", "write_graph"]
@@ -25,7 +27,7 @@ _COLUMNS = ("source", "target")
 
 
 def _graph_format(path: pathlib.Path, *, parameter: str) -> str:
-    suffix = _suffix(path)
+    suffix = format_suffix(path)
     if suffix not in GRAPH_EXTENSIONS:
         raise ValueError(
             f"The {parameter!r} path {str(path)!r} has an unsupported extension "
@@ -213,7 +215,7 @@ def write_graph(G: nx.Graph, path: PathLike, *, inputs: tuple[PathLike, ...] = (
     _graph_format(target, parameter="path")
     resolved = check_output_path(target, inputs=sources, extensions=GRAPH_EXTENSIONS,
                                  parameter="path")
-    if _suffix(target) == ".csv":
+    if format_suffix(target) == ".csv":
         text = io.StringIO(newline="")
         writer = csv.writer(text, lineterminator="\n")
         writer.writerow(_COLUMNS)
@@ -230,4 +232,4 @@ def write_graph(G: nx.Graph, path: PathLike, *, inputs: tuple[PathLike, ...] = (
     def write(handle: IO[bytes]) -> None:
         handle.write(data)
 
-    _atomic_write(resolved, write)
+    atomic_write(resolved, write)

@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from .._validation import RandomState, check_choice, resolve_seed
 from ..exceptions import PrivacyViolationError
-from ._check import _class_labels, _level_from_labels
+from ._check import class_labels, level_from_labels
 from ._common import check_graph, check_graph_k, csr_adjacency, degrees_of
 
 __all__ = ["RULES", "NeighbourhoodAnonymization", "neighbourhood_anonymize"]
@@ -241,7 +241,7 @@ def neighbourhood_anonymize(G: nx.Graph, k: int, *, rule: str = "auto",
     H.remove_edges_from(edges_removed)
     H.add_edges_from(edges_added)
     _, B = csr_adjacency(H)
-    achieved = _level_from_labels(_class_labels(B))
+    achieved = level_from_labels(class_labels(B))
     if achieved < k:
         raise PrivacyViolationError(
             f"neighbourhood_anonymize reached only k={achieved} < {k}; nothing is returned."

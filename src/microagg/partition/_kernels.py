@@ -1,4 +1,5 @@
-"""numba kernels shared by the partitioners: distances, farthest record, k nearest, removal.
+"""numba kernels shared by the partitioners: distances, farthest record and pair, k nearest,
+group taking, removal.
 
 Validation is assumed: every array here is finite float64 and C-contiguous.
 
@@ -27,10 +28,12 @@ __all__ = [
     "claim_nearest",
     "distance_pass",
     "farthest",
+    "farthest_pair",
     "insert_sorted",
     "make_workspace",
     "remove_flagged",
     "sq_dist_one",
+    "take_group",
 ]
 
 # below this many active records a distance pass runs on one thread (starting the threads
@@ -336,3 +339,71 @@ def assign_to_nearest_centroid(X, labels, n_groups, rows):  # pragma: no cover -
                 best_d = d
                 best = g
         labels[i] = best
+
+
+@njit(cache=True)
+def take_group(Xt, index, m, dist, flagged, seed, k, group, labels, label, want_far):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """Give ``label`` to ``seed`` and its ``k - 1`` nearest unflagged records and flag them.
+
+    ``dist`` is left holding the squared distances from ``seed``; ``group`` receives the
+    positions. Returns the farthest unflagged record from ``seed`` once the group is taken
+    (-1 when ``want_far`` is False).
+    """
+    point = Xt[:, seed].copy()
+    group[0] = seed
+    far = distance_pass(Xt, m, point, dist, flagged, index, seed, k - 1, want_far, group[1:])
+    for t in range(k):
+        flagged[group[t]] = True
+        labels[index[group[t]]] = label
+    if want_far and flagged[far]:  # only when (nearly) all distances tie
+        far = farthest(dist, m, flagged, index)
+    return far
+
+
+@njit(cache=True)
+def farthest_pair(Xt, index, m, dist, flagged):  # pragma: no cover - numba
+    """The two active records farthest apart, as (position, position), lower row first.
+
+    Exact in O(m log m + pairs checked): with ``c`` the centroid, ``d(a, b) <= d(a, c) +
+    d(b, c)``, so scanning records by decreasing distance to ``c`` the search for a partner
+    of ``a`` stops as soon as that bound falls below the best pair found. The first guess is
+    MDAV's pair (farthest from ``c``, then farthest from it). Ties: the pair with the
+    lowest (smaller row, larger row) wins.
+    """
+    p = Xt.shape[0]
+    centroid = np.empty(p)
+    active_sums(Xt, m, centroid)
+    for j in range(p):
+        centroid[j] /= m
+    no_neighbours = np.empty(0, dtype=np.int64)
+    distance_pass(Xt, m, centroid, dist, flagged, index, -1, 0, False, no_neighbours)
+    dc = np.sqrt(dist[:m])
+    order = np.argsort(-dc, kind="mergesort")
+    a0 = order[0]
+    point = Xt[:, a0].copy()
+    b0 = distance_pass(Xt, m, point, dist, flagged, index, a0, 0, True, no_neighbours)
+    best_d = dist[b0]
+    best_lo = min(index[a0], index[b0])
+    best_hi = max(index[a0], index[b0])
+    best_a = a0 if index[a0] < index[b0] else b0
+    best_b = b0 if best_a == a0 else a0
+    slack = 1e-9 * (1.0 + dc[order[0]])
+    for u in range(m):
+        a = order[u]
+        if 2.0 * dc[a] + slack < np.sqrt(best_d):
+            break
+        point = Xt[:, a].copy()
+        for v in range(u + 1, m):
+            b = order[v]
+            if dc[a] + dc[b] + slack < np.sqrt(best_d):
+                break
+            d = sq_dist_one(Xt, b, point)
+            lo = min(index[a], index[b])
+            hi = max(index[a], index[b])
+            if d > best_d or (d == best_d and (lo < best_lo or (lo == best_lo and hi < best_hi))):
+                best_d = d
+                best_lo = lo
+                best_hi = hi
+                best_a = a if index[a] < index[b] else b
+                best_b = b if best_a == a else a
+    return best_a, best_b

@@ -47,6 +47,7 @@ __all__ = [
     "merge_small_blocks",
     "microaggregate_blocks",
     "process_pool",
+    "run_block",
 ]
 
 BLOCKINGS = ("kd", "pca", "vp")
@@ -272,7 +273,7 @@ def merge_small_blocks(X: ArrayLike, blocks: ArrayLike, k: int) -> NDArray[np.in
     return b.astype(np.intp)
 
 
-def _run_block(args: tuple[NDArray[np.float64], int, str, Mapping[str, Any], int]
+def run_block(args: tuple[NDArray[np.float64], int, str, Mapping[str, Any], int]
                ) -> NDArray[np.intp]:
     """One block's partition (top level: picklable for the process pool)."""
     from . import get_partitioner
@@ -326,14 +327,14 @@ def microaggregate_blocks(X: NDArray[np.float64], blocks: NDArray[np.intp], k: i
     else:
         jobs = max(1, int(n_jobs))
     if jobs == 1 or len(tasks) == 1:
-        results = [_run_block(t) for t in tasks]
+        results = [run_block(t) for t in tasks]
     else:
         # compile (or load) the kernels here first, so that numba's cache is written once
         # and the workers only load it
         small = tasks[int(np.argmin([t[0].shape[0] for t in tasks]))]
-        _run_block(small)
+        run_block(small)
         with process_pool(min(jobs, len(tasks))) as pool:
-            results = list(pool.map(_run_block, tasks, chunksize=1))
+            results = list(pool.map(run_block, tasks, chunksize=1))
     labels = np.empty(X.shape[0], dtype=np.intp)
     offset = 0
     position = 0

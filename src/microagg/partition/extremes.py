@@ -8,68 +8,18 @@ from numpy.typing import ArrayLike, NDArray
 from .._jit import njit
 from .._validation import RandomState, check_choice, check_k, check_matrix
 from ._kernels import (
-    active_sums,
     assign_to_nearest_centroid,
     claim_nearest,
     distance_pass,
     farthest,
+    farthest_pair,
     make_workspace,
     remove_flagged,
-    sq_dist_one,
+    take_group,
 )
-from .mdav import _take_group
 from .second_stage import decompose_groups
 
 __all__ = ["kward", "md", "tfrp"]
-
-
-@njit(cache=True)
-def _farthest_pair(Xt, index, m, dist, flagged):  # pragma: no cover - numba
-    """The two active records farthest apart, as (position, position), lower row first.
-
-    Exact in O(m log m + pairs checked): with ``c`` the centroid, ``d(a, b) <= d(a, c) +
-    d(b, c)``, so scanning records by decreasing distance to ``c`` the search for a partner
-    of ``a`` stops as soon as that bound falls below the best pair found. The first guess is
-    MDAV's pair (farthest from ``c``, then farthest from it). Ties: the pair with the
-    lowest (smaller row, larger row) wins.
-    """
-    p = Xt.shape[0]
-    centroid = np.empty(p)
-    active_sums(Xt, m, centroid)
-    for j in range(p):
-        centroid[j] /= m
-    no_neighbours = np.empty(0, dtype=np.int64)
-    distance_pass(Xt, m, centroid, dist, flagged, index, -1, 0, False, no_neighbours)
-    dc = np.sqrt(dist[:m])
-    order = np.argsort(-dc, kind="mergesort")
-    a0 = order[0]
-    point = Xt[:, a0].copy()
-    b0 = distance_pass(Xt, m, point, dist, flagged, index, a0, 0, True, no_neighbours)
-    best_d = dist[b0]
-    best_lo = min(index[a0], index[b0])
-    best_hi = max(index[a0], index[b0])
-    best_a = a0 if index[a0] < index[b0] else b0
-    best_b = b0 if best_a == a0 else a0
-    slack = 1e-9 * (1.0 + dc[order[0]])
-    for u in range(m):
-        a = order[u]
-        if 2.0 * dc[a] + slack < np.sqrt(best_d):
-            break
-        point = Xt[:, a].copy()
-        for v in range(u + 1, m):
-            b = order[v]
-            if dc[a] + dc[b] + slack < np.sqrt(best_d):
-                break
-            d = sq_dist_one(Xt, b, point)
-            lo = min(index[a], index[b])
-            hi = max(index[a], index[b])
-            if d > best_d or (d == best_d and (lo < best_lo or (lo == best_lo and hi < best_hi))):
-                best_d = d
-                best_lo = lo
-                best_hi = hi
-                best_a = a if index[a] < index[b] else b
-                best_b = b if best_a == a else a
-    return best_a, best_b
 
 
 @njit(cache=True)
@@ -85,11 +35,11 @@ def _md_kernel(X, k):  # pragma: no cover - numba
     m = n
     g = 0
     while m >= 2 * k:
-        r, s = _farthest_pair(Xt, index, m, dist, flagged)
-        _take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, False)
+        r, s = farthest_pair(Xt, index, m, dist, flagged)
+        take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, False)
         if flagged[s]:  # all remaining distances tie: any unassigned record will do
             s = farthest(dist, m, flagged, index)
-        _take_group(Xt, index, m, dist, flagged, s, k, pair[k:], labels, g + 1, False)
+        take_group(Xt, index, m, dist, flagged, s, k, pair[k:], labels, g + 1, False)
         g += 2
         m = remove_flagged(Xt, index, m, flagged, pair, no_where)
     if m >= k:
@@ -110,7 +60,7 @@ def md(X: ArrayLike, k: int, *, random_state: RandomState = None) -> NDArray[np.
     they form a group; fewer than ``k`` each join the group whose centroid is nearest.
 
     The farthest pair is searched exactly each step (quadratic in the worst case, usually
-    far less thanks to a triangle-inequality bound, see ``_farthest_pair``); MD is meant for
+    far less thanks to a triangle-inequality bound, see ``_kernels.farthest_pair``); MD is meant for
     files of up to some tens of thousands of records.
 
     Parameters
@@ -245,11 +195,11 @@ def _kward_kernel(X, k):  # pragma: no cover - numba  # noqa: C901, PLR0912 - nu
     flagged = np.zeros(n, dtype=np.bool_)
     labels = np.full(n, -1, dtype=np.intp)
     pair = np.empty(2 * k, dtype=np.int64)
-    r, s = _farthest_pair(Xt, index, n, dist, flagged)
-    _take_group(Xt, index, n, dist, flagged, r, k, pair[:k], labels, 0, False)
+    r, s = farthest_pair(Xt, index, n, dist, flagged)
+    take_group(Xt, index, n, dist, flagged, r, k, pair[:k], labels, 0, False)
     if flagged[s]:
         s = farthest(dist, n, flagged, index)
-    _take_group(Xt, index, n, dist, flagged, s, k, pair[k:], labels, 1, False)
+    take_group(Xt, index, n, dist, flagged, s, k, pair[k:], labels, 1, False)
     # clusters: 0, 1 (the seed groups, already >= k) and one singleton per other record
     n_clusters = n - 2 * k + 2
     sums = np.zeros((n_clusters, p))

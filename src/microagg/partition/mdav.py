@@ -11,10 +11,10 @@ from ._kernels import (
     active_sums,
     assign_to_nearest_centroid,
     distance_pass,
-    farthest,
     make_workspace,
     remove_flagged,
     sq_dist_one,
+    take_group,
 )
 
 __all__ = ["cbfs", "mdav", "mdav1", "vmdav"]
@@ -23,25 +23,6 @@ __all__ = ["cbfs", "mdav", "mdav1", "vmdav"]
 # relative slack on the pruning bounds: far above float64 rounding of a distance, far below
 # any gap that could change which record is farthest or nearest
 _SLACK = 1e-9
-
-
-@njit(cache=True)
-def _take_group(Xt, index, m, dist, flagged, seed, k, group, labels, label, want_far):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
-    """Give ``label`` to ``seed`` and its ``k - 1`` nearest unflagged records and flag them.
-
-    ``dist`` is left holding the squared distances from ``seed``; ``group`` receives the
-    positions. Returns the farthest unflagged record from ``seed`` once the group is taken
-    (-1 when ``want_far`` is False).
-    """
-    point = Xt[:, seed].copy()
-    group[0] = seed
-    far = distance_pass(Xt, m, point, dist, flagged, index, seed, k - 1, want_far, group[1:])
-    for t in range(k):
-        flagged[group[t]] = True
-        labels[index[group[t]]] = label
-    if want_far and flagged[far]:  # only when (nearly) all distances tie
-        far = farthest(dist, m, flagged, index)
-    return far
 
 
 @njit(cache=True)
@@ -156,13 +137,13 @@ def _mdav_kernel(X, k, threshold):  # pragma: no cover - numba
     g = 0
     while m >= threshold * k:
         r = _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning)
-        s = _take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, True)
-        _take_group(Xt, index, m, dist, flagged, s, k, pair[k:], labels, g + 1, False)
+        s = take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, True)
+        take_group(Xt, index, m, dist, flagged, s, k, pair[k:], labels, g + 1, False)
         g += 2
         m = _drop_groups(Xt, index, m, flagged, pair, sums, state, where)
     if m >= (threshold - 1) * k:
         r = _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning)
-        _take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, False)
+        take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, False)
         g += 1
         m = _drop_groups(Xt, index, m, flagged, pair[:k], sums, state, where)
     if m >= k:  # MDAV: the last group
@@ -192,7 +173,7 @@ def _cbfs_kernel(X, k):  # pragma: no cover - numba
     g = 0
     while m >= k:
         r = _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning)
-        _take_group(Xt, index, m, dist, flagged, r, k, group, labels, g, False)
+        take_group(Xt, index, m, dist, flagged, r, k, group, labels, g, False)
         g += 1
         m = _drop_groups(Xt, index, m, flagged, group, sums, state, where)
     if m > 0:
@@ -221,7 +202,7 @@ def _vmdav_kernel(X, k, gamma):  # pragma: no cover - numba  # noqa: C901, PLR09
     g = 0
     while m >= 2 * k:
         r = distance_pass(Xt, m, centroid, dist, flagged, index, -1, 0, True, no_neighbours)
-        _take_group(Xt, index, m, dist, flagged, r, k, members[:k], labels, g, False)
+        take_group(Xt, index, m, dist, flagged, r, k, members[:k], labels, g, False)
         size = k
         # nearest-member distances of the unassigned records
         for i in range(m):

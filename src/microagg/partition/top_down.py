@@ -8,8 +8,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._jit import njit
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
-from ._kernels import assign_to_nearest_centroid, claim_nearest, make_workspace
-from .extremes import _farthest_pair
+from ._kernels import assign_to_nearest_centroid, claim_nearest, farthest_pair, make_workspace
 from .sorting import normalized
 
 __all__ = ["bottom_up", "top_down"]
@@ -27,7 +26,7 @@ def _split(X, k):  # pragma: no cover - numba
     Xt, index = make_workspace(X)
     dist = np.empty(n)
     no_flags = np.zeros(n, dtype=np.bool_)
-    i, j = _farthest_pair(Xt, index, n, dist, no_flags)
+    i, j = farthest_pair(Xt, index, n, dist, no_flags)
     taken = np.zeros(n, dtype=np.bool_)
     labels = np.full(n, -1, dtype=np.intp)
     near = np.empty(k - 1, dtype=np.int64)

@@ -23,7 +23,7 @@ from microagg.engines import _dask_run as backend  # noqa: E402
 from microagg.engines._dask_tasks import BlockJob, divisions, merge_blocks, partition_blocks  # noqa: E402
 from microagg.engines.dask import anonymize_dask  # noqa: E402
 from microagg.exceptions import ConstantColumnWarning, SchemaError  # noqa: E402
-from microagg.partition.blocking import _run_block, blocked_partition  # noqa: E402
+from microagg.partition.blocking import blocked_partition, run_block  # noqa: E402
 
 QI = [f"x{j}" for j in range(5)]
 N = 20_000
@@ -34,7 +34,7 @@ BLOCK = 2_000
 def _warm() -> None:
     """Load (or compile) the MDAV kernels in this process."""
     A = np.random.default_rng(0).normal(size=(3_000, 5))
-    _run_block((A, K, "mdav", {}, 0))
+    run_block((A, K, "mdav", {}, 0))
 
 
 @pytest.fixture(scope="module")

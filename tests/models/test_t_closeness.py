@@ -19,7 +19,7 @@ from microagg.models import (
     t_closeness,
 )
 
-LI = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "arx_test2_li"
+LI = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "arx_test2_li"
 
 
 def test_seed004_example_distributions_have_equal_emd():

@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 import microagg._pipeline.stages
 import microagg.io
 from microagg._pipeline.request import Request
-from microagg.cli import EXIT_BUG, EXIT_USER_ERROR, _DelayedProgress, _parse_params, app
+from microagg.cli import EXIT_BUG, EXIT_USER_ERROR, app
+from microagg.cli._common import DelayedProgress, parse_params
 from microagg.exceptions import PrivacyViolationError
 
 runner = CliRunner()
@@ -310,11 +311,11 @@ def test_version() -> None:
 
 
 def test_parse_params_types() -> None:
-    assert _parse_params(["a=3", "b=0.5", "c=text", "d=1e3", "e="]) == {
+    assert parse_params(["a=3", "b=0.5", "c=text", "d=1e3", "e="]) == {
         "a": 3, "b": 0.5, "c": "text", "d": 1000.0, "e": ""}
-    assert isinstance(_parse_params(["a=3"])["a"], int)
+    assert isinstance(parse_params(["a=3"])["a"], int)
     with pytest.raises(ValueError, match="more than once"):
-        _parse_params(["a=1", "a=2"])
+        parse_params(["a=1", "a=2"])
 
 
 def _terminal() -> tuple[Console, io.StringIO]:
@@ -324,14 +325,14 @@ def _terminal() -> tuple[Console, io.StringIO]:
 
 def test_progress_stays_hidden_for_quick_runs() -> None:
     console, buffer = _terminal()
-    with _DelayedProgress(console, ("read", "anonymize", "write"), delay=5.0) as progress:
+    with DelayedProgress(console, ("read", "anonymize", "write"), delay=5.0) as progress:
         progress.stage("anonymize", done=1)
     assert buffer.getvalue() == ""
 
 
 def test_progress_appears_for_slow_runs() -> None:
     console, buffer = _terminal()
-    with _DelayedProgress(console, ("read", "anonymize", "write"), delay=0.05) as progress:
+    with DelayedProgress(console, ("read", "anonymize", "write"), delay=0.05) as progress:
         progress.stage("anonymize", done=1)
         time.sleep(0.4)
     assert "anonymize" in buffer.getvalue()

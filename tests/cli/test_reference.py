@@ -9,7 +9,7 @@ import typer
 
 from microagg.cli._reference import render_reference
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 
 def test_cli_reference_is_up_to_date() -> None:

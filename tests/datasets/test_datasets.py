@@ -74,7 +74,7 @@ ADULT_COLUMNS = [
 
 DATA_DIR = pathlib.Path(str(resources.files("microagg.datasets").joinpath("data")))
 PACKAGE_DIR = DATA_DIR.parent
-_REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+_REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _shared_datasets_dir() -> pathlib.Path | None:
