@@ -411,3 +411,11 @@ def test_check_a_published_file(tmp_path: pathlib.Path) -> None:
     assert "k-anonymity" in result.stdout
     result = _invoke("check", tmp_path / "pub.csv", "-q", "age,nope")
     assert result.exit_code == EXIT_USER_ERROR and "'nope'" in result.output
+
+
+def test_engine_stream_is_its_own_command(tmp_path):
+    result = runner.invoke(app, ["anonymize", "--dataset", "census", "-k", "3", "--engine",
+                                 "stream", "-o", str(tmp_path / "o.csv")])
+    assert result.exit_code == 2
+    assert "runs as `microagg stream`" in result.output
+    assert not (tmp_path / "o.csv").exists()

@@ -442,3 +442,18 @@ def test_stream_csv_schema_errors(tmp_path, csv_source):
     head.write_text("age,height\n")
     assert stream_csv(head, dst, columns=["age"], k=3, delay=20).n_rows == 0
     assert dst.read_text() == "age\n"
+
+
+def test_stream_csv_builds_a_request_from_its_first_rows(tmp_path):
+    # the stream engine takes a Request like every engine (issue 17): roles, column types and
+    # the method are checked by Request.build, with the engines' one message for a method
+    # it cannot run
+    from microagg._pipeline.rules import EngineRefusal
+
+    source = tmp_path / "in.csv"
+    pd.DataFrame(np.random.default_rng(0).normal(size=(20, 2)), columns=["a", "b"]).to_csv(
+        source, index=False)
+    with pytest.raises(EngineRefusal, match="The stream engine runs numeric microaggregation"):
+        stream_csv(source, tmp_path / "out.csv", columns=["a", "b"], k=2, delay=3,
+                   method="cdt")
+    assert not (tmp_path / "out.csv").exists()

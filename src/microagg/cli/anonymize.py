@@ -336,6 +336,9 @@ def _engine(name: str, input_path: str | None, dataset: str | None, outputs: _Ou
     from microagg.sql import is_sql_url
 
     runner = get_engine(name)
+    if runner.command != "anonymize":  # the stream engine is a command of its own
+        raise UsageError(f"--engine {name!r} runs as `microagg {runner.command}`, a command "
+                         "of its own; --engine takes local, file or dask.")
     if scheduler is not None and runner.name != "dask":
         raise UsageError("--scheduler applies to --engine dask.")
     if not runner.reads_files:

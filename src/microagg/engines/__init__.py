@@ -60,6 +60,8 @@ class Engine:
     """Whether it always runs block by block (``blocking`` defaults to ``"kd"``)."""
     stages: tuple[str, ...] = ()
     """The stages it reports through ``on_stage`` (for progress displays)."""
+    command: str = "anonymize"
+    """The command that runs it (``microagg anonymize --engine OPTION``, or its own)."""
 
     @property
     def run(self) -> Callable[..., Any]:
@@ -110,6 +112,10 @@ ENGINES: Mapping[str, Engine] = MappingProxyType({
     "dask": Engine("dask", "dask", "A Dask cluster (a scheduler address, or a local cluster of "
                    "one worker per CPU).", "microagg.engines.dask_file:run_dask_file",
                    reads_files=True, runs=frozenset(), blocks=True, stages=_STAGES),
+    "stream": Engine("stream", "stream", "Records as they arrive: each published within a "
+                     "delay bound, in a group of at least k that never changes.",
+                     "microagg.engines.stream_csv:stream_csv", reads_files=True,
+                     runs=frozenset(), command="stream"),
 })
 """Registered engines by ``Release.engine`` name (read-only)."""
 
@@ -125,5 +131,5 @@ def get_engine(name: str) -> Engine:
     for engine in ENGINES.values():
         if name in (engine.name, engine.option):
             return engine
-    valid = ", ".join(e.option for e in ENGINES.values())
+    valid = ", ".join(e.option for e in ENGINES.values() if e.command == "anonymize")
     raise ValueError(f"Unknown engine {name!r}. Valid engines: {valid}.")

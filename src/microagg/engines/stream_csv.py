@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import __version__
 from .._atomic import atomic_write
+from .._pipeline.request import Request
 from .._pipeline.result import Release
 from .._pipeline.verify import group_k_check, k_check
 from .._validation import RandomState, resolve_seed
@@ -206,8 +207,18 @@ def _frames(job: _Job, reader_input: Any) -> Iterator[tuple[pd.DataFrame, NDArra
                 if missing:
                     raise SchemaError(f"Column(s) {', '.join(map(repr, missing))} are not in "
                                       "the header of stream_csv's source.")
+                _request(job, chunk)
                 first = False
             yield chunk[job.columns], chunk[job.keep].to_numpy(dtype=object)
+
+
+def _request(job: _Job, first_rows: pd.DataFrame) -> Request:
+    """The Request of the stream, built from its first rows: the roles, the column types and
+    the method checked as for every engine (the stream's own options, delay and flush age,
+    were checked by :func:`_job`)."""
+    return Request.build(first_rows.loc[:, [*job.columns, *job.keep]],
+                         quasi_identifiers=job.columns, k=job.k, method=job.method,
+                         random_state=job.seed, engine="stream")
 
 
 def _run(job: _Job, reader_input: Any, handle: IO[str], *, flush: bool
