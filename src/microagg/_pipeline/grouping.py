@@ -4,6 +4,7 @@ asked, with l-diversity and t-closeness enforced), or one per attribute group.""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -21,23 +22,25 @@ from .numeric import Outcome, aggregate_safely, standard_scaling
 from .request import Request
 from .verify import checked_partition
 
-__all__ = ["attribute_group_stage", "grouping_stage"]
+__all__ = ["attribute_group_stage", "enforce_models", "grouping_stage"]
 
 
-def _enforce(request: Request, labels: NDArray[np.intp], scaled: NDArray[np.float64],
-             timings: dict[str, float]) -> NDArray[np.intp]:
-    """l-diversity, then t-closeness, by merging groups (cost: SSE on the scaled data)."""
+def enforce_models(request: Request, labels: NDArray[np.intp], timings: dict[str, float],
+                   merge_cost: Callable[[NDArray[np.intp]], Mapping[str, Any]]
+                   ) -> NDArray[np.intp]:
+    """l-diversity, then t-closeness, by merging groups; ``merge_cost(labels)`` gives the
+    enforcers' cost keyword (``{"X": scaled}``: SSE, or ``{"cost": ILOmegaCost(...)}``)."""
     df, sens = request.data, request.sensitive
     if request.l is not None:
         t = time.perf_counter()
         labels = enforce_l_diversity(labels, [df[c].to_numpy() for c in sens], l=request.l,
                                      diversity=request.diversity, c=request.diversity_c,
-                                     X=scaled, k=request.k, names=sens)
+                                     k=request.k, names=sens, **merge_cost(labels))
         timings["l_diversity"] = time.perf_counter() - t
     if request.closeness:
         t = time.perf_counter()
         labels = enforce_t_closeness(labels, list(request.closeness.values()),
-                                     t=float(request.t or 0.0), X=scaled)
+                                     t=float(request.t or 0.0), **merge_cost(labels))
         timings["t_closeness"] = time.perf_counter() - t
     return labels
 
@@ -75,7 +78,7 @@ def grouping_stage(request: Request, values: NDArray[np.float64], rng: np.random
     t = time.perf_counter()
     labels = checked_partition(partitioner, scaled, request.k, rng, params)
     timings["partition"] = time.perf_counter() - t
-    labels = _enforce(request, labels, scaled, timings)
+    labels = enforce_models(request, labels, timings, lambda _: {"X": scaled})
     t = time.perf_counter()
     masked = aggregate_safely(values, labels, method=request.aggregation or "mean",
                               random_state=rng, **request.aggregation_params)

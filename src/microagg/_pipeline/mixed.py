@@ -30,9 +30,10 @@ from ..metrics import (
     query_answering,
     utility_loss,
 )
-from ..models import ILOmegaCost, enforce_l_diversity, enforce_t_closeness
+from ..models import ILOmegaCost
 from ..partition.cdt import Columns
 from ..partition.mixed import MixedData
+from .grouping import enforce_models
 from .measure import sensitive_metrics
 from .notes import warn_user
 from .numeric import privacy_params, quasi_identifier_matrix
@@ -133,20 +134,8 @@ def _partition(request: Request, cols: _Columns, rng: np.random.Generator,
     t = time.perf_counter()
     labels = checked_partition(partitioner, data, request.k, rng, call_params)
     timings["partition"] = time.perf_counter() - t
-    sens, df = request.sensitive, request.data
-    if request.l is not None:
-        t = time.perf_counter()
-        cost = ILOmegaCost(cols.numeric, cols.codes, cols.tables, labels, int(labels.max()) + 1)
-        labels = enforce_l_diversity(labels, [df[c].to_numpy() for c in sens], l=request.l,
-                                     diversity=request.diversity, c=request.diversity_c,
-                                     cost=cost, k=request.k, names=sens)
-        timings["l_diversity"] = time.perf_counter() - t
-    if request.closeness:
-        t = time.perf_counter()
-        cost = ILOmegaCost(cols.numeric, cols.codes, cols.tables, labels, int(labels.max()) + 1)
-        labels = enforce_t_closeness(labels, list(request.closeness.values()),
-                                     t=float(request.t or 0.0), cost=cost)
-        timings["t_closeness"] = time.perf_counter() - t
+    labels = enforce_models(request, labels, timings, lambda current: {"cost": ILOmegaCost(
+        cols.numeric, cols.codes, cols.tables, current, int(current.max()) + 1)})
     return labels, params
 
 
