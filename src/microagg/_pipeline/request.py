@@ -53,7 +53,7 @@ KINDS = ("numeric", "attribute-groups", "dp", "mixed")
 NO_ROWS = "The input table has no rows; there is nothing to release."
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # holds a DataFrame: identity, not value, equality
 class Request:
     """Everything a release needs, checked (build it with :meth:`build`).
 
