@@ -11,14 +11,20 @@ from __future__ import annotations
 import pathlib
 import time
 import warnings
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.text import Text
 
+from microagg.cli._anonymize_run import (
+    aggregation_params,
+    check_outputs,
+    command_engine,
+    print_release,
+    run_in_memory,
+    run_on_file,
+    schema_for,
+)
 from microagg.cli._common import (
-    DelayedProgress,
     RandomStateOption,
     UsageError,
     app,
@@ -26,41 +32,9 @@ from microagg.cli._common import (
     parse_bounds,
     parse_hierarchies,
     parse_params,
-    passthrough_as_read,
     split_names,
-    stderr,
-    stdout,
     user_errors,
 )
-from microagg.cli._tables import summary_table
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from microagg._pipeline.request import Request
-    from microagg.engines import Engine
-    from microagg.release import Release
-    from microagg.schema import Schema
-
-_FLAGS = {
-    "aggregation": "--aggregation", "aggregation_params": "--agg-param",
-    "epsilon": "--epsilon", "bounds": "--bounds", "hierarchies": "--hierarchy", "l": "-l",
-    "t": "-t", "intruder_knows": "--intruder-knows", "attribute_groups": "--attribute-groups",
-    "clustering_il": "--clustering-il", "refine": "--refine", "scaling": "--scaling",
-    "n_jobs": "--jobs", "method": "-m/--method (it generalizes)",
-    "schema": "--schema with hierarchies, ordinal columns or categorical quasi-identifiers "
-              "(their codes would be averaged)",
-}
-"""The option of this command behind each Request option an engine may refuse."""
-
-
-@dataclass(frozen=True)
-class _Outputs:
-    """Where the release goes: the table, and optionally its summary and report."""
-
-    table: pathlib.Path | str
-    summary: pathlib.Path | None
-    report: pathlib.Path | None
 
 
 @app.command()
@@ -266,18 +240,17 @@ def anonymize(
                      help="Also write a self-contained HTML report of the release (.html)."),
     ] = None,
 ) -> None:
-
     """Mask the quasi-identifiers of a table by microaggregation and write the release."""
     start = time.perf_counter()
     with user_errors():
-        outputs = _outputs(input_path, dataset, output, summary_json, report)
-        runner, face = _engine(engine, input_path, dataset, outputs, scheduler)
-        loaded_schema = _load_schema(schema, dataset)
+        outputs = check_outputs(input_path, dataset, output, summary_json, report)
+        runner, face = command_engine(engine, input_path, dataset, outputs, scheduler)
+        loaded_schema = schema_for(schema, dataset)
         options = dict(
             quasi_identifiers=split_names(quasi_identifiers), k=k, method=method,
             sensitive=split_names(sensitive), identifiers=split_names(drop),
-            aggregation=aggregation, aggregation_params=_aggregation_params(aggregation, rho,
-                                                                           agg_param),
+            aggregation=aggregation,
+            aggregation_params=aggregation_params(aggregation, rho, agg_param),
             scaling=scaling, random_state=random_state, method_params=parse_params(param),
             epsilon=epsilon, bounds=parse_bounds(bounds),
             intruder_knows=split_names(intruder_knows),
@@ -295,204 +268,11 @@ def anonymize(
             warnings.simplefilter("always")
             if runner.reads_files:
                 assert input_path is not None  # --dataset is refused by _engine
-                release = _run_on_file(runner, input_path, options, loaded_schema, sep,
-                                       outputs, scheduler, face, rho)
+                release = run_on_file(runner, input_path, options, loaded_schema, sep,
+                                      outputs, scheduler, face, rho)
                 source = input_path
             else:
-                release, source = _run_in_memory(runner, input_path, dataset, options,
-                                                  loaded_schema, sep, outputs)
-    _print(release, source, outputs, [str(w.message) for w in caught],
-           time.perf_counter() - start)
-
-
-def _outputs(input_path: str | None, dataset: str | None, output: str,
-             summary_json: pathlib.Path | None, report: pathlib.Path | None) -> _Outputs:
-    """Exactly one input; the outputs checked (never the input, never each other)."""
-    from microagg.io import check_output_path, check_table_output
-
-    if (input_path is None) == (dataset is None):
-        raise UsageError("Give exactly one of INPUT or --dataset "
-                         f"(got {'both' if dataset is not None else 'neither'}).")
-    inputs = [input_path] if input_path is not None else []
-    out = check_table_output(output, inputs=inputs, parameter="--output")
-    summary_out = None
-    if summary_json is not None:
-        summary_out = check_output_path(summary_json, inputs=inputs, extensions=(".json",),
-                                        parameter="--summary-json", outputs={"--output": out})
-    report_out = None
-    if report is not None:
-        report_out = check_output_path(
-            report, inputs=inputs, extensions=(".html", ".htm"), parameter="--report",
-            outputs={"--output": out, "--summary-json": summary_out})
-    return _Outputs(out, summary_out, report_out)
-
-
-def _engine(name: str, input_path: str | None, dataset: str | None, outputs: _Outputs,
-            scheduler: str | None) -> tuple[Engine, list[str]]:
-    """The registry entry of ``--engine``, and this command's options it cannot take: an
-    engine that reads its input file itself takes no --dataset, database table or --report
-    (which needs the table in memory)."""
-    from microagg.engines import get_engine
-    from microagg.sql import is_sql_url
-
-    runner = get_engine(name)
-    if runner.command != "anonymize":  # the stream engine is a command of its own
-        raise UsageError(f"--engine {name!r} runs as `microagg {runner.command}`, a command "
-                         "of its own; --engine takes local, file or dask.")
-    if scheduler is not None and runner.name != "dask":
-        raise UsageError("--scheduler applies to --engine dask.")
-    if not runner.reads_files:
-        return runner, []
-    face = [flag for flag, given in (("--dataset", dataset is not None),
-                                     ("--report", outputs.report is not None)) if given]
-    if dataset is not None:
-        raise _refusal(runner, face)
-    assert input_path is not None
-    if is_sql_url(input_path) or isinstance(outputs.table, str):
-        raise UsageError(f"--engine {runner.option} reads and writes files (CSV, Parquet); for "
-                         "a database table use --engine local.")
-    return runner, face
-
-
-def _refusal(runner: Engine, flags: list[str]) -> UsageError:
-    return UsageError(f"--engine {runner.option} streams numeric microaggregation with group "
-                      f"means only; drop {', '.join(flags)} (or use --engine local).")
-
-
-def _load_schema(schema: pathlib.Path | None, dataset: str | None) -> Schema | None:
-    if schema is None:
-        return None
-    if dataset is not None:
-        raise UsageError("--schema describes an INPUT file; --dataset brings its own roles.")
-    from microagg.schema import load_schema
-
-    return load_schema(schema)
-
-
-def _aggregation_params(aggregation: str | None, rho: float | None,
-                        agg_param: list[str] | None) -> dict[str, Any] | None:
-    """``--agg-param`` pairs, and ``--rho`` (a shorthand of ``--agg-param rho=...``)."""
-    params = parse_params(agg_param, "--agg-param")
-    if rho is not None:
-        if aggregation != "rho":
-            raise UsageError(f"--rho applies to --aggregation rho, not {aggregation or 'mean'!r}.")
-        params["rho"] = rho
-    return params or None
-
-
-def _keywords(options: dict[str, Any]) -> dict[str, Any]:
-    """The keywords of :meth:`Request.build` from the parsed options: roles not given (nor
-    by a bundled data set, :func:`_read_dataset`) empty, empty mappings ``None``."""
-    return {**options, "quasi_identifiers": options["quasi_identifiers"] or [],
-            "sensitive": options["sensitive"] or (), "identifiers": options["identifiers"] or (),
-            "method_params": options["method_params"] or None,
-            "hierarchies": options["hierarchies"] or None}
-
-
-def _read_dataset(name: str, options: dict[str, Any]
-                  ) -> tuple[pd.DataFrame, str, dict[str, Any]]:
-    """A bundled data set, with its roles and hierarchies where the options give none."""
-    from microagg.datasets import load_dataset
-
-    ds = load_dataset(name)
-    qi, sens, ids = options["quasi_identifiers"], options["sensitive"], options["identifiers"]
-    if qi is None:
-        qi = list(ds.quasi_identifiers)
-    if sens is None:
-        sens = [c for c in ds.sensitive if c not in qi and c not in (ids or ())]
-    if ids is None:
-        ids = [c for c in ds.identifiers if c not in qi]
-    hierarchies = dict(options["hierarchies"] or {})
-    for col, path in ds.hierarchies.items():  # categorical QIs get the bundled ones
-        if col in qi and col not in hierarchies and ds.data[col].dtype.kind not in "biuf":
-            hierarchies[col] = str(path)
-    return ds.data, f"dataset {ds.name}", {**options, "quasi_identifiers": qi,
-                                           "sensitive": sens, "identifiers": ids,
-                                           "hierarchies": hierarchies or None}
-
-
-def _run_in_memory(runner: Engine, input_path: str | None, dataset: str | None,
-                   options: dict[str, Any], schema: Schema | None, sep: str | None,
-                   outputs: _Outputs) -> tuple[Release, str]:
-    """Read the table, build the Request, run it in memory, write what was asked."""
-    from microagg._pipeline.request import Request
-    from microagg.io import read_table
-
-    with DelayedProgress(stderr(), ("read", "anonymize", "write")) as progress:
-        progress.stage("read", done=0)
-        if dataset is not None:
-            df, source, options = _read_dataset(dataset, options)
-        else:
-            assert input_path is not None  # _outputs: exactly one input
-            df, source = read_table(input_path, sep=sep, text_columns=(
-                schema.text_columns if schema is not None else ())), str(input_path)
-        progress.stage("anonymize", done=1)
-        request = Request.build(df, schema=schema, engine=runner.name, **_keywords(options))
-        release = runner.run(request)
-        progress.stage("write", done=2)
-        _write_in_memory(release, request, input_path, outputs, sep)
-        progress.stage("done", done=3)
-    return release, source
-
-
-def _write_in_memory(release: Release, request: Request, input_path: str | None,
-                     outputs: _Outputs, sep: str | None) -> None:
-    """The table (pass-through columns as read), the summary and the report."""
-    from microagg.io import write_table, write_text_atomic
-
-    written = release.data
-    if input_path is not None and release.params.get("epsilon") is None:
-        written = passthrough_as_read(written, input_path, outputs.table, sep=sep,
-                                       masked=release.params["quasi_identifiers"])
-    write_table(written, outputs.table, sep=sep)
-    if outputs.summary is not None:
-        write_text_atomic(release.to_json() + "\n", outputs.summary)
-    if outputs.report is not None:
-        from microagg.report import write_report
-
-        write_report(release, request.data, outputs.report)
-
-
-def _run_on_file(runner: Engine, input_path: str, options: dict[str, Any],
-                 schema: Schema | None, sep: str | None, outputs: _Outputs,
-                 scheduler: str | None, face: list[str], rho: float | None) -> Release:
-    """``--engine file`` / ``dask``: the Request from the input's first rows, then the
-    engine streams the input and writes the output atomically."""
-    from microagg._pipeline.rules import EngineRefusal
-    from microagg.engines.files import file_request
-    from microagg.io import write_text_atomic
-
-    source = pathlib.Path(input_path)
-    try:
-        request = file_request(source, engine=runner.name, sep=sep, schema=schema,
-                               **_keywords(options))
-    except EngineRefusal as refusal:
-        flags = ["--rho" if name == "aggregation_params" and rho is not None else _FLAGS[name]
-                 for name in refusal.options]
-        raise _refusal(runner, [*flags, *face]) from None
-    if face:
-        raise _refusal(runner, face)
-    extra = {"scheduler": scheduler} if scheduler is not None else {}
-    with DelayedProgress(stderr(), runner.stages) as progress:
-        release = runner.run(request, source, pathlib.Path(outputs.table), sep=sep,
-                             on_stage=lambda name: progress.stage(
-                                 name, done=runner.stages.index(name)), **extra)
-        progress.stage("done", done=len(runner.stages))
-    if outputs.summary is not None:
-        write_text_atomic(release.to_json() + "\n", outputs.summary)
-    return release
-
-
-def _print(release: Release, source: str, outputs: _Outputs, caught: list[str],
-           seconds: float) -> None:
-    """The summary table, where the summary and report went, then every warning."""
-    notes = list(release.warnings)
-    notes += [message for message in caught if message not in notes]
-    console = stdout()
-    console.print(summary_table(release, source=source, output=outputs.table, seconds=seconds))
-    if outputs.summary is not None:
-        console.print(Text(f"summary written to {outputs.summary}"), soft_wrap=True)
-    if outputs.report is not None:
-        console.print(Text(f"report written to {outputs.report}"), soft_wrap=True)
-    for note in notes:
-        console.print(Text(f"Warning: {note}", style="yellow"), soft_wrap=True)
+                release, source = run_in_memory(runner, input_path, dataset, options,
+                                                 loaded_schema, sep, outputs)
+    print_release(release, source, outputs, [str(w.message) for w in caught],
+                  time.perf_counter() - start)
