@@ -31,7 +31,11 @@ EXPECTED_SHAPES: dict[str, tuple[int, int]] = {
     "casc1": (13, 7),
     "francdat": (8, 8),
     "microdata": (13, 5),
+    "survey": (5000, 14),  # microagg's own synthetic survey (datasets/_survey.py)
 }
+
+# Bundled files that are microagg's own (generated, not copied from ../shared).
+OUR_OWN = ("survey.csv",)
 
 # Bundled file (under data/) -> the same file in the shared source folder.
 BUNDLED_TO_SOURCE: dict[str, str] = {
@@ -340,7 +344,7 @@ def test_each_load_is_a_fresh_copy() -> None:
 
 def test_bundled_files_are_exactly_the_expected_ones() -> None:
     shipped = {p.relative_to(DATA_DIR).as_posix() for p in DATA_DIR.rglob("*") if p.is_file()}
-    assert shipped == set(BUNDLED_TO_SOURCE)
+    assert shipped == set(BUNDLED_TO_SOURCE) | set(OUR_OWN)
 
 
 @pytest.mark.parametrize("bundled", sorted(BUNDLED_TO_SOURCE))
@@ -374,8 +378,24 @@ def test_provenance_records_every_md5() -> None:
             flags=re.MULTILINE,
         )
     }
-    assert set(rows) == set(BUNDLED_TO_SOURCE)
+    assert set(rows) == set(BUNDLED_TO_SOURCE) | set(OUR_OWN)
     for bundled, (shipped_md5, content_md5) in rows.items():
         path = DATA_DIR / bundled
         assert _md5(path.read_bytes()) == shipped_md5, bundled
         assert _md5(_content(path)) == (content_md5 or shipped_md5), bundled
+
+
+def test_bundled_survey_is_rebuilt_byte_for_byte(tmp_path) -> None:
+    """The synthetic survey is ours: its generator rebuilds the bundled file exactly."""
+    from importlib import resources
+
+    from microagg.datasets._survey import make_survey
+
+    rebuilt = tmp_path / "survey.csv"
+    make_survey().to_csv(rebuilt, index=False, lineterminator="\n")
+    bundled = resources.files("microagg.datasets") / "data" / "survey.csv"
+    assert rebuilt.read_bytes() == bundled.read_bytes()
+    data = load_dataset("survey").data
+    assert data["postcode"].str.len().eq(4).all()  # codes read as text
+    assert 0.06 < data["income"].isna().mean() < 0.10  # the 8 % item non-response
+    assert data.groupby("household_id")["weight"].nunique().max() == 1  # shared weight
