@@ -190,7 +190,7 @@ def test_bounds_from_the_data_are_named_and_kept(survey):
     ({"aggregation": "median"}, "Laplace-noised group means"),
     ({"scaling": "minmax"}, "leave scaling unset"),
     ({"method_params": {"gamma": 1}}, "takes none"),
-    ({"identifiers": ()}, "'name' would be published unchanged"),
+    ({"identifiers": (), "keep": ("name",)}, "'name' would be published unchanged"),
 ])
 def test_dp_refuses_what_would_void_it(survey, kwargs, message):
     args = {"quasi_identifiers": ["age", "income"], "k": 40, "identifiers": "name",

@@ -128,8 +128,10 @@ def test_epsilon_release_refuses_bounds_wider_than_the_float_range():
                   bounds={"a": (-1.7e308, 1.7e308), "b": (0, 30)})
 
 
+# datetime64 quasi-identifiers are microaggregated as dates in memory (issue 18, item 5:
+# tests/pipeline/test_dates.py); periods and durations are still refused by their type
 @pytest.mark.parametrize(("column", "hint"), [
-    (pd.date_range("2020-01-01", periods=12), r"dtype datetime64.*\.dt\.year"),
+    (pd.period_range("2020-01", periods=12, freq="M"), r"dtype period\[M\].*\.dt\.year"),
     (pd.to_timedelta(np.arange(12), unit="D"), r"dtype timedelta64.*total_seconds"),
 ])
 def test_dates_and_durations_are_refused_by_type_not_by_hierarchy(column, hint):

@@ -22,9 +22,10 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") \
 
 @pytest.fixture(scope="module")
 def census_release():
-    data = load_dataset("census").data
-    release = anonymize(data, quasi_identifiers=list(data.columns)[:6], k=5, random_state=0)
-    return data, release
+    ds = load_dataset("census")
+    release = anonymize(ds.data, quasi_identifiers=list(ds.quasi_identifiers), k=5,
+                        random_state=0)
+    return ds.data, release
 
 
 def test_report_is_self_contained_and_complete(census_release):
@@ -33,7 +34,9 @@ def test_report_is_self_contained_and_complete(census_release):
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     # nothing fetched from the network: no script, no external link or image
     assert "<script" not in page and not re.search(r"(src|href)=['\"]https?:", page)
-    assert page.count("data:image/png;base64,") >= 1 + 6 + 1  # sizes, 6 histograms, corr
+    # 13 histograms and the correlations; every group has 5 records: a sentence, no plot
+    assert page.count("data:image/png;base64,") >= 13 + 1
+    assert "All 216 groups have 5 records." in page
     for figure in ("k-anonymity", f"{release.metrics['information_loss']:.4g}",
                    f"seed {release.seed}", "AFNLWGT", "Correlations"):
         assert figure in page
@@ -44,9 +47,10 @@ def test_report_is_self_contained_and_complete(census_release):
 
 
 def test_privacy_warnings_are_highlighted():
-    data = load_dataset("census").data
+    ds = load_dataset("census")
+    data = ds.data
     with pytest.warns(Warning):
-        release = anonymize(data, quasi_identifiers=list(data.columns)[:4], k=5,
+        release = anonymize(data, quasi_identifiers=list(ds.quasi_identifiers), k=5,
                             aggregation="rho", aggregation_params={"rho": 0.5},
                             random_state=0)
     page = render_report(release, data)
@@ -101,8 +105,10 @@ def test_assess_release_recomputes_everything(census_release):
     assessed = assess_release(data, release.data, quasi_identifiers=qi)
     # the same figures as the release's own, re-derived from the two tables alone
     assert assessed.k == release.k
+    # (the published integer columns are the means rounded to integers: the pipeline
+    # measures before rounding, so the two agree to about 1e-7, not to the last digit)
     assert assessed.metrics["information_loss"] == pytest.approx(
-        release.metrics["information_loss"], rel=1e-12)
+        release.metrics["information_loss"], rel=1e-5)
     assert assessed.metrics["dld_risk"] == pytest.approx(release.metrics["dld_risk"])
     assert assessed.seed == UNKNOWN_SEED
     assert "seed unknown" in render_report(assessed, data)

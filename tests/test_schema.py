@@ -137,3 +137,76 @@ def test_cli_schema_round_trip(tmp_path):
                                  str(tmp_path / "x.csv")])
     assert result.exit_code == EXIT_USER_ERROR and "not both" in result.output
     assert not pathlib.Path(tmp_path / "x.csv").exists()
+
+
+# -- issue 18: dates, ages, postcodes and places proposed as quasi-identifiers ----------------
+
+def test_proposed_schema_names_the_classic_quasi_identifiers(tmp_path):
+    from microagg.datasets import load_dataset
+
+    survey = load_dataset("survey").data
+    text = propose_schema(survey)
+    (tmp_path / "p.toml").write_text(text)
+    schema = load_schema(tmp_path / "p.toml")
+    assert schema.columns["date_of_birth"].role == "quasi-identifier"
+    assert schema.columns["date_of_birth"].type == "date"
+    assert "[columns.date_of_birth]  # dates (of birth, of events) are classic " \
+           "quasi-identifiers" in text
+    assert "[columns.age]  # ages are classic quasi-identifiers" in text
+    assert schema.columns["postcode"].type == "categorical"
+    assert "[columns.postcode]  # postcodes are classic quasi-identifiers" in text
+    assert "[columns.region]  # places (of residence, of birth) are classic" in text
+    assert schema.columns["region"].role == "quasi-identifier"
+    assert schema.dates == {"date_of_birth": {}}  # ISO dates: no format line
+    # whole numbers: a comment says they are rounded by default
+    age_table = text.split("[columns.age]")[1].split("[columns.")[0]
+    assert "published rounded to integers by default" in age_table
+    weight_table = text.split("[columns.weight]")[1].split("[columns.")[0]
+    assert "rounded" not in weight_table  # 583.65: not whole numbers
+
+
+def test_proposed_dates_by_dtype_or_share_of_parseable_text(tmp_path):
+    n = 40
+    days = pd.date_range("1950-01-01", periods=n, freq="37D")
+    text_dates = days.strftime("%d.%m.%Y").tolist()
+    text_dates[0] = "unknown"  # 1 of 40 unparseable: 97.5 % parse, still a date
+    mostly_text = days.strftime("%Y-%m-%d").tolist()
+    mostly_text[:3] = ["n/a", "soon", "never"]  # 92.5 %: below the 95 % share
+    df = pd.DataFrame({"visit": days, "born": text_dates, "note": mostly_text,
+                       "zip": [f"{1000 + i % 7:04d}" for i in range(n)],
+                       "city": [f"town{i}" for i in range(n)],
+                       "birth_year": 1950 + np.arange(n) % 9})
+    text = propose_schema(df)
+    (tmp_path / "p.toml").write_text(text)
+    schema = load_schema(tmp_path / "p.toml")
+    assert schema.columns["visit"].type == "date"
+    assert schema.columns["born"].type == "date"
+    assert schema.columns["born"].format == "%d.%m.%Y"
+    assert schema.columns["note"].type != "date"
+    assert schema.columns["zip"].role == "quasi-identifier"
+    assert schema.columns["city"].role == "quasi-identifier"  # unique, but a place
+    assert schema.columns["birth_year"].type == "numeric"
+    assert "[columns.birth_year]  # ages are classic quasi-identifiers" in text
+
+
+def test_date_type_keys_and_table_check(tmp_path):
+    (tmp_path / "s.toml").write_text(
+        '[columns.dob]\nrole = "quasi-identifier"\ntype = "date"\nformat = "%d.%m.%Y"\n'
+        'publish = "year"\n[columns.age]\nrole = "quasi-identifier"\nformat = "%Y"\n')
+    with pytest.raises(SchemaError, match=r"\[columns.age\]: format and publish apply to "
+                                          r"type = \"date\" only"):
+        load_schema(tmp_path / "s.toml")
+    (tmp_path / "s.toml").write_text(
+        '[columns.dob]\nrole = "quasi-identifier"\ntype = "date"\nformat = "%d.%m.%Y"\n'
+        'publish = "year"\n')
+    schema = load_schema(tmp_path / "s.toml")
+    assert schema.dates == {"dob": {"format": "%d.%m.%Y", "publish": "year"}}
+    assert schema.text_columns == ["dob"]  # read as text, parsed with the declared format
+    with pytest.raises(SchemaError, match=r"'dob' is declared a date but holds numbers"):
+        schema.check(pd.DataFrame({"dob": [19890313]}))
+    df = pd.DataFrame({"dob": [f"{1 + i % 28:02d}.0{1 + i % 9}.19{50 + i}" for i in range(12)]})
+    from microagg import anonymize
+
+    release = anonymize(df, k=3, schema=schema, random_state=0)
+    assert all(v.endswith("-01-01") for v in release.data["dob"])  # published by year
+    assert release.params["dates"]["dob"]["format"] == "%d.%m.%Y"

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from ._numba_cache import configure_cache
-
-configure_cache()  # before any kernel is defined: where (and whether) numba may cache
+# Where (and whether) numba may cache kernels is decided by microagg._jit, which every kernel
+# module imports before defining a kernel: `import microagg` (and `microagg --version`) loads
+# no numba.
 
 if TYPE_CHECKING:  # what the names are, for type checkers and IDEs; loaded on access below
     from . import partition

@@ -15,7 +15,9 @@ numba's. On top of numba:
   and a later process that loads just the caller runs a parallel region with no threading
   layer: a segmentation fault (``dba1`` after ``bottom-up`` on a fresh cache, every time).
   numba starts the layer itself when it compiles a parallel region, so only loads need it.
-* saving takes the folder's lock, so concurrent first runs cannot mix up index entries.
+* saving takes the folder's lock, so concurrent first runs cannot mix up index entries;
+* cache misses are counted: :func:`watch_compilation` tells a face that kernels are being
+  compiled (a first run's one-time cost) and how long that took.
 
 Only numba's documented cache attributes are touched (``Dispatcher._cache`` and its
 ``load_overload`` / ``save_overload`` / ``cache_path``); where they are missing (another
@@ -24,7 +26,9 @@ numba, ``NUMBA_DISABLE_JIT=1``) the kernel is returned unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +37,9 @@ from numba.core import types
 
 from ._numba_cache import cache_lock, configure_cache, ensure_fresh
 
-__all__ = ["KERNELS", "njit", "start_threading_layer"]
+configure_cache()  # before any kernel is defined: where (and whether) numba may cache
+
+__all__ = ["KERNELS", "CompileLog", "njit", "start_threading_layer", "watch_compilation"]
 
 KERNELS: list[Any] = []
 """Every kernel defined with :func:`njit`, in definition order."""
@@ -57,15 +63,63 @@ def _harden(dispatcher: Any) -> None:
         ensure_fresh(folder)
         if index.exists():  # something may be loaded: the layer's symbols must exist first
             start_threading_layer()
-        return load(sig, target_context)
+        loaded = load(sig, target_context)
+        if loaded is None:  # not cached: numba compiles it now, then saves it
+            _COMPILING.started()
+        return loaded
 
     def save_overload(sig: Any, data: Any) -> None:
         ensure_fresh(folder)
         with cache_lock(folder):
             save(sig, data)
+        _COMPILING.saved()
 
     cache.load_overload = load_overload
     cache.save_overload = save_overload
+
+
+class CompileLog:
+    """Kernels compiled (cache misses) while :func:`watch_compilation` watches, and the
+    seconds spent compiling them (nested compilations counted once)."""
+
+    def __init__(self, on_start: Callable[[], None] | None = None) -> None:
+        self.kernels = 0
+        self.seconds = 0.0
+        self._on_start = on_start
+        self._depth = 0
+        self._since = 0.0
+
+    def started(self) -> None:
+        if self.kernels == 0 and self._on_start is not None:
+            self._on_start()
+        self.kernels += 1
+        if self._depth == 0:
+            self._since = time.perf_counter()
+        self._depth += 1
+
+    def saved(self) -> None:
+        if self._depth == 0:
+            return
+        self._depth -= 1
+        if self._depth == 0:
+            self.seconds += time.perf_counter() - self._since
+
+
+_COMPILING = CompileLog()
+
+
+@contextlib.contextmanager
+def watch_compilation(on_start: Callable[[], None] | None = None) -> Iterator[CompileLog]:
+    """Count the kernels compiled in the block (not found in the cache), and their time;
+    ``on_start`` is called when the first compilation starts (a face's "compiling kernels,
+    first run only" notice). Kernels that are not cached (caching off) are not seen."""
+    global _COMPILING
+    before = _COMPILING
+    _COMPILING = CompileLog(on_start)
+    try:
+        yield _COMPILING
+    finally:
+        _COMPILING = before
 
 
 def _one_specialization_per_type(dispatcher: Any) -> None:

@@ -67,9 +67,13 @@ def fit_scaler(values: NDArray[np.float64], scaling: str) -> Scaler:
     1e-300, subnormals) are first brought near 1 by an exact power of two
     (:func:`safe_exponents`), so that no sum of squares overflows or underflows; with
     ``"none"`` all columns share one power of two, which keeps the distances' proportions.
+    Missing cells (NaN) are left out of the fit: it uses each column's observed values (a
+    column with none counts as constant), and they stay NaN when scaled.
     """
     if scaling not in SCALINGS:
         raise ValueError(f"Unknown scaling {scaling!r}. Valid scalings: {', '.join(SCALINGS)}.")
+    if np.isnan(values).any():
+        return _fit_observed(values, scaling)
     varying = values.max(axis=0) > values.min(axis=0)  # np.ptp overflows at 1e308
     if not varying.any():
         varying = np.ones(values.shape[1], dtype=bool)
@@ -81,6 +85,27 @@ def fit_scaler(values: NDArray[np.float64], scaling: str) -> Scaler:
     if scaling == "minmax":
         lo = V.min(axis=0)
         return varying, exponent, lo, V.max(axis=0) - lo
+    return varying, exponent, np.zeros(V.shape[1]), np.ones(V.shape[1])
+
+
+def _fit_observed(values: NDArray[np.float64], scaling: str) -> Scaler:
+    """:func:`fit_scaler` on the observed (non-NaN) values of each column."""
+    observed = ~np.isnan(values)
+    has = observed.any(axis=0)
+    lo = np.where(has, np.nanmin(np.where(observed, values, np.inf), axis=0), 0.0)
+    hi = np.where(has, np.nanmax(np.where(observed, values, -np.inf), axis=0), 0.0)
+    varying = hi > lo
+    if not varying.any():
+        varying = np.asarray(has if has.any() else np.ones(values.shape[1], dtype=bool))
+        scaling = "none"
+    exponent = safe_exponents(np.where(observed, values, 0.0)[:, varying],
+                              common=scaling == "none")
+    V = to_safe_range(values[:, varying], exponent)
+    if scaling == "standard":
+        return varying, exponent, np.nanmean(V, axis=0), np.nanstd(V, axis=0, ddof=1)
+    if scaling == "minmax":
+        low = np.nanmin(V, axis=0)
+        return varying, exponent, low, np.nanmax(V, axis=0) - low
     return varying, exponent, np.zeros(V.shape[1]), np.ones(V.shape[1])
 
 

@@ -5,7 +5,8 @@ Everything is re-derived from the two tables: the equivalence classes of identic
 quasi-identifiers (:func:`microagg._pipeline.verify.published_classes`, the one verifier's)
 stand for the groups, k / l / t come from :func:`microagg.check.check_table`,
 and the information loss and linkage risk compare the numeric quasi-identifiers row by row
-(z-scores of the original, as :func:`microagg.anonymize` does). A microagg summary JSON, when
+(z-scores of the original, as :func:`microagg.anonymize` does), on the cells observed in both
+tables: an original with missing values is accepted as it is. A microagg summary JSON, when
 given, adds the parameters, seed and warnings the release was made with; its figures are not
 trusted but recomputed.
 """
@@ -20,14 +21,28 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
+from ._pipeline.rules import load_hierarchies
 from ._pipeline.verify import published_classes
+from ._validation import check_k
 from .check import check_table
 from .exceptions import SchemaError
-from .metrics import dld_risk, group_size_summary, il1s, information_loss, moment_changes
+from .generalize import generalize
+from .hierarchy import Hierarchy
+from .metrics import (
+    dld_risk,
+    group_size_summary,
+    il1s,
+    information_loss,
+    moment_changes,
+    normalized_certainty_penalty,
+)
+from .metrics.headline import column_losses
 from .release import DLD_SAMPLE, DLD_SAMPLE_ABOVE, Release
 
-__all__ = ["UNKNOWN_SEED", "assess_release", "load_summary"]
+__all__ = ["UNKNOWN_SEED", "assess_release", "load_summary", "ncp_of_classes",
+           "numeric_measures"]
 
 UNKNOWN_SEED = -1
 """The ``seed`` of an assessed release whose summary does not give one."""
@@ -57,7 +72,9 @@ def _numeric(series: pd.Series) -> bool:
 
 def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
                    quasi_identifiers: Sequence[str], sensitive: Sequence[str] = (),
-                   summary: Mapping[str, Any] | None = None) -> Release:
+                   summary: Mapping[str, Any] | None = None, k: int | None = None,
+                   hierarchies: Mapping[str, Hierarchy | str | os.PathLike[str]] | None = None
+                   ) -> Release:
     """A :class:`~microagg.release.Release` re-derived from an original and a published table.
 
     Parameters
@@ -73,17 +90,29 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
         Published sensitive columns, for l, t and homogeneity.
     summary : mapping, optional
         A release summary (:func:`load_summary`): its params, seed and warnings are shown.
+    k : int, optional
+        The k the published file must reach (``microagg report -k``), ``k >= 2``; it
+        replaces the summary's. Without either, the achieved level is only reported.
+    hierarchies : mapping of str to Hierarchy or path, optional
+        The categorical quasi-identifiers' hierarchies, as given to
+        :func:`microagg.anonymize`, for the NCP; a flat one for a column without.
 
     Returns
     -------
     Release
         ``labels`` are the published equivalence classes; ``checks`` and ``metrics`` are
-        recomputed; ``seed`` is the summary's or :data:`UNKNOWN_SEED`.
+        recomputed; ``seed`` is the summary's or :data:`UNKNOWN_SEED`. A release with a
+        quasi-identifier that is not numeric in both tables also gets ``ncp``
+        (:func:`ncp_of_classes`), its headline loss.
 
     Raises
     ------
     SchemaError
-        If a column is missing from either table (named), or the row counts differ.
+        If a column is missing from either table (named), or the row counts differ, or a
+        numeric quasi-identifier holds an infinite value, or a hierarchy lacks a value. Missing values (NaN) are accepted
+        and not counted (:func:`numeric_measures`).
+    ValueError
+        If ``k`` is not an int >= 2 or exceeds the number of rows.
 
     Examples
     --------
@@ -95,19 +124,12 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
     """
     qi = list(quasi_identifiers)
     sens = list(sensitive)
-    for name, table, columns in (("original", original, qi),
-                                 ("published", published, [*qi, *sens])):
-        missing = [c for c in columns if c not in table.columns]
-        if missing:
-            raise SchemaError(f"Column(s) {', '.join(map(repr, missing))} are not in the "
-                              f"{name} table; its columns: "
-                              f"{', '.join(map(str, table.columns))}.")
-    if len(original) != len(published):
-        raise SchemaError(f"The original has {len(original):,} rows but the published table "
-                          f"{len(published):,}; the report compares them record by record.")
+    _check_tables(original, published, qi, sens)
     result = check_table(published, quasi_identifiers=qi, sensitive=sens)
     labels = published_classes(published, qi)
     params: dict[str, Any] = dict(summary.get("params", {})) if summary else {}
+    if k is not None:
+        params["k"] = check_k(k, n_samples=len(published), caller="report")
     params.setdefault("quasi_identifiers", qi)
     params.setdefault("sensitive", sens)
     params.setdefault("method", "unknown (assessed from the files)")
@@ -125,33 +147,27 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
                                           "model": "t-closeness (EMD) of " + col}
     numeric = [c for c in qi if _numeric(original[c]) and _numeric(published[c])]
     metrics: dict[str, Any] = {**group_size_summary(labels),
-                               "risk_per_record_mean": result.risk["mean"],
+                               "class_risk": result.risk["mean"],
                                "share_in_classes_below_5": result.risk[
                                    "share_in_classes_below_5"]}
     if numeric:
-        values = original[numeric].to_numpy(dtype=np.float64)
-        masked = published[numeric].to_numpy(dtype=np.float64)
-        bad = [c for c, ok in zip(numeric, np.isfinite(values).all(axis=0)
-                                  & np.isfinite(masked).all(axis=0), strict=True) if not ok]
-        if bad:
-            raise SchemaError(f"Numeric quasi-identifier(s) {bad} have missing or infinite "
-                              "values in one of the tables; the comparison needs them filled.")
-        scale = values.std(axis=0)
-        scale[scale == 0] = 1.0
-        center = values.mean(axis=0)
-        scaled, masked_scaled = (values - center) / scale, (masked - center) / scale
-        metrics.update({
-            "information_loss": information_loss(scaled, masked_scaled),
-            "information_loss_original_units": information_loss(values, masked),
-            "dld_risk": dld_risk(scaled, masked_scaled, sample=(
-                DLD_SAMPLE if len(values) > DLD_SAMPLE_ABOVE else None)),
-            "il1s": il1s(values, masked),
-            **moment_changes(values, masked),
-        })
-    for col in sens:
-        metrics[f"homogeneous classes ({col})"] = result.homogeneity[col]
+        metrics.update(numeric_measures(original[numeric].to_numpy(dtype=np.float64),
+                                        published[numeric].to_numpy(dtype=np.float64)))
+    if numeric and len(numeric) < len(qi) and "dld_risk" in metrics:
+        # a distance linkage over the numeric columns alone ignores the categories an
+        # intruder also holds: not the headline risk of a mixed release (the class risk is)
+        metrics["dld_risk_numeric_only"] = metrics.pop("dld_risk")
+    if sens:
+        metrics["homogeneity"] = {col: result.homogeneity[col] for col in sens}
     warnings = tuple(summary.get("warnings", ())) if summary else ()
     other = [c for c in qi if c not in numeric]
+    if other and original[qi].notna().all(axis=None):
+        metrics["ncp"] = ncp_of_classes(original, published, qi, labels, hierarchies)
+    elif other:
+        metrics_ncp, note = _ncp_of_complete_records(original, published, qi, labels,
+                                                     hierarchies)
+        metrics.update(metrics_ncp)
+        warnings += (note,)
     if other:
         warnings += (f"Quasi-identifier(s) {other} are not numeric in both tables: they are "
                      "compared by category (no SSE/SST, no linkage distance).",)
@@ -162,3 +178,118 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
     return Release(data=published, labels=labels, params=params,
                    seed=int(seed) if isinstance(seed, int) else UNKNOWN_SEED,
                    checks=checks, metrics=metrics, warnings=warnings)
+
+
+def ncp_of_classes(original: pd.DataFrame, published: pd.DataFrame, qi: list[str],
+                   classes: NDArray[np.intp],
+                   hierarchies: Mapping[str, Hierarchy | str | os.PathLike[str]] | None = None
+                   ) -> float:
+    """NCP of a release whose groups are its published equivalence ``classes``, on the
+    original (complete) values, as :func:`microagg.anonymize` computes it for a mixed release
+    (``microagg._pipeline.mixed``): the same hierarchies (:func:`load_hierarchies`: a flat
+    one where none is given), ordered categoricals without one as ranks, each class's
+    interval and common node (:func:`~microagg.generalize.generalize`), and value sets
+    where a flat column publishes them (CDT), then
+    :func:`~microagg.metrics.normalized_certainty_penalty`.
+    """
+    loaded = load_hierarchies(original, tuple(qi), (), hierarchies)[0]
+    ordinal = [c for c in qi if c in loaded and loaded[c].source == "flat"
+               and isinstance(dtype := original[c].dtype, pd.CategoricalDtype)
+               and bool(dtype.ordered)]
+    cat_cols = [c for c in qi if c in loaded and c not in ordinal]
+    n = len(original)
+    columns = [original[c].to_numpy(dtype=np.float64) for c in qi if c not in loaded] + [
+        original[c].cat.codes.to_numpy().astype(np.float64) for c in ordinal]
+    numeric = np.column_stack(columns) if columns else np.zeros((n, 0))
+    tables = [loaded[c].tables() for c in cat_cols]
+    codes = (np.column_stack([loaded[c].encode(original[c].to_numpy()) for c in cat_cols])
+             if cat_cols else np.zeros((n, 0), dtype=np.intp))
+    sets = [loaded[c].source == "flat" and not published[c].dropna().astype(str).isin(
+        t.node_labels).all() for c, t in zip(cat_cols, tables, strict=True)]
+    gen = generalize(numeric, codes, tables, classes, numeric_mode="interval",
+                     categorical_sets=sets)
+    spans = numeric.max(axis=0) - numeric.min(axis=0)
+    return normalized_certainty_penalty(gen.low, gen.high, spans, gen.nodes, tables,
+                                        covered=gen.covered)
+
+
+def _check_tables(original: pd.DataFrame, published: pd.DataFrame, qi: list[str],
+                  sens: list[str]) -> None:
+    """Every named column in both tables, and the same number of rows."""
+    for name, table, columns in (("original", original, qi),
+                                 ("published", published, [*qi, *sens])):
+        missing = [c for c in columns if c not in table.columns]
+        if missing:
+            raise SchemaError(f"Column(s) {', '.join(map(repr, missing))} are not in the "
+                              f"{name} table; its columns: "
+                              f"{', '.join(map(str, table.columns))}.")
+    if len(original) != len(published):
+        raise SchemaError(f"The original has {len(original):,} rows but the published table "
+                          f"{len(published):,}; the report compares them record by record.")
+
+
+def numeric_measures(values: NDArray[np.float64], masked: NDArray[np.float64]
+                     ) -> dict[str, Any]:
+    """SSE/SST (on z-scores and in original units), DLD, IL1s and the moment changes of the
+    numeric quasi-identifiers, counted on the observed cells.
+
+    Without missing values these are the figures :func:`microagg.anonymize` reports. With
+    missing values (NaN in either table; the original's own gaps, or cells left missing by
+    the release), SSE/SST on z-scores is the mean over the columns of each column's loss on
+    its observed cells (:func:`~microagg.metrics.headline.column_losses`; the same number
+    when nothing is missing), SSE/SST in original units sums those cells, and the
+    multivariate measures (DLD, IL1s, moments) use the records observed in every column,
+    their count reported as ``complete_records``.
+    """
+    seen = np.isfinite(values) & np.isfinite(masked)
+    if np.isinf(values).any() or np.isinf(masked).any():
+        bad = int((np.isinf(values) | np.isinf(masked)).sum())
+        raise SchemaError(f"The numeric quasi-identifiers hold {bad} infinite value(s); "
+                          "the comparison needs finite values or missing ones (NaN).")
+    complete = seen.all(axis=1)
+    metrics: dict[str, Any] = {}
+    if not seen.all():
+        losses = column_losses(values, masked)
+        kept = losses[np.isfinite(losses)]
+        sse = np.nansum(np.where(seen, (values - masked) ** 2, 0.0))
+        centered = np.where(seen, values - np.nanmean(np.where(seen, values, np.nan), axis=0),
+                            0.0)
+        sst = float((centered ** 2).sum())
+        metrics.update({
+            "information_loss": float(kept.mean()) if kept.size else 0.0,
+            "information_loss_original_units": 100.0 * float(sse) / sst if sst else 0.0,
+            "complete_records": int(complete.sum())})
+    values, masked = values[complete], masked[complete]
+    if len(values) < 2:
+        return metrics
+    scale = values.std(axis=0)
+    scale[scale == 0] = 1.0
+    center = values.mean(axis=0)
+    scaled, masked_scaled = (values - center) / scale, (masked - center) / scale
+    if "information_loss" not in metrics:
+        metrics.update({
+            "information_loss": information_loss(scaled, masked_scaled),
+            "information_loss_original_units": information_loss(values, masked)})
+    return metrics | {
+        "dld_risk": dld_risk(scaled, masked_scaled, sample=(
+            DLD_SAMPLE if len(values) > DLD_SAMPLE_ABOVE else None)),
+        "il1s": il1s(values, masked),
+        **moment_changes(values, masked),
+    }
+
+
+def _ncp_of_complete_records(original: pd.DataFrame, published: pd.DataFrame,
+                             qi: list[str], labels: NDArray[np.intp],
+                             hierarchies: Any) -> tuple[dict[str, Any], str]:
+    """NCP over the records whose quasi-identifiers are observed in both tables (a missing
+    value has no range to cover), and the note that says so."""
+    complete = (original[qi].notna().all(axis=1) & published[qi].notna().all(axis=1)).to_numpy()
+    n = int(complete.sum())
+    if n == 0:
+        return {}, "No record has every quasi-identifier observed: no NCP."
+    sub = pd.factorize(np.asarray(labels)[complete])[0].astype(np.intp)
+    value = ncp_of_classes(original[complete].reset_index(drop=True),
+                           published[complete].reset_index(drop=True), qi, sub, hierarchies)
+    return ({"ncp": value, "ncp_records": n},
+            f"NCP is computed on the {n} of {len(original)} records whose quasi-identifiers "
+            "are all observed in both tables (a missing value has no range to cover).")

@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "ConstantColumnWarning",
     "InternalError",
+    "LabelsDroppedWarning",
     "LowUtilityWarning",
     "PrivacyLeakWarning",
     "PrivacyViolationError",
@@ -38,6 +39,13 @@ class PrivacyLeakWarning(UserWarning):
 
 class ConstantColumnWarning(UserWarning):
     """A quasi-identifier is constant; it is excluded from the distances."""
+
+
+class LabelsDroppedWarning(UserWarning):
+    """Value labels read from a Stata or SPSS file were not written back: the column's
+    published values are no longer its labelled codes (a group mean of codes 1 and 2 is not
+    "male"), or the output format cannot hold them. The variable label is kept.
+    """
 
 
 class LowUtilityWarning(UserWarning):

@@ -1,4 +1,5 @@
-"""Reading and writing tables (CSV, Parquet): separator detection, atomic writes, path checks."""
+"""Reading and writing tables (CSV, Parquet, Excel, Stata, SPSS, database tables): separator
+detection, variable and value labels, atomic writes, path checks."""
 
 from __future__ import annotations
 
@@ -13,26 +14,49 @@ import pandas as pd
 from ._atomic import atomic_write, write_text_atomic
 from ._formats import (
     CSV_EXTENSIONS,
+    EXCEL_EXTENSIONS,
     PARQUET_EXTENSIONS,
+    SPSS_EXTENSIONS,
+    STATA_EXTENSIONS,
     SUPPORTED_EXTENSIONS,
+    Compression,
     format_of,
     format_suffix,
+    path_subject,
     require_pyarrow,
     sniff_separator,
+    table_format_of,
+)
+from ._labelled_io import (
+    METADATA_KEY,
+    TableMetadata,
+    ValueLabels,
+    chosen_metadata,
+    read_excel,
+    read_labelled,
+    table_metadata,
+    write_excel,
+    write_labelled,
 )
 from .schema import check_unique_columns
 
 __all__ = [
     "CSV_EXTENSIONS",
+    "EXCEL_EXTENSIONS",
+    "METADATA_KEY",
     "PARQUET_EXTENSIONS",
+    "SPSS_EXTENSIONS",
+    "STATA_EXTENSIONS",
     "SUPPORTED_EXTENSIONS",
     "VERBATIM_CSV",
+    "TableMetadata",
     "check_csv_header",
     "check_output_path",
     "check_table_output",
     "is_csv",
     "read_table",
     "read_verbatim",
+    "table_metadata",
     "write_table",
     "write_text_atomic",
 ]
@@ -46,7 +70,8 @@ missing (``NA``, ``null``, empty fields stay strings), so that writing it back r
 
 
 def is_csv(path: PathLike) -> bool:
-    """Whether ``path`` names a delimited-text file (not Parquet, not a database URL)."""
+    """Whether ``path`` names a delimited-text file (not Parquet, Excel, Stata or SPSS, not
+    a database URL)."""
     from microagg.sql import is_sql_url
 
     return not is_sql_url(path) and format_suffix(pathlib.Path(path)) in CSV_EXTENSIONS
@@ -103,27 +128,40 @@ def _check_input_file(file: pathlib.Path) -> None:
 
 
 def read_table(path: PathLike, *, sep: str | None = None,
-               text_columns: Collection[str] = ()) -> pd.DataFrame:
-    """Read a CSV or Parquet table, detecting the CSV separator unless it is given.
+               text_columns: Collection[str] = (), sheet: str | int | None = None,
+               value_labels: ValueLabels = "labels") -> pd.DataFrame:
+    """Read a table (CSV, Parquet, Excel, Stata, SPSS or a database table).
 
     Parameters
     ----------
     path : str or path-like
         A file ending in one of :data:`SUPPORTED_EXTENSIONS`: ``.csv``, ``.txt``, ``.tsv``
-        (optionally ``.gz``-compressed) or ``.parquet`` / ``.pq``; or a database table as a
-        URL string, ``sqlite:///file.db?table=NAME`` (see :mod:`microagg.sql`).
+        (optionally ``.gz``-compressed), ``.parquet`` / ``.pq`` (pyarrow), ``.xlsx``
+        (openpyxl), ``.dta`` (Stata) or ``.sav`` (SPSS; both with pyreadstat); or a database
+        table as a URL string, ``sqlite:///file.db?table=NAME`` (see :mod:`microagg.sql`).
     sep : str, optional
         CSV field separator. ``None`` detects it from a sample of the file (``,``, ``;``,
-        tab or ``|``; ``,`` when undecided). Ignored for Parquet.
+        tab or ``|``; ``,`` when undecided). Ignored for the other formats.
     text_columns : collection of str, default=()
-        CSV columns read as strings, not numbers: categorical codes keep their leading
-        zeros (``01``). Missing-value markers (empty, ``NA``) are still missing. Ignored
-        for Parquet and database tables, which store their types.
+        CSV and Excel columns read as strings, not numbers: categorical codes keep their
+        leading zeros (``01``). Missing-value markers (empty, ``NA``) are still missing.
+        Ignored for the formats that store their types.
+    sheet : str or int, optional
+        The worksheet of an ``.xlsx`` file, by name or 0-based index; default the first.
+    value_labels : {"labels", "codes"}, default="labels"
+        Stata and SPSS: ``"labels"`` reads a column whose every value has a value label
+        (a coded categorical such as ``1 = male, 2 = female``) as its labels, as text, the
+        way sdcMicro users name their categorical key variables; a column with unlabelled
+        values (a number with labelled special codes) keeps its numbers. ``"codes"`` keeps
+        every column's codes. Either way the labels are kept in the metadata.
 
     Returns
     -------
     pandas.DataFrame
-        The table, with at least one row and unique column names.
+        The table, with at least one row and unique column names. A Stata or SPSS table
+        carries its variable and value labels as a :class:`TableMetadata` in
+        ``df.attrs["microagg_metadata"]`` (:func:`table_metadata`), which
+        :func:`write_table` writes back.
 
     Raises
     ------
@@ -134,7 +172,8 @@ def read_table(path: PathLike, *, sep: str | None = None,
         columns), has a header but no rows, repeats a column name (a
         :class:`~microagg.exceptions.SchemaError`), or cannot be parsed.
     ImportError
-        If `path` is Parquet and pyarrow is not installed.
+        If `path` is Parquet and pyarrow is not installed, or Excel, Stata or SPSS and the
+        extra ``microagg[formats]`` (openpyxl, pyreadstat) is not.
 
     Examples
     --------
@@ -149,9 +188,13 @@ def read_table(path: PathLike, *, sep: str | None = None,
     if is_sql_url(path):
         return read_sql(str(path), parameter="path")
     file = pathlib.Path(path).expanduser()
-    fmt, compression = format_of(file, parameter="path")
+    fmt, compression = table_format_of(file, parameter="path")
     _check_input_file(file)
-    if fmt == "parquet":
+    if fmt == "xlsx":
+        df = read_excel(file, sheet=sheet, text_columns=text_columns)
+    elif fmt in ("dta", "sav"):
+        df = read_labelled(file, fmt, value_labels=value_labels)
+    elif fmt == "parquet":
         require_pyarrow(file)
         try:
             df = pd.read_parquet(file, engine="pyarrow")
@@ -159,20 +202,7 @@ def read_table(path: PathLike, *, sep: str | None = None,
             raise ValueError(f"Could not read {str(file)!r} as Parquet: {exc}") from exc
         check_unique_columns(df.columns, source=f"input file {str(file)!r}")
     else:
-        if sep is not None and not sep:
-            raise ValueError("The 'sep' parameter must be a non-empty string. Got '' instead.")
-        try:
-            if sep is None:
-                sep = sniff_separator(file, compression)
-            check_csv_header(file, sep=sep)
-            df = pd.read_csv(file, sep=sep, engine="c", compression=compression,
-                             dtype=dict.fromkeys(text_columns, str) or None)
-        except pd.errors.EmptyDataError:
-            raise ValueError(
-                f"Input file {str(file)!r} is empty: no header and no rows."
-            ) from None
-        except (UnicodeDecodeError, pd.errors.ParserError, EOFError, OSError) as exc:
-            raise ValueError(f"Could not parse {str(file)!r} as CSV (sep={sep!r}): {exc}") from exc
+        df = _read_csv(file, sep, compression, text_columns)
     if df.shape[0] == 0:
         raise ValueError(
             f"Input file {str(file)!r} has no rows (only a header with {df.shape[1]} "
@@ -181,8 +211,26 @@ def read_table(path: PathLike, *, sep: str | None = None,
     return df
 
 
-def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None) -> None:
-    """Write a table as CSV or Parquet (by extension), atomically.
+def _read_csv(file: pathlib.Path, sep: str | None, compression: Compression,
+              text_columns: Collection[str]) -> pd.DataFrame:
+    """:func:`read_table` of a CSV file; the path is checked."""
+    if sep is not None and not sep:
+        raise ValueError("The 'sep' parameter must be a non-empty string. Got '' instead.")
+    try:
+        if sep is None:
+            sep = sniff_separator(file, compression)
+        check_csv_header(file, sep=sep)
+        return pd.read_csv(file, sep=sep, engine="c", compression=compression,
+                           dtype=dict.fromkeys(text_columns, str) or None)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"Input file {str(file)!r} is empty: no header and no rows.") from None
+    except (UnicodeDecodeError, pd.errors.ParserError, EOFError, OSError) as exc:
+        raise ValueError(f"Could not parse {str(file)!r} as CSV (sep={sep!r}): {exc}") from exc
+
+
+def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None,
+                sheet: str | None = None, metadata: TableMetadata | None = None) -> None:
+    """Write a table as CSV, Parquet, Excel, Stata or SPSS (by extension), atomically.
 
     The table goes to a temporary file in the same directory, which is flushed, fsync'ed and
     renamed onto `path`; on any error (or KeyboardInterrupt) the temporary file is removed.
@@ -197,16 +245,28 @@ def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None) -> 
         as a URL string, ``sqlite:///file.db?table=NAME``, created in one transaction and
         never replacing an existing table (see :mod:`microagg.sql`).
     sep : str, optional
-        CSV field separator; default ``","`` (a tab for ``.tsv``). Ignored for Parquet.
+        CSV field separator; default ``","`` (a tab for ``.tsv``). Ignored for the others.
+    sheet : str, optional
+        The worksheet's name in a new ``.xlsx`` file; default ``"Sheet1"``.
+    metadata : TableMetadata, optional
+        Variable and value labels written to ``.dta`` and ``.sav`` (the other formats have
+        none); default ``df.attrs["microagg_metadata"]``, set by :func:`read_table`. After
+        masking, pass :meth:`TableMetadata.released` so that averaged codes lose their value
+        labels. A text column read as labels is written as its codes with its labels while
+        every value is one of them; otherwise as text, its value labels dropped with a
+        :class:`~microagg.exceptions.LabelsDroppedWarning`.
 
     Raises
     ------
     TypeError
-        If `df` is not a pandas DataFrame.
+        If `df` is not a pandas DataFrame, or `metadata` not a TableMetadata.
     ValueError
-        If `path` has an unsupported extension or `sep` is empty.
+        If `path` has an unsupported extension, `sep` is empty, `sheet` is not a valid
+        worksheet name, or the table does not fit the format (Excel's rows, Stata's and
+        SPSS's column names).
     ImportError
-        If `path` is Parquet and pyarrow is not installed.
+        If `path` is Parquet and pyarrow is not installed, or Excel, Stata or SPSS and the
+        extra ``microagg[formats]`` (openpyxl, pyreadstat) is not.
     OSError
         If the file cannot be written (the output is then absent or unchanged).
 
@@ -226,7 +286,14 @@ def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None) -> 
         write_sql(df, str(path), parameter="path")
         return
     file = pathlib.Path(path).expanduser()
-    fmt, compression = format_of(file, parameter="path")
+    fmt, compression = table_format_of(file, parameter="path")
+    labels = chosen_metadata(df, metadata)
+    if fmt == "xlsx":
+        write_excel(df, file, sheet=sheet)
+        return
+    if fmt in ("dta", "sav"):
+        write_labelled(df, file, fmt, labels)
+        return
     if fmt == "parquet":
         require_pyarrow(file)
 
@@ -300,7 +367,7 @@ def check_output_path(
     for option, other in (outputs or {}).items():
         if other is not None and not is_sql_url(other) \
                 and pathlib.Path(other).expanduser().resolve() == resolved:
-            raise ValueError(f"The {parameter!r} path {str(target)!r} is also the {option!r} "
+            raise ValueError(f"The {path_subject(parameter, target)} is also the {option!r} "
                              "path; give each output its own file.")
     for item in inputs:
         if is_sql_url(item):
@@ -311,18 +378,18 @@ def check_output_path(
             same = os.path.samefile(source, resolved)
         if same:
             raise ValueError(
-                f"The {parameter!r} path {str(target)!r} is the input file {str(source)!r}; "
+                f"The {path_subject(parameter, target)} is the input file {str(source)!r}; "
                 "microagg never overwrites its input. Choose another output path."
             )
     allowed = tuple(SUPPORTED_EXTENSIONS if extensions is None else extensions)
     suffix = format_suffix(target)
     if suffix not in allowed:
         raise ValueError(
-            f"The {parameter!r} path {str(target)!r} has an unsupported extension "
+            f"The {path_subject(parameter, target)} has an unsupported extension "
             f"{suffix or '(none)'!r}. Supported extensions: {', '.join(allowed)}."
         )
     if resolved.is_dir():
-        raise ValueError(f"The {parameter!r} path {str(target)!r} is an existing directory.")
+        raise ValueError(f"The {path_subject(parameter, target)} is an existing directory.")
     _check_output_folder(target, resolved.parent, parameter)
     return resolved
 
@@ -331,17 +398,17 @@ def _check_output_folder(target: pathlib.Path, parent: pathlib.Path, parameter: 
     """The folder of an output must exist, be a directory and be writable."""
     if not parent.exists():
         raise ValueError(
-            f"The directory of the {parameter!r} path {str(target)!r} does not exist: "
+            f"The directory of the {path_subject(parameter, target)} does not exist: "
             f"{str(parent)!r}."
         )
     if not parent.is_dir():
         raise ValueError(
-            f"The {parameter!r} path {str(target)!r} lies under {str(parent)!r}, which is not "
+            f"The {path_subject(parameter, target)} lies under {str(parent)!r}, which is not "
             "a directory."
         )
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ValueError(
-            f"The directory of the {parameter!r} path {str(target)!r} is not writable: "
+            f"The directory of the {path_subject(parameter, target)} is not writable: "
             f"{str(parent)!r}."
         )
 
@@ -353,7 +420,8 @@ def check_table_output(output: PathLike, *, inputs: Iterable[PathLike] = (),
     Parameters
     ----------
     output : str or path-like
-        A file path (CSV, Parquet) or a table URL such as ``sqlite:///file.db?table=NAME``.
+        A file path (CSV, Parquet, Excel, Stata, SPSS: :data:`SUPPORTED_EXTENSIONS`) or a
+        table URL such as ``sqlite:///file.db?table=NAME``.
     inputs : iterable of str or path-like, default=()
         Inputs that must not be overwritten.
     parameter : str, default="output"

@@ -50,7 +50,11 @@ def anonymize(
     blocking: str | None = None,
     block_size: int = 10_000,
     n_jobs: int | None = None,
+    missing: str = "pattern",
     schema: Schema | None = None,
+    keep: str | Sequence[str] = (),
+    dates: str | Sequence[str] | Mapping[str, Mapping[str, str]] | None = None,
+    rounding: Mapping[str, int | None] | bool | None = None,
 ) -> Release:
     """Mask the quasi-identifiers of ``df`` by microaggregation and return a verified release.
 
@@ -78,7 +82,10 @@ def anonymize(
         (``"mage"`` with categorical quasi-identifiers, the insensitive partition with DP).
     sensitive, identifiers : str or sequence of str, default=()
         Confidential columns (published unchanged, checked by l / t) and direct identifiers
-        (dropped).
+        (dropped). Every other column is published unchanged, but a column that looks like a
+        direct identifier (named like one: ``person_id``, ``name``, ``email``..., or text /
+        whole numbers unique on at least 95 % of the rows) is refused unless named in
+        ``keep``.
     aggregation : str, default=None
         Group representative (:data:`~microagg.aggregate.AGGREGATORS`); ``None``: ``"mean"``
         (``"interval"`` for methods that generalize, e.g. ``cdt``).
@@ -111,8 +118,31 @@ def anonymize(
         Also measure seed 001's clustering-based information loss with this many clusters.
     blocking, block_size, n_jobs : default None, 10_000, None
         Run ``method`` block by block (``"kd"``, ``"pca"``, ``"vp"``) in worker processes.
+    missing : {"pattern", "category", "impute:median", "impute:mean", "refuse"}, default="pattern"
+        Missing quasi-identifier values: grouped only with records of the same missingness
+        pattern and published as missing (small patterns merged, the cells blanked counted in
+        ``params["missing"]``); ``"category"``: a categorical column's missing value is a
+        category while grouping; ``"impute:*"``: recorded imputation (warns); ``"refuse"``.
+        Missing sensitive values never count as a diverse value for ``l``.
     schema : Schema, default=None
-        Roles, types, hierarchies and bounds from a schema file (:func:`load_schema`).
+        Roles, types, hierarchies and bounds from a schema file (:func:`load_schema`); its
+        ``other`` columns count as kept on purpose (``keep``).
+    keep : str or sequence of str, default=()
+        Columns published unchanged on purpose although they look like direct identifiers;
+        recorded in ``Release.params["keep"]`` and named by the report.
+    dates : str, sequence of str or mapping, default=None
+        Quasi-identifiers that are dates (text parsed with ``format``, ISO 8601 by default;
+        a ``datetime64`` quasi-identifier is a date without being named): microaggregated as
+        days since 1970-01-01 and published as dates again, rounded to the day or to the
+        first day of their month or year: ``{"dob": {"format": "%d.%m.%Y", "publish":
+        "month"}}``. Text is published as ISO text, datetimes as ``datetime64[s]``.
+        ``Release.params["dates"]``.
+    rounding : mapping of column -> digits, bool or None, default=None
+        Digits each quasi-identifier is published rounded to (0: integers, -1: tens; ``None``
+        for a column: not rounded). By default (``None``) every quasi-identifier whose values
+        are all whole numbers is published rounded to integers; ``False``: no rounding.
+        Rounding comes after aggregation and the final table is verified again (it can merge
+        classes): ``Release.params["rounding"]``, ``Release.checks["rounding"]``.
 
     Returns
     -------
@@ -129,8 +159,8 @@ def anonymize(
     >>> import pandas as pd
     >>> df = pd.DataFrame({"age": [24, 31, 32, 57, 49, 43], "income": [21, 19, 22, 43, 39, 32]})
     >>> release = anonymize(df, quasi_identifiers=["age", "income"], k=3, random_state=0)
-    >>> release.k, release.data["age"].round(2).tolist()
-    (3, [29.0, 29.0, 29.0, 49.67, 49.67, 49.67])
+    >>> release.k, release.data["age"].tolist()  # whole numbers: rounded by default
+    (3, [29, 29, 29, 50, 50, 50])
     """
     options = {name: value for name, value in locals().items()
                if name not in ("df", "quasi_identifiers", "k", "schema")}

@@ -1,18 +1,20 @@
 """The release report: one self-contained HTML file a data steward can open and understand
-without reading code (issue 10, item 1).
+without reading code (issue 10, item 1; issue 18, items 1, 3, 4, 11-13).
 
 Built from a :class:`~microagg.release.Release` and the original table: the parameters and
 seed; the privacy models reached (k, l, t, epsilon) and what each means; the group sizes;
 information loss and disclosure risk; per quasi-identifier the original and masked means,
 variances and histograms; the correlation matrices side by side; the warnings, privacy ones
 first and highlighted. Inline CSS, plots as embedded PNG: no network, no script.
+One headline loss and one headline risk per kind of release
+(:mod:`microagg.metrics.headline`); every other measure is labelled as secondary and
+explained in one line. The words live in :mod:`._report_text`, the plots in
+:mod:`._report_plots`.
 """
 
 from __future__ import annotations
 
-import base64
 import html
-import io
 import os
 import pathlib
 from collections.abc import Mapping, Sequence
@@ -20,9 +22,27 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
 
+from ._pipeline.verify import published_classes
+from ._report_plots import (
+    categorical_section,
+    fmt,
+    group_sizes_section,
+    missing_counts,
+    numeric_section,
+    plots,
+    sweep_section,
+)
+from ._report_text import (
+    ColumnFacts,
+    all_warnings,
+    metric_tables,
+    plain_words,
+    status_line,
+    warnings_section,
+)
 from .io import write_text_atomic
+from .metrics.headline import class_risk, column_losses
 from .release import Release
 
 __all__ = ["render_report", "write_report"]
@@ -42,6 +62,7 @@ padding:.7em 1em;min-width:170px;background:#fafbfd} .card .v{font-size:1.6em;fo
 margin:.4em 0} .privacy{background:#fdecea;border-color:#e06c62;font-weight:600}
 .plain li{margin:.3em 0} .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:.8em}
 img{max-width:100%} code{background:#f3f5f9;padding:0 .3em;border-radius:3px}
+.status{font-size:1.1em;padding:.5em .8em;border-radius:6px;background:#fafbfd}
 """
 
 _MODELS = {
@@ -56,55 +77,26 @@ _MODELS = {
 }
 
 
-def _png(fig: Any) -> str:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return ("<img alt='plot' src='data:image/png;base64,"
-            + base64.b64encode(buffer.getvalue()).decode("ascii") + "'>")
-
-
-def _plots() -> Any:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # the report still renders, with the tables only
-        return None
-    return plt
-
-
-def _fmt(value: Any, digits: int = 4) -> str:
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    if isinstance(value, (float, np.floating)):
-        return "n/a" if not np.isfinite(value) else f"{float(value):.{digits}g}"
-    return html.escape(str(value))
-
-
 def _check_cards(checks: Mapping[str, Any]) -> str:
+    """One card per privacy model checked (entries with an achieved level or epsilon)."""
     cards = []
     for name, check in checks.items():
-        if not isinstance(check, Mapping):
+        if not isinstance(check, Mapping) or not ({"achieved", "epsilon"} & set(check)):
             continue
         required, achieved = check.get("required"), check.get("achieved", check.get("epsilon"))
-        if name == "differential_privacy":
+        if "epsilon" in check and "holds" in check:
             state = "ok" if check.get("holds") else "bad"
-            value = f"&epsilon; = {_fmt(check.get('epsilon'))}"
+            value = f"&epsilon; = {fmt(check.get('epsilon'))}"
             note = "holds" if check.get("holds") else "does NOT hold (bounds from the data)"
         else:
             if required is None:
                 state, note = "info", "reported, not required"
             else:
-                met = achieved is not None and (achieved <= required if name == "t_closeness"
+                met = achieved is not None and (achieved <= required
+                                                if name.startswith("t_closeness")
                                                 else achieved >= required)
-                state, note = ("ok" if met else "bad"), f"required {_fmt(required)}"
-            value = _fmt(achieved)
+                state, note = ("ok" if met else "bad"), f"required {fmt(required)}"
+            value = fmt(achieved)
         title = html.escape(_MODELS.get(name, name))
         cards.append(f"<div class='card {state}' title='{title}'><div class='n'>"
                      f"{html.escape(name.replace('_', ' '))}</div><div class='v'>{value}</div>"
@@ -112,142 +104,66 @@ def _check_cards(checks: Mapping[str, Any]) -> str:
     return "<div class='cards'>" + "".join(cards) + "</div>"
 
 
-_LABELS = {
-    "information_loss": "information loss, SSE/SST on z-scores (%)",
-    "information_loss_original_units": "information loss, SSE/SST in original units (%)",
-    "dld_risk": "linkage risk (DLD): fraction of records linked to the right person",
-    "dld_risk_known": "linkage risk on the intruder's columns only",
-    "il1s": "IL1s (mean absolute change / (sqrt 2 x s.d.))",
-    "mean_change_pct": "mean relative change of the means (%)",
-    "variance_change_pct": "mean relative change of the variances (%)",
-    "covariance_change_pct": "mean relative change of the covariances (%)",
-    "correlation_change": "mean absolute change of the correlations",
-    "n_groups": "groups", "group_size_min": "smallest group", "group_size_max": "largest group",
-    "group_size_mean": "mean group size",
-}
-
-
-def _metric_rows(metrics: Mapping[str, Any]) -> str:
-    rows = []
-    for key, value in metrics.items():
-        name = _LABELS.get(key, key.replace("_", " "))
-        if isinstance(value, Mapping):
-            value = "; ".join(f"{k}: {_fmt(v)}" for k, v in value.items())
-            rows.append(f"<tr><td class='l'>{html.escape(name)}</td><td class='l'>{value}"
-                        "</td></tr>")
-        else:
-            rows.append(f"<tr><td class='l'>{html.escape(name)}</td><td>{_fmt(value)}</td>"
-                        "</tr>")
-    return "<table><tr><th class='l'>measure</th><th>value</th></tr>" + "".join(rows) + \
-        "</table>"
-
-
-def _plain_words(release: Release, qi: Sequence[str]) -> list[str]:
-    """The release in a few sentences: what is protected, the risk left, what was lost and
-    what is published unchanged; for a reader who will not read the tables."""
-    checks, metrics = release.checks, release.metrics
-    items = []
-    k_check = checks.get("k_anonymity", {})
-    achieved = k_check.get("achieved")
-    if k_check.get("required") is not None:
-        items.append(f"<b>Protected:</b> every combination of the {len(qi)} quasi-identifiers "
-                     f"({html.escape(', '.join(qi[:6]))}{', ...' if len(qi) > 6 else ''}) "
-                     f"that is published is shared by at least {_fmt(achieved)} records "
-                     "(k-anonymity, counted again on the published file).")
-    else:
-        items.append(f"<b>Not k-anonymous:</b> the smallest class of identical published "
-                     f"quasi-identifiers has {_fmt(achieved)} record(s); see the warnings for "
-                     "what this release promises instead.")
-    for name, label in (("l_diversity", "distinct values of each sensitive column in every "
-                                        "class (l-diversity)"),
-                        ("t_closeness", "distance of every class's sensitive distribution "
-                                        "to the whole file's (t-closeness)")):
-        c = checks.get(name)
-        if isinstance(c, Mapping) and c.get("required") is not None:
-            items.append(f"<b>Also:</b> {label}: required {_fmt(c['required'])}, achieved "
-                         f"{_fmt(c.get('achieved'))}.")
-    if metrics.get("dld_risk") is not None:
-        items.append(f"<b>Risk left:</b> an intruder who holds the original values of these "
-                     f"columns and links each published record to the closest one finds the "
-                     f"right person for {100 * float(metrics['dld_risk']):.1f}% of the "
-                     "records (distance-based record linkage, DLD).")
-    if metrics.get("information_loss") is not None:
-        lost = (f"<b>Lost:</b> {float(metrics['information_loss']):.1f}% of the variation of "
-                "the quasi-identifiers (SSE/SST)")
-        if metrics.get("variance_change_pct") is not None:
-            moved = float(metrics.get("mean_change_pct", 0.0))
-            lost += ("; means are kept (they move by less than 0.01%)" if moved < 0.01 else
-                     f"; means move by {moved:.2f}%") + (
-                f" and variances by {float(metrics['variance_change_pct']):.1f}% on average")
-        items.append(lost + ".")
-    elif metrics.get("ncp") is not None:
-        items.append(f"<b>Lost:</b> {100 * float(metrics['ncp']):.1f}% of the precision of the "
-                     "quasi-identifiers (normalized certainty penalty of the generalization).")
-    unchanged = [str(c) for c in release.data.columns if str(c) not in set(qi)]
-    if unchanged:
-        items.append(f"<b>Published unchanged:</b> {html.escape(', '.join(unchanged))}: "
-                     "their values are exactly the original ones.")
-    return ["<h2>In plain words</h2>",
-            "<ul class='plain'>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"]
-
-
 def _seed(release: Release) -> str:
     return "unknown" if release.seed < 0 else str(release.seed)
 
 
-def _categorical_section(original: pd.DataFrame, published: pd.DataFrame,
-                         columns: Sequence[str], plt: Any) -> list[str]:
-    """Non-numeric quasi-identifiers (nominal, ordinal, generalized): how many values
-    changed, how many distinct values remain, and the most frequent published values."""
-    rows, cells = [], []
-    for col in columns:
-        before = original[col].astype(str).to_numpy()
-        after = published[col].astype(str).to_numpy()
-        changed = float(np.mean(before != after))
-        rows.append(f"<tr><td class='l'>{html.escape(col)}</td>"
-                    f"<td>{_fmt(int(pd.Series(before).nunique()))}</td>"
-                    f"<td>{_fmt(int(pd.Series(after).nunique()))}</td>"
-                    f"<td>{100 * changed:.2f}</td></tr>")
-        if plt is not None:
-            top = pd.Series(after).value_counts().head(10)[::-1]
-            fig, ax = plt.subplots(figsize=(4.2, 0.35 * len(top) + 1.0))
-            ax.barh([label if len(label) <= 32 else label[:29] + "..." for label in top.index],
-                    top.to_numpy(), color="#3a6fd8")
-            ax.set_title(f"{col}: most frequent published values", fontsize=10)
-            ax.tick_params(axis="y", labelsize=7)
-            ax.set_xlabel("records")
-            cells.append(_png(fig))
-    parts = ["<h2>Categorical quasi-identifiers before and after</h2>",
-             "<table><tr><th class='l'>column</th><th>distinct, original</th><th>distinct, "
-             "published</th><th>records whose value changed (%)</th></tr>" + "".join(rows)
-             + "</table>"]
-    if cells:
-        parts.append("<div class='grid'>" + "".join(cells) + "</div>")
-    return parts
+def _numeric_columns(original: pd.DataFrame, published: pd.DataFrame,
+                     qi: Sequence[str]) -> list[str]:
+    def numeric(series: pd.Series) -> bool:
+        return (pd.api.types.is_numeric_dtype(series)
+                and not pd.api.types.is_bool_dtype(series))
+
+    return [c for c in qi if c in original.columns and c in published.columns
+            and numeric(original[c]) and numeric(published[c])]
 
 
-def _sweep_section(sweep: pd.DataFrame, plt: Any) -> list[str]:
-    """The risk-utility map of a sweep (``microagg sweep``) and its Pareto runs."""
-    from .sweep import risk_column, sweep_figure
+def _same(a: pd.Series, b: pd.Series) -> bool:
+    """Whether a column was published exactly (missing values equal to missing values)."""
+    if len(a) != len(b):
+        return False
+    if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+        return bool(np.array_equal(a.to_numpy(dtype=np.float64), b.to_numpy(dtype=np.float64),
+                                   equal_nan=True))
+    return bool((a.astype(str).to_numpy() == b.astype(str).to_numpy()).all())
 
-    parts = ["<h2>Choosing k: the risk-utility map</h2>",
-             "<p>Each point is one run of the sweep; the dashed line joins the runs no other "
-             "run beats on both information loss and linkage risk (the Pareto front).</p>"]
-    if plt is not None:
-        parts.append(_png(sweep_figure(sweep)))
-    errors = sweep["error"].astype(object).where(sweep["error"].notna(), "").astype(str)
-    front = sweep[(errors == "") & sweep["pareto"].astype(str).str.lower().isin(["true", "1"])]
-    risk = risk_column(sweep)
-    parts.append("<table><tr><th class='l'>method</th><th>k</th><th class='l'>aggregation</th>"
-                 f"<th>loss (%)</th><th>{'DLD' if risk == 'dld_risk' else 'class risk'} (%)"
-                 "</th></tr>" + "".join(
-                     f"<tr><td class='l'>{html.escape(str(r['method']))}</td><td>{r['k']}</td>"
-                     f"<td class='l'>{html.escape(str(r['aggregation']))}</td>"
-                     f"<td>{_fmt(float(r['information_loss']))}</td>"
-                     f"<td>{_fmt(float(r[risk]))}</td></tr>"
-                     for _, r in front.sort_values("information_loss").iterrows())
-                 + "</table>")
-    return parts
+
+def _column_facts(original: pd.DataFrame, published: pd.DataFrame, qi: Sequence[str],
+                  numeric: list[str]) -> ColumnFacts:
+    """The worst numeric and categorical column, missing counts, unchanged columns."""
+    worst_numeric = None
+    if numeric:
+        losses = column_losses(original[numeric].to_numpy(dtype=np.float64),
+                               published[numeric].to_numpy(dtype=np.float64))
+        if np.isfinite(losses).any():
+            j = int(np.nanargmax(losses))
+            worst_numeric = (numeric[j], float(losses[j]))
+    changed_share = {c: float(np.mean(original[c].astype(str).to_numpy()
+                                      != published[c].astype(str).to_numpy()))
+                     for c in qi if c not in numeric and c in original.columns}
+    worst_categorical = (max(changed_share.items(), key=lambda item: item[1])
+                         if changed_share else None)
+    others = [str(c) for c in published.columns if str(c) not in set(qi)]
+    in_both = [c for c in others if c in original.columns]
+    return ColumnFacts(
+        worst_numeric=worst_numeric, worst_categorical=worst_categorical,
+        missing=missing_counts(original, published,
+                               [c for c in qi if c in original.columns]),
+        unchanged=tuple(c for c in in_both if _same(original[c], published[c])),
+        changed=tuple(c for c in in_both if not _same(original[c], published[c])))
+
+
+def _shown_metrics(release: Release, published: pd.DataFrame,
+                   qi: Sequence[str]) -> dict[str, Any]:
+    """The release's metrics, plus the class re-identification risk when it has no
+    linkage risk (generalized and mixed releases: the headline risk there)."""
+    metrics = dict(release.metrics)
+    if "dld_risk" not in metrics and "class_risk" not in metrics and qi \
+            and all(c in published.columns for c in qi) and len(published):
+        metrics["class_risk"] = (float(metrics.pop("risk_per_record_mean"))
+                                 if "risk_per_record_mean" in metrics
+                                 else class_risk(published_classes(published, list(qi))))
+    return metrics
 
 
 def render_report(release: Release, original: pd.DataFrame, *, title: str = "microagg "
@@ -256,43 +172,44 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
 
     ``original`` is the table the release was made from (same rows, same order), used for
     the before/after comparisons; nothing of it is embedded except summary statistics and
-    histograms of the quasi-identifiers. ``sweep`` (the table of :func:`microagg.sweep.sweep`
-    or ``microagg sweep``) adds the risk-utility map with its Pareto front.
+    histograms of the quasi-identifiers. Missing values (NaN) in it, or in the published
+    table, are not counted and are reported per column. ``sweep`` (the table of
+    :func:`microagg.sweep.sweep` or ``microagg sweep``) adds the risk-utility map with its
+    Pareto front.
     """
     if release.labels is None or not isinstance(release.data, pd.DataFrame):
         raise ValueError(f"The report needs the published table in memory; this release "
                          f"(engine {release.engine!r}) wrote it to {release.output}: use "
                          "`microagg report ORIGINAL PUBLISHED` on the two files.")
-    plt = _plots()
+    plt = plots()
     params = release.params
     qi = [str(c) for c in params.get("quasi_identifiers", ())]
     published = release.data
-    numeric = [c for c in qi if c in original.columns
-               and pd.api.types.is_numeric_dtype(original[c])
-               and pd.api.types.is_numeric_dtype(published[c])]
-    parts = [f"<h1>{html.escape(title)}</h1>", _subtitle(release, qi)]
-    parts += _warnings_section(release.warnings)
-    parts += _plain_words(release, qi)
-    parts.append("<h2>What the release guarantees (re-checked on the published data)</h2>")
-    parts.append(_check_cards(release.checks))
-    parts.append("<ul>" + "".join(f"<li>{html.escape(str(c.get('model', _MODELS.get(n, ''))))}"
-                                  "</li>"
-                                  for n, c in release.checks.items()
-                                  if isinstance(c, Mapping)) + "</ul>")
-    parts.append("<h2>Information loss and disclosure risk</h2>")
-    parts.append(_metric_rows(release.metrics))
-    parts += _group_sizes_section(np.bincount(release.labels), plt)
+    numeric = _numeric_columns(original, published, qi)
+    facts = _column_facts(original, published, qi, numeric)
+    metrics = _shown_metrics(release, published, qi)
+    warned = any(all_warnings(release))
+    parts = [f"<h1>{html.escape(title)}</h1>", status_line(release),
+             _subtitle(release, qi), *warnings_section(release),
+             *plain_words(release, qi, facts, metrics=metrics, warned=warned),
+             "<h2>What the release guarantees (re-checked on the published data)</h2>",
+             _check_cards(release.checks),
+             "<ul>" + "".join(f"<li>{html.escape(str(c.get('model', _MODELS.get(n, ''))))}"
+                              "</li>" for n, c in release.checks.items()
+                              if isinstance(c, Mapping) and ({"achieved", "epsilon"} & set(c)))
+             + "</ul>", *metric_tables(metrics)]
+    parts += group_sizes_section(np.bincount(release.labels), plt)
     if numeric:
-        parts += _numeric_section(original, published, numeric, plt)
+        parts += numeric_section(original, published, numeric, plt)
     categorical = [c for c in qi if c not in numeric and c in original.columns]
     if categorical:
-        parts += _categorical_section(original, published, categorical, plt)
+        parts += categorical_section(original, published, categorical, plt)
     if sweep is not None:
-        parts += _sweep_section(sweep, plt)
+        parts += sweep_section(sweep, plt, release=_sweep_point(release, sweep, qi))
     parts.append("<h2>Parameters (to reproduce this release)</h2>")
     parts.append("<table>" + "".join(
         f"<tr><td class='l'>{html.escape(str(k))}</td><td class='l'>"
-        f"{html.escape(str(dict(v) if isinstance(v, Mapping) else v))}</td></tr>"
+        f"{html.escape(_param_text(v))}</td></tr>"
         for k, v in params.items()) + f"<tr><td class='l'>seed</td><td class='l'>"
         f"{_seed(release)}</td></tr></table>")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
@@ -300,80 +217,22 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
             + "\n".join(parts) + "</body></html>\n")
 
 
+def _param_text(value: Any) -> str:
+    """A parameter as plain text: ``a: 1; b: 2`` for a mapping, ``x, y`` for a sequence."""
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {_param_text(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(_param_text, value)) or "none"
+    return "none" if value is None else str(value)
+
+
 def _subtitle(release: Release, qi: list[str]) -> str:
     params = release.params
     return (f"<p class='sub'>{len(release.data):,} records, {len(qi)} quasi-identifiers, "
             f"method <code>{html.escape(str(params.get('method')))}</code>, k = "
-            f"{_fmt(params.get('k'))}, seed {_seed(release)}"
+            f"{fmt(params.get('k'))}, seed {_seed(release)}"
             + (f", microagg {html.escape(str(params['microagg_version']))}"
                if params.get("microagg_version") else "") + "</p>")
-
-
-def _warnings_section(warnings: Sequence[str]) -> list[str]:
-    """The release's warnings, those about privacy first and highlighted."""
-    privacy = [w for w in warnings if any(word in w for word in (
-        "NOT", "not k-anonymous", "not differential", "unchanged"))]
-    other = [w for w in warnings if w not in privacy]
-    if not warnings:
-        return []
-    return (["<h2>Warnings</h2>"]
-            + [f"<div class='warn privacy'>{html.escape(w)}</div>" for w in privacy]
-            + [f"<div class='warn'>{html.escape(w)}</div>" for w in other])
-
-
-def _group_sizes_section(sizes: NDArray[np.intp], plt: Any) -> list[str]:
-    parts = ["<h2>Group sizes</h2>",
-             f"<p>{sizes.size:,} groups; smallest {sizes.min():,}, largest "
-             f"{sizes.max():,}, mean {sizes.mean():.2f}.</p>"]
-    if plt is not None:
-        fig, ax = plt.subplots(figsize=(6, 2.6))
-        ax.hist(sizes, bins=np.arange(sizes.min(), sizes.max() + 2) - 0.5, color="#3a6fd8")
-        ax.set_xlabel("records per group")
-        ax.set_ylabel("groups")
-        parts.append(_png(fig))
-    return parts
-
-
-def _numeric_section(original: pd.DataFrame, published: pd.DataFrame, numeric: list[str],
-                     plt: Any) -> list[str]:
-    """Means and variances before and after; histograms and correlations when plotting."""
-    rows = []
-    for col in numeric:
-        a = original[col].astype(float)
-        b = published[col].astype(float)
-        rows.append(f"<tr><td class='l'>{html.escape(col)}</td><td>{_fmt(a.mean())}</td>"
-                    f"<td>{_fmt(b.mean())}</td><td>{_fmt(a.var())}</td>"
-                    f"<td>{_fmt(b.var())}</td><td>{_fmt(b.nunique())}</td></tr>")
-    parts = ["<h2>Quasi-identifiers before and after</h2>",
-             "<table><tr><th class='l'>column</th><th>mean, original</th><th>mean, "
-             "published</th><th>variance, original</th><th>variance, published</th>"
-             "<th>distinct published values</th></tr>" + "".join(rows) + "</table>"]
-    if plt is None:
-        return parts
-    cells = []
-    for col in numeric:
-        fig, ax = plt.subplots(figsize=(4.2, 2.6))
-        a = original[col].astype(float)
-        bins = np.histogram_bin_edges(a, bins=30)
-        ax.hist(a, bins=bins, alpha=0.55, label="original", color="#5b6475")
-        ax.hist(published[col].astype(float), bins=bins, alpha=0.55,
-                label="published", color="#3a6fd8")
-        ax.set_title(col, fontsize=10)
-        ax.legend(fontsize=7)
-        cells.append(_png(fig))
-    parts.append("<div class='grid'>" + "".join(cells) + "</div>")
-    if len(numeric) > 1:
-        fig, axes = plt.subplots(1, 2, figsize=(9, 4))
-        for ax, frame, name in ((axes[0], original, "original"),
-                                (axes[1], published, "published")):
-            corr = frame[numeric].astype(float).corr().to_numpy()
-            image = ax.imshow(corr, vmin=-1, vmax=1, cmap="coolwarm")
-            ax.set_title(f"correlations, {name}", fontsize=10)
-            ax.set_xticks(range(len(numeric)), numeric, rotation=90, fontsize=7)
-            ax.set_yticks(range(len(numeric)), numeric, fontsize=7)
-        fig.colorbar(image, ax=axes, shrink=0.8)
-        parts.append("<h2>Correlations</h2>" + _png(fig))
-    return parts
 
 
 def write_report(release: Release, original: pd.DataFrame, path: str | os.PathLike[str],
@@ -382,3 +241,23 @@ def write_report(release: Release, original: pd.DataFrame, path: str | os.PathLi
     target = pathlib.Path(path).expanduser()
     write_text_atomic(render_report(release, original, **kwargs), target)
     return target
+
+
+def _sweep_point(release: Release, sweep: pd.DataFrame, qi: Sequence[str]
+                 ) -> tuple[float, float, Sequence[str]] | None:
+    """This release's loss and risk in the measures of the sweep's map (the headline loss;
+    DLD or the class risk, as the map), to mark it there."""
+    from .metrics.headline import class_risk, headline_loss
+    from .sweep import risk_column
+
+    loss = headline_loss(release.metrics)
+    if loss is None:
+        return None
+    if risk_column(sweep) == "dld_risk":
+        dld = release.metrics.get("dld_risk")
+        if dld is None:
+            return None
+        risk = 100.0 * float(dld)
+    else:
+        risk = 100.0 * class_risk(published_classes(release.data, list(qi)))
+    return loss[1], risk, tuple(qi)

@@ -11,6 +11,17 @@
     type = "numeric"
     bounds = [0, 120]              # public bounds, for --epsilon
 
+    [columns.date_of_birth]
+    role = "quasi-identifier"
+    type = "date"
+    format = "%Y-%m-%d"            # strftime format of text dates (default: ISO 8601)
+    publish = "month"              # published precision: day (default), month or year
+
+    [columns.income]
+    role = "quasi-identifier"
+    type = "numeric"
+    round = -2                     # published to hundreds; "none": the exact means
+
     [columns.education]
     role = "quasi-identifier"
     type = "ordinal"
@@ -22,16 +33,21 @@
     hierarchy = "hierarchies/occupation.csv"   # relative to this file
 
 Roles: ``identifier``, ``quasi-identifier``, ``sensitive``, ``other`` (published unchanged).
-Types: ``numeric``, ``ordinal`` (with ``order``), ``categorical``. :func:`load_schema` reports
-every problem of a file at once; :meth:`Schema.check` every problem of a table against it.
-:func:`propose_schema` writes a first draft from a table for the user to edit.
+Types: ``numeric``, ``ordinal`` (with ``order``), ``categorical``, ``date`` (text dates or
+datetimes, microaggregated as days since 1970-01-01 and published as dates again).
+Keys of a column: ``role`` (required), ``type``, ``order`` (ordinal), ``hierarchy`` (an ARX
+CSV file), ``bounds`` (numeric, for epsilon), ``format`` and ``publish`` (date), ``round``
+(a numeric quasi-identifier's published digits: 0 integers, -1 tens, 2 cents, ``"none"`` the
+exact means; integer-valued columns are rounded to integers by default).
+:func:`load_schema` reports every problem of a file at once; :meth:`Schema.check` every
+problem of a table against it. :func:`propose_schema` (:mod:`._schema_propose`) writes a
+first draft from a table for the user to edit.
 """
 
 from __future__ import annotations
 
 import os
 import pathlib
-import re
 import tomllib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,6 +56,7 @@ from typing import Any
 
 import pandas as pd
 
+from ._schema_propose import propose_schema
 from .exceptions import SchemaError
 from .hierarchy import as_labels
 
@@ -47,10 +64,10 @@ __all__ = ["ROLES", "TYPES", "ColumnSpec", "Schema", "check_unique_columns", "lo
            "propose_schema"]
 
 ROLES = ("identifier", "quasi-identifier", "sensitive", "other")
-TYPES = ("numeric", "ordinal", "categorical")
-_KEYS = {"role", "type", "order", "hierarchy", "bounds"}
-_IDENTIFIER_NAMES = re.compile(r"(^|_)(id|ids|name|names|ssn|email|e-mail|phone|passport|"
-                               r"address|uuid|key)($|_)", re.IGNORECASE)
+TYPES = ("numeric", "ordinal", "categorical", "date")
+_KEYS = {"role", "type", "order", "hierarchy", "bounds", "format", "publish", "round"}
+_PRECISIONS = ("day", "month", "year")  # microagg._pipeline.dates.PRECISIONS
+_DIGITS = (-10, 15)  # microagg._pipeline.publish.DIGITS
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,13 @@ class ColumnSpec:
     order: tuple[str, ...] = ()
     hierarchy: pathlib.Path | None = None
     bounds: tuple[float, float] | None = None
+    format: str | None = None
+    """strftime format of a ``date`` column held as text (``None``: ISO 8601)."""
+    publish: str | None = None
+    """Published precision of a ``date`` column: ``day`` (default), ``month`` or ``year``."""
+    round: int | str | None = None
+    """Published digits of a numeric quasi-identifier; ``"none"``: not rounded; ``None``:
+    the default (integer-valued columns to integers)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +121,19 @@ class Schema:
         found = {c: s.bounds for c, s in self.columns.items() if s.bounds is not None}
         return found or None
 
+    @property
+    def dates(self) -> dict[str, dict[str, str]]:
+        """The ``date`` columns: ``{column: {"format": ..., "publish": ...}}`` (keys given)."""
+        return {c: {key: value for key, value in (("format", s.format), ("publish", s.publish))
+                    if value is not None}
+                for c, s in self.columns.items() if s.type == "date"}
+
+    @property
+    def rounding(self) -> dict[str, int | None]:
+        """Columns with a ``round`` key: their digits (``None``: ``round = "none"``)."""
+        return {c: (None if s.round == "none" else int(s.round))
+                for c, s in self.columns.items() if s.round is not None}
+
     def check(self, df: pd.DataFrame) -> None:
         """Raise one :class:`SchemaError` listing every way ``df`` contradicts the schema."""
         check_unique_columns(df.columns, source="the table")
@@ -110,6 +147,10 @@ class Schema:
                                            or pd.api.types.is_bool_dtype(series)):
                 problems.append(f"column {col!r} is declared numeric but has dtype "
                                 f"{series.dtype}")
+            if spec.type == "date" and (pd.api.types.is_numeric_dtype(series)
+                                        or pd.api.types.is_bool_dtype(series)):
+                problems.append(f"column {col!r} is declared a date but holds numbers (dtype "
+                                f"{series.dtype}); dates are text or datetimes")
             if spec.type == "ordinal":
                 outside = sorted({str(v) for v in series.dropna().unique()} - set(spec.order))
                 if outside:
@@ -130,10 +171,11 @@ class Schema:
         """Columns whose values are labels, not quantities: to be read as text from a CSV
         file (so that codes such as ``01`` keep their leading zeros).
 
-        They are the ``categorical`` and ``ordinal`` columns and those with a hierarchy.
+        They are the ``categorical``, ``ordinal`` and ``date`` columns and those with a
+        hierarchy (a date is parsed with its declared format, never guessed by the reader).
         """
         return [c for c, s in self.columns.items()
-                if s.type in ("categorical", "ordinal") or s.hierarchy is not None]
+                if s.type in ("categorical", "ordinal", "date") or s.hierarchy is not None]
 
     def apply(self, df: pd.DataFrame) -> pd.DataFrame:
         """``df`` checked, with the declared types made effective.
@@ -247,10 +289,42 @@ def _column_spec(where: str, entry: Any, folder: pathlib.Path, problems: list[st
     problems += _order_problems(where, kind, order)
     hierarchy_path = _hierarchy_path(where, entry.get("hierarchy"), folder, problems)
     bounds_pair = _bounds(where, entry.get("bounds"), kind, problems)
+    problems += _date_problems(where, kind, entry.get("format"), entry.get("publish"))
+    problems += _round_problems(where, kind, role, entry.get("round"))
     if isinstance(role, str) and role in ROLES:
         return ColumnSpec(role=role, type=kind, order=tuple(map(str, order or ())),
-                          hierarchy=hierarchy_path, bounds=bounds_pair)
+                          hierarchy=hierarchy_path, bounds=bounds_pair,
+                          format=entry.get("format"), publish=entry.get("publish"),
+                          round=entry.get("round"))
     return None
+
+
+def _date_problems(where: str, kind: Any, fmt: Any, publish: Any) -> list[str]:
+    found = []
+    if (fmt is not None or publish is not None) and kind != "date":
+        found.append(f"{where}: format and publish apply to type = \"date\" only")
+    if fmt is not None and (not isinstance(fmt, str) or "%" not in fmt):
+        found.append(f"{where}: format must be a strftime format such as \"%Y-%m-%d\"; got "
+                     f"{fmt!r}")
+    if publish is not None and publish not in _PRECISIONS:
+        found.append(f"{where}: publish must be one of {', '.join(_PRECISIONS)}; got "
+                     f"{publish!r}")
+    return found
+
+
+def _round_problems(where: str, kind: Any, role: Any, digits: Any) -> list[str]:
+    if digits is None:
+        return []
+    found = []
+    low, high = _DIGITS
+    if digits != "none" and (isinstance(digits, bool) or not isinstance(digits, int)
+                             or not low <= digits <= high):
+        found.append(f"{where}: round must be an integer number of digits in [{low}, {high}] "
+                     f"(0: integers, -1: tens) or \"none\"; got {digits!r}")
+    if role != "quasi-identifier" or kind not in (None, "numeric"):
+        found.append(f"{where}: round applies to numeric quasi-identifiers only (other "
+                     "columns are published as they are; dates have publish)")
+    return found
 
 
 def _order_problems(where: str, kind: Any, order: Any) -> list[str]:
@@ -290,80 +364,6 @@ def _bounds(where: str, bounds: Any, kind: Any, problems: list[str]
     if kind not in (None, "numeric"):
         problems.append(f"{where}: bounds apply to numeric columns only")
     return pair
-
-
-def _toml_string(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def propose_schema(df: pd.DataFrame, *, max_categories: int = 50) -> str:
-    """A first schema for ``df`` as TOML text, with the reasons as comments.
-
-    Guesses: a column named like an identifier (id, name, email, phone, ssn, ...), a text
-    column unique on every row or a record number (consecutive integers) is an
-    ``identifier``; a constant column is ``other``; numeric columns, even unique on every row
-    (measurements), are numeric quasi-identifiers; text columns with at most
-    ``max_categories`` values are categorical quasi-identifiers, others ``other``. Nothing is
-    guessed ``sensitive``: only the data steward knows.
-
-    Examples
-    --------
-    >>> print(propose_schema(pd.DataFrame({"id": [1, 2], "age": [30, 40]})).splitlines()[3])
-    [columns.id]  # its name looks like an identifier
-    """
-    lines = ["# microagg schema: proposed from the data; check every role before use.",
-             "# roles: identifier, quasi-identifier, sensitive, other",
-             ""]
-    for col in df.columns:
-        series = df[col]
-        name = str(col)
-        role, kind, reason = _propose_role(series, name, max_categories)
-        reasons = [reason]
-        missing = int(series.isna().sum())
-        if missing:
-            reasons.append(f"{missing} missing")
-        lines.append(f"[columns.{_toml_key(name)}]  # {'; '.join(reasons)}")
-        lines.append(f"role = {_toml_string(role)}")
-        if kind is not None:
-            lines.append(f"type = {_toml_string(kind)}")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _propose_role(series: pd.Series, name: str, max_categories: int
-                  ) -> tuple[str, str | None, str]:
-    """The guessed role and type of one column, and the reason (a comment in the draft).
-
-    A constant column is ``other``: it tells no records apart and is no quasi-identifier. A
-    numeric column unique on every row is a measurement (expenditure, income), proposed as a
-    quasi-identifier, unless it counts the rows (consecutive integers): then it is a record
-    number, an ``identifier``, as is a text column unique on every row.
-    """
-    n = len(series)
-    distinct = int(series.nunique(dropna=True))
-    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-    if _IDENTIFIER_NAMES.search(name):
-        return "identifier", None, "its name looks like an identifier"
-    if n > 1 and distinct <= 1:
-        return "other", None, ("constant: it tells no records apart, so it is neither a "
-                               "quasi-identifier nor sensitive")
-    if n > 1 and distinct == n and numeric:
-        if pd.api.types.is_integer_dtype(series) and int(series.max()) - int(series.min()) == n - 1:
-            return "identifier", None, "consecutive integers, one per row: a record number"
-        return "quasi-identifier", "numeric", (
-            f"numeric, unique on each of the {n} rows: a measurement, a quasi-identifier "
-            "(or sensitive, if confidential)")
-    if n > 1 and distinct == n:
-        return "identifier", None, f"unique on each of the {n} rows"
-    if numeric:
-        return "quasi-identifier", "numeric", f"numeric, {distinct} distinct values"
-    if distinct <= max_categories:
-        return "quasi-identifier", "categorical", f"{distinct} categories"
-    return "other", "categorical", f"{distinct} distinct text values: free text?"
-
-
-def _toml_key(name: str) -> str:
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else _toml_string(name)
 
 
 def roles_from(schema: Schema | None, qi: Sequence[str] | None, sens: Sequence[str] | None,

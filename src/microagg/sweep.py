@@ -19,9 +19,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._atomic import atomic_write
 from .check import equivalence_classes
+from .metrics.headline import NUMERIC_LOSS, class_risk, headline_loss
 from .release import anonymize
 
 __all__ = ["pareto_front", "plot_sweep", "risk_column", "sweep", "sweep_figure"]
+
+_SHORT = {NUMERIC_LOSS.key: "SSE/SST"}
+"""The ``loss_measure`` written for each headline loss (tables written before keep theirs)."""
 
 
 def pareto_front(loss: ArrayLike, risk: ArrayLike) -> NDArray[np.bool_]:
@@ -80,9 +84,11 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
     pandas.DataFrame
         One row per run: ``method``, ``k``, ``aggregation``, ``aggregation_params``,
         ``model``,
-        ``information_loss`` (%; SSE/SST, or NCP for generalized categorical releases, as
-        ``loss_measure`` says), ``dld_risk`` (%; distance linkage, numeric releases only),
-        ``class_risk`` (%; the mean over records of 1 / the size of its published class),
+        ``information_loss`` (%; the headline loss of
+        :func:`microagg.metrics.headline.headline_loss`: SSE/SST, or NCP for generalized
+        categorical and mixed releases, as ``loss_measure`` says), ``dld_risk`` (%; distance linkage, numeric releases only),
+        ``class_risk`` (%; the mean over records of 1 / the size of its published class,
+        :func:`microagg.metrics.headline.class_risk`),
         ``achieved_k`` (syntactic k of the published values), ``seconds``, ``warnings``
         (count), ``error`` (the message of a run that was refused, else empty) and
         ``pareto`` (on the front of loss vs risk among the runs that succeeded; the risk is
@@ -103,7 +109,8 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
                  + ("" if model == "k" else f", {model}"))
         if on_step is not None:
             on_step(step, len(grid), label)
-        row: dict[str, Any] = {"method": method, "k": int(k), "aggregation": aggregation,
+        row: dict[str, Any] = {"quasi_identifiers": ",".join(map(str, quasi_identifiers)),
+                               "method": method, "k": int(k), "aggregation": aggregation,
                                "aggregation_params": ", ".join(f"{n}={v}" for n, v in
                                                                dict(params).items()),
                                "model": model}
@@ -111,29 +118,30 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
+                roles: dict[str, Any] = ({} if (options or {}).get("schema") is not None else {
+                    "quasi_identifiers": list(quasi_identifiers), "sensitive": list(sensitive),
+                    "identifiers": list(identifiers)})  # a schema gives them itself
                 release = anonymize(
-                    df, quasi_identifiers=list(quasi_identifiers), k=int(k), method=method,
-                    sensitive=list(sensitive), identifiers=list(identifiers),
-                    aggregation=aggregation, aggregation_params=dict(params) or None,
-                    random_state=random_state, **{**dict(options or {}),
-                                                  **dict(model_params)})
+                    df, k=int(k), method=method, aggregation=aggregation,
+                    aggregation_params=dict(params) or None, random_state=random_state,
+                    **roles, **{**dict(options or {}), **dict(model_params)})
         except (ValueError, TypeError) as error:  # SchemaError is a ValueError
             row.update(information_loss=np.nan, loss_measure="", dld_risk=np.nan,
                        class_risk=np.nan, achieved_k=np.nan,
                        seconds=time.perf_counter() - start, warnings=0, error=str(error))
         else:
             metrics = release.metrics
-            if metrics.get("ncp") is not None:
-                # generalized (categorical or mixed) releases: the normalized certainty
-                # penalty covers every quasi-identifier, SSE/SST only the numeric ones
-                loss, measure = 100.0 * float(metrics["ncp"]), "NCP"
-            else:
-                loss, measure = float(metrics.get("information_loss", np.nan)), "SSE/SST"
+            # the headline loss of the release's kind (metrics.headline): NCP for generalized
+            # (categorical or mixed) releases, which covers every quasi-identifier, else
+            # SSE/SST; the same figure anonymize's table and the report lead with
+            found = headline_loss(metrics)
+            loss, measure = (np.nan, "") if found is None else (found[1], _SHORT.get(
+                found[0].key, found[0].short))
             dld = metrics.get("dld_risk")
             classes = equivalence_classes(release.data, list(quasi_identifiers))
             row.update(information_loss=loss, loss_measure=measure,
                        dld_risk=np.nan if dld is None else 100.0 * float(dld),
-                       class_risk=100.0 * float(np.mean(1.0 / np.bincount(classes)[classes])),
+                       class_risk=100.0 * class_risk(classes),
                        achieved_k=release.k, seconds=time.perf_counter() - start,
                        warnings=len(caught), error="")
         rows.append(row)
@@ -160,9 +168,11 @@ def risk_column(table: pd.DataFrame) -> str:
     return "dld_risk"
 
 
-def sweep_figure(table: pd.DataFrame, *, title: str = "Risk-utility map") -> Any:
+def sweep_figure(table: pd.DataFrame, *, title: str = "Risk-utility map",
+                 mark: tuple[float, float, str] | None = None) -> Any:
     """The matplotlib figure of :func:`plot_sweep` (information loss against DLD risk, one
-    point per run labelled ``k=``, the Pareto front dashed); the caller closes it."""
+    point per run labelled ``k=``, the Pareto front dashed); ``mark`` (loss, risk, label)
+    adds one release as a star, e.g. the release a report describes. The caller closes it."""
     try:
         import matplotlib
 
@@ -198,6 +208,9 @@ def sweep_figure(table: pd.DataFrame, *, title: str = "Risk-utility map") -> Any
                 ls="--", label="Pareto front")
     measures = sorted({str(m) for m in done.get("loss_measure", pd.Series(["SSE/SST"]))
                        if str(m) not in ("", "nan")}) or ["SSE/SST"]
+    if mark is not None:
+        ax.scatter([mark[0]], [mark[1]], marker="*", s=220, color="crimson", zorder=5,
+                   label=mark[2])
     ax.set_xlabel(f"information loss, {' / '.join(measures)} (%)")
     ax.set_ylabel("disclosure risk, DLD (% of records linked)" if risk == "dld_risk" else
                   "disclosure risk, mean 1 / class size (%)")

@@ -61,8 +61,8 @@ def test_file_release_keeps_order_and_verifies(tmp_path, frame, source, target):
 
 def test_chunking_does_not_change_the_result(tmp_path, frame):
     frame.to_parquet(tmp_path / "in.parquet")
-    kwargs = {"quasi_identifiers": QI, "k": 4, "block_size": 300, "sample_size": 3000,
-              "n_jobs": 1, "random_state": 7}
+    kwargs = {"quasi_identifiers": QI, "identifiers": ["id"], "k": 4, "block_size": 300,
+              "sample_size": 3000, "n_jobs": 1, "random_state": 7}
     anonymize_file(tmp_path / "in.parquet", tmp_path / "one.parquet", chunk_rows=5000, **kwargs)
     anonymize_file(tmp_path / "in.parquet", tmp_path / "many.parquet", chunk_rows=333, **kwargs)
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "one.parquet"),
@@ -71,7 +71,8 @@ def test_chunking_does_not_change_the_result(tmp_path, frame):
 
 def test_worker_processes_give_the_same_file(tmp_path, frame):
     frame.to_parquet(tmp_path / "in.parquet")
-    kwargs = {"quasi_identifiers": QI, "k": 4, "block_size": 300, "random_state": 1}
+    kwargs = {"quasi_identifiers": QI, "identifiers": ["id"], "k": 4, "block_size": 300,
+              "random_state": 1}
     anonymize_file(tmp_path / "in.parquet", tmp_path / "serial.parquet", n_jobs=1, **kwargs)
     anonymize_file(tmp_path / "in.parquet", tmp_path / "pool.parquet", n_jobs=2, **kwargs)
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "serial.parquet"),
@@ -111,7 +112,7 @@ def test_empty_missing_columns_k_too_large_and_self_overwrite(tmp_path, frame):
     with pytest.raises(SchemaError, match="no rows"):
         anonymize_file(empty, tmp_path / "o.csv", quasi_identifiers=QI, k=3, n_jobs=1)
     path = tmp_path / "in.csv"
-    frame.head(20).to_csv(path, index=False)
+    frame.head(20).drop(columns="id").to_csv(path, index=False)
     with pytest.raises(SchemaError, match="'zz'"):
         anonymize_file(path, tmp_path / "o.csv", quasi_identifiers=["a", "zz"], k=3,
                        n_jobs=1)
@@ -129,7 +130,8 @@ def test_a_failing_block_leaves_no_output(tmp_path, frame):
     frame.to_parquet(tmp_path / "in.parquet")
     with pytest.raises(TypeError, match="Unknown parameter"):
         anonymize_file(tmp_path / "in.parquet", tmp_path / "out.parquet", quasi_identifiers=QI,
-                       k=4, block_size=300, n_jobs=2, method_params={"nonsense": 1})
+                       identifiers=["id"], k=4, block_size=300, n_jobs=2,
+                       method_params={"nonsense": 1})
     assert not (tmp_path / "out.parquet").exists() and _leftovers(tmp_path) == []
 
 

@@ -90,16 +90,18 @@ def test_merge_small_blocks_joins_the_nearest():
 def test_anonymize_with_blocking_records_and_verifies(data):
     df = pd.DataFrame(data, columns=list("abcd")).assign(other=np.arange(6000))
     release = anonymize(df, quasi_identifiers=list("abcd"), k=5, blocking="pca",
-                        block_size=1000, n_jobs=1, random_state=0)
+                        block_size=1000, n_jobs=1, random_state=0,
+                        keep="other")  # a record number, published on purpose
     assert release.k >= 5
     assert dict(release.params["blocking"]) == {"blocking": "pca", "block_size": 1000}
     assert release.data["other"].tolist() == list(range(6000))
     assert k_anonymity(release.data[list("abcd")].to_numpy()) >= 5
     with pytest.raises(ValueError, match="block_size"):
-        anonymize(df, quasi_identifiers=list("abcd"), k=5, blocking="kd", block_size=6)
+        anonymize(df, quasi_identifiers=list("abcd"), k=5, blocking="kd", block_size=6,
+                  keep="other")
     cat = df.assign(town=np.where(df["other"] % 2, "x", "y"))
     with pytest.raises(SchemaError, match="blocking applies to numeric"):
-        anonymize(cat, quasi_identifiers=["a", "town"], k=5, blocking="kd")
+        anonymize(cat, quasi_identifiers=["a", "town"], k=5, blocking="kd", keep="other")
 
 
 def test_attribute_groups_with_blocking(data):

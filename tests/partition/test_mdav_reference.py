@@ -75,8 +75,10 @@ def test_seed001_table1_worked_example():
         "income": [21000.0, 19500.0, 22000.0, 43480.0, 39220.0, 32285.0, 40500.0, 20000.0,
                    43050.0],
     })
+    # rounding=False: Table 1 publishes the means unrounded (integer-valued columns are
+    # rounded to integers by default, issue 18)
     release = anonymize(df, quasi_identifiers=["age", "income"], identifiers="id", k=3,
-                        random_state=0)
+                        random_state=0, rounding=False)
     expected_age = [25.00, 25.00, 38.00, 52.33, 52.33, 38.00, 38.00, 25.00, 52.33]
     expected_income = [20166.67, 20166.67, 31595.00, 41916.67, 41916.67, 31595.00, 31595.00,
                        20166.67, 41916.67]

@@ -35,14 +35,16 @@ def test_a_request_is_frozen_and_says_which_stage_runs_it(people):
     with pytest.raises(dataclasses.FrozenInstanceError):
         request.k = 2  # type: ignore[misc]
     kinds = {
-        "mixed": Request.build(people, quasi_identifiers=["age", "region"], k=4).kind,
+        "mixed": Request.build(people, quasi_identifiers=["age", "region"], k=4,
+                               identifiers="id").kind,
         "dp": Request.build(people.drop(columns=["region", "diagnosis"]),
                             quasi_identifiers=["age", "income"], identifiers="id", k=4,
                             epsilon=1.0, bounds={"age": (0, 100), "income": (0, 9000)}).kind,
         "attribute-groups": Request.build(people, quasi_identifiers=["age", "income"], k=4,
-                                          attribute_groups="individual").kind,
+                                          identifiers="id", attribute_groups="individual").kind,
         "generalizing method": Request.build(people, quasi_identifiers=["age", "income"], k=4,
-                                             method="cdt", sensitive="diagnosis").kind,
+                                             identifiers="id", method="cdt",
+                                             sensitive="diagnosis").kind,
     }
     assert kinds == {"mixed": "mixed", "dp": "dp", "attribute-groups": "attribute-groups",
                      "generalizing method": "mixed"}
@@ -64,15 +66,15 @@ def test_every_refusal_comes_from_the_request_before_any_work(people, options, e
                                                              message):
     with pytest.raises(error, match=message):
         Request.build(people, quasi_identifiers=["age", "income"], k=4, sensitive="diagnosis",
-                      **options)
+                      identifiers="id", **options)
 
 
 def test_explicit_scaling_switches_off_a_methods_own_normalization(people):
     request = Request.build(people, quasi_identifiers=["age", "income"], k=4,
-                            method="top-down", scaling="standard")
+                            identifiers="id", method="top-down", scaling="standard")
     assert request.method_params["normalize"] == "none"  # the caller's scaling is used
     default = Request.build(people, quasi_identifiers=["age", "income"], k=4,
-                            method="top-down")
+                            identifiers="id", method="top-down")
     assert "normalize" not in default.method_params  # the method's own, as in its paper
 
 

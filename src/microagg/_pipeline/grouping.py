@@ -17,12 +17,14 @@ from ..exceptions import PrivacyLeakWarning
 from ..models import enforce_l_diversity, enforce_t_closeness
 from ..partition import Partitioner
 from ..partition.attribute_groups import resolve_attribute_groups
+from .missing import repair_diversity
 from .notes import warn_user
 from .numeric import Outcome, aggregate_safely, standard_scaling
 from .request import Request
 from .verify import checked_partition
 
-__all__ = ["attribute_group_stage", "enforce_models", "grouping_stage"]
+__all__ = ["attribute_group_stage", "enforce_models", "finish_stage", "grouping_stage",
+           "request_aggregator"]
 
 
 def enforce_models(request: Request, labels: NDArray[np.intp], timings: dict[str, float],
@@ -55,7 +57,7 @@ def _noisy_warning(request: Request, sizes: NDArray[np.int64]) -> str | None:
         request.k, sizes=sizes, params=request.aggregation_params)
 
 
-def _finish(request: Request, outcome: Outcome, partitioner: Partitioner, sizes: Any,
+def finish_stage(request: Request, outcome: Outcome, partitioner: Partitioner, sizes: Any,
             seconds: float, n: int) -> Outcome:
     """The time budget, and the privacy warning of a noisy aggregation."""
     outcome.budget, note = time_budget(partitioner.name, outcome.method_params, seconds, n,
@@ -79,6 +81,7 @@ def grouping_stage(request: Request, values: NDArray[np.float64], rng: np.random
     labels = checked_partition(partitioner, scaled, request.k, rng, params)
     timings["partition"] = time.perf_counter() - t
     labels = enforce_models(request, labels, timings, lambda _: {"X": scaled})
+    labels = repair_diversity(request, labels, scaled)  # missing sensitive values
     t = time.perf_counter()
     masked = aggregate_safely(values, labels, method=request.aggregation or "mean",
                               random_state=rng, **request.aggregation_params)
@@ -87,7 +90,7 @@ def grouping_stage(request: Request, values: NDArray[np.float64], rng: np.random
                       method=partitioner.name, scaling=scaling,
                       method_params=MappingProxyType({**partitioner.params, **params}),
                       alternative=None if partitioner.fixed_size else "mdav")
-    _finish(request, outcome, partitioner, np.bincount(labels), timings["partition"],
+    finish_stage(request, outcome, partitioner, np.bincount(labels), timings["partition"],
             values.shape[0])
     if request.noisy:  # after the warning: a bug found here still leaves the user warned
         request_aggregator(request).verify(values, masked, labels, request.quasi_identifiers)
@@ -138,5 +141,5 @@ def attribute_group_stage(request: Request, values: NDArray[np.float64],
                       partitions=partitions, groups=tuple(groups), group_methods=methods,
                       alternative=None if partitioner.fixed_size else "mdav")
     sizes = np.concatenate([np.bincount(g) for g in partitions.values()])
-    return _finish(request, outcome, partitioner, sizes, timings["partition_and_aggregate"],
+    return finish_stage(request, outcome, partitioner, sizes, timings["partition_and_aggregate"],
                    values.shape[0])

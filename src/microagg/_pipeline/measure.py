@@ -27,7 +27,8 @@ from ..metrics import (
 )
 from ..models import l_diversity
 
-__all__ = ["DLD_SAMPLE", "DLD_SAMPLE_ABOVE", "Tables", "numeric_metrics", "sensitive_metrics"]
+__all__ = ["DLD_SAMPLE", "DLD_SAMPLE_ABOVE", "Tables", "completed_tables", "numeric_metrics",
+           "sensitive_metrics"]
 
 DLD_SAMPLE_ABOVE = 100_000
 DLD_SAMPLE = 2_000
@@ -66,6 +67,37 @@ class Tables:
     labels: NDArray[np.intp]
     qi: tuple[str, ...]
     varying: NDArray[np.bool_]
+
+
+def _at_mean(original: NDArray[np.float64], masked: NDArray[np.float64],
+             missing: NDArray[np.bool_]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Both tables with the originally missing cells, and the masked table with its blanked
+    cells, at the column's observed mean."""
+    observed = np.where(missing, 0.0, original)
+    count = (~missing).sum(axis=0)
+    mean = np.divide(observed.sum(axis=0), count, out=np.zeros(original.shape[1]),
+                     where=count > 0)
+    blank = missing | np.isnan(masked)
+    return (np.ascontiguousarray(np.where(missing, mean, original)),
+            np.ascontiguousarray(np.where(blank, mean, masked)))
+
+
+def completed_tables(t: Tables) -> Tables:
+    """The tables the metrics read when cells are missing: the metrics count observed
+    cells only (an originally missing cell is set to its column's observed mean in both
+    tables, so that it adds nothing to a loss or a deviation), and a cell the pattern
+    strategy blanked counts as published at the column's mean: it loses its whole deviation
+    from the mean (Templ 2017, ch. 5, counts a suppressed value's loss the same way). The
+    variance, covariance and IL1s measures then see the missing cells at the mean, which
+    understates the spread (each such cell adds no deviation)."""
+    missing = np.isnan(t.values)
+    if not missing.any() and not np.isnan(t.masked).any():
+        return t
+    values, masked = _at_mean(t.values, t.masked, missing)
+    cols = t.varying if t.scaled.shape[1] == int(t.varying.sum()) else slice(None)
+    scaled, masked_scaled = _at_mean(np.where(missing[:, cols], np.nan, t.scaled),
+                                     t.masked_scaled, missing[:, cols])
+    return Tables(values, masked, scaled, masked_scaled, t.labels, t.qi, t.varying)
 
 
 def numeric_metrics(tables: Tables, *, known: tuple[str, ...] = (),

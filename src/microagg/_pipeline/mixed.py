@@ -35,8 +35,11 @@ from ..partition.cdt import Columns
 from ..partition.mixed import MixedData
 from .grouping import enforce_models
 from .measure import sensitive_metrics
+from .missing import MissingRecord, prepare_missing, published_sensitive, repair_diversity
+from .mixed_patterns import Pieces, missing_mask, plan_mixed, published_missing, weighted_metrics
 from .notes import warn_user
 from .numeric import privacy_params, quasi_identifier_matrix
+from .pattern_stage import restricted_request
 from .request import Request
 from .result import Release
 from .rules import require_complete
@@ -136,6 +139,9 @@ def _partition(request: Request, cols: _Columns, rng: np.random.Generator,
     timings["partition"] = time.perf_counter() - t
     labels = enforce_models(request, labels, timings, lambda current: {"cost": ILOmegaCost(
         cols.numeric, cols.codes, cols.tables, current, int(current.max()) + 1)})
+    centre = (cols.numeric if cols.num_cols
+              else np.column_stack([cols.codes, np.zeros(len(labels))]).astype(np.float64))
+    labels = repair_diversity(request, labels, centre)  # missing sensitive values
     return labels, params
 
 
@@ -207,8 +213,8 @@ def _verify(request: Request, published: pd.DataFrame, labels: NDArray[np.intp]
     checks: dict[str, Any] = {
         "k_anonymity": k_check(k, int(np.bincount(classes).min())),
         "group_k": group_k,
-        **diversity_checks(classes, published, sens, request.l, request.diversity,
-                           request.diversity_c),
+        **diversity_checks(classes, published_sensitive(published, classes, sens), sens,
+                           request.l, request.diversity, request.diversity_c),
         **closeness_checks(classes, request.closeness, request.t),
     }
     return checks, classes
@@ -280,17 +286,23 @@ def run_mixed(request: Request) -> Release:
     timings: dict[str, float] = {}
     partitioner = request.partitioner
     seed, rng = resolve_seed(request.random_state)
+    request, record = prepare_missing(request)
+    if missing_mask(request).any():
+        return _run_patterns(request, record, seed, rng, timings)
     cols = _split_columns(request, partitioner.name)
     labels, params = _partition(request, cols, rng, timings)
     t = time.perf_counter()
     published, gen, constant = _publish(request, cols, labels)
+    published = published_missing(published, record.category)
     timings["aggregate"] = time.perf_counter() - t
     t = time.perf_counter()
     checks, classes = _verify(request, published, labels)
     timings["verify"] = time.perf_counter() - t
     t = time.perf_counter()
     metrics = _measure(request, cols, gen, labels, classes, published, constant)
-    notes = _notes(request, cols, labels, metrics["ncp"])
+    notes: list[str] = []
+    record.warn(notes)
+    notes += _notes(request, cols, labels, metrics["ncp"])
     timings["measure"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - request.started
     n_plain = cols.n_plain
@@ -298,21 +310,74 @@ def run_mixed(request: Request) -> Release:
         data=published, labels=labels, seed=seed, checks=MappingProxyType(checks),
         metrics=MappingProxyType(metrics), warnings=tuple(notes),
         timings=MappingProxyType(timings),
-        params=MappingProxyType({
-            "method": partitioner.name,
-            "k": request.k,
-            "quasi_identifiers": request.quasi_identifiers,
-            "numeric_quasi_identifiers": cols.num_cols[:n_plain],
-            "ordinal_quasi_identifiers": cols.num_cols[n_plain:],
-            "categorical_quasi_identifiers": cols.cat_cols,
-            "categorical_aggregation": request.categorical_aggregation,
-            "hierarchies": MappingProxyType({c: request.hierarchies[c].source
-                                             for c in cols.cat_cols}),
-            "sensitive": request.sensitive,
-            "identifiers": request.identifiers,
-            "aggregation": request.aggregation,
-            "method_params": MappingProxyType({**partitioner.params, **params}),
-            **privacy_params(request),
-            "microagg_version": __version__,
-        }),
-    )
+        params=_params(request, record, (cols.num_cols[:n_plain], cols.num_cols[n_plain:],
+                                         cols.cat_cols), params))
+
+
+def _params(request: Request, record: MissingRecord,
+            kinds: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]],
+            params: dict[str, Any]) -> MappingProxyType[str, Any]:
+    partitioner = request.partitioner
+    return MappingProxyType({
+        "method": partitioner.name,
+        "k": request.k,
+        "quasi_identifiers": request.quasi_identifiers,
+        "numeric_quasi_identifiers": kinds[0],
+        "ordinal_quasi_identifiers": kinds[1],
+        "categorical_quasi_identifiers": kinds[2],
+        "categorical_aggregation": request.categorical_aggregation,
+        "hierarchies": MappingProxyType({c: request.hierarchies[c].source for c in kinds[2]}),
+        "sensitive": request.sensitive,
+        "identifiers": request.identifiers,
+        "aggregation": request.aggregation,
+        "method_params": MappingProxyType({**partitioner.params, **params}),
+        **privacy_params(request),
+        "missing": record.params(),
+        "microagg_version": __version__,
+    })
+
+
+def _run_patterns(request: Request, record: MissingRecord, seed: int,
+                  rng: np.random.Generator, timings: dict[str, float]) -> Release:
+    """Each missingness pattern generalized on its observed quasi-identifiers."""
+    qi = request.quasi_identifiers
+    t = time.perf_counter()
+    plan = plan_mixed(request, record)
+    pieces = Pieces.empty(request)
+    labels = np.zeros(len(request.data), dtype=np.intp)
+    offset, params, kinds = 0, dict(request.method_params), ((), (), ())
+    for j, missing in enumerate(plan.missing):
+        rows = plan.rows(j)
+        observed = tuple(c for c, m in zip(qi, missing, strict=True) if not m)
+        sub_labels = np.zeros(rows.size, dtype=np.intp)
+        if observed:
+            sub = restricted_request(request, rows, observed)
+            cols = _split_columns(sub, sub.partitioner.name)
+            sub_labels, params = _partition(sub, cols, rng, timings)
+            published, gen, constant = _publish(sub, cols, sub_labels)
+            pieces.add(rows, published, observed)
+            pieces.metrics.append((rows.size, _measure(
+                sub, cols, gen, sub_labels, published_classes(published, observed),
+                published, constant)))
+            kinds = tuple(tuple(dict.fromkeys((*a, *b)))  # type: ignore[assignment]
+                          for a, b in zip(kinds, (cols.num_cols[:cols.n_plain],
+                                                  cols.num_cols[cols.n_plain:],
+                                                  cols.cat_cols), strict=True))
+        labels[rows] = sub_labels + offset
+        offset += int(sub_labels.max()) + 1
+    timings["partition_and_aggregate"] = time.perf_counter() - t
+    published = pieces.into(request.data.drop(columns=list(request.identifiers)),
+                            record.category)
+    t = time.perf_counter()
+    checks, classes = _verify(request, published, labels)
+    timings["verify"] = time.perf_counter() - t
+    metrics = weighted_metrics(pieces, labels, classes)
+    if request.sensitive:
+        metrics.update(sensitive_metrics(classes, published, request.sensitive))
+    notes: list[str] = []
+    record.warn(notes)
+    timings["total"] = time.perf_counter() - request.started
+    return Release(data=published, labels=labels, seed=seed, checks=MappingProxyType(checks),
+                   metrics=MappingProxyType(metrics), warnings=tuple(notes),
+                   timings=MappingProxyType(timings),
+                   params=_params(request, record, kinds, params))

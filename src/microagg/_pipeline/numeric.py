@@ -21,7 +21,8 @@ from .._validation import resolve_seed
 from ..aggregate import aggregate
 from ..exceptions import ConstantColumnWarning, LowUtilityWarning, PrivacyLeakWarning
 from ..models import check_k_anonymity, k_anonymity
-from .measure import Tables, numeric_metrics, sensitive_metrics
+from .measure import Tables, completed_tables, numeric_metrics, sensitive_metrics
+from .missing import prepare_missing, published_sensitive
 from .notes import warn_user
 from .request import Request
 from .result import Release
@@ -59,27 +60,30 @@ class Outcome:
     shuffle: np.random.Generator | None = None
 
 
-def quasi_identifier_matrix(df: pd.DataFrame, columns: tuple[str, ...]
-                            ) -> NDArray[np.float64]:
-    """The quasi-identifiers as float64, with errors that name columns, dtypes and counts."""
+def quasi_identifier_matrix(df: pd.DataFrame, columns: tuple[str, ...], *,
+                            allow_missing: bool = False) -> NDArray[np.float64]:
+    """The quasi-identifiers as float64, with errors that name columns, dtypes and counts
+    (infinite values always refused; missing ones kept as NaN with ``allow_missing``)."""
     from ..exceptions import SchemaError
     from .rules import require_numeric
 
     require_numeric(df.dtypes, columns)
     values = df.loc[:, list(columns)].to_numpy(dtype=np.float64, na_value=np.nan)
-    finite = np.isfinite(values)
-    if not finite.all():
+    infinite = np.isinf(values)
+    missing = np.isnan(values)
+    if infinite.any() or (missing.any() and not allow_missing):
         bad = [
             f"{c!r}: {int(n_nan)} missing, {int(n_inf)} infinite"
-            for c, n_nan, n_inf in zip(
-                columns, np.isnan(values).sum(axis=0), np.isinf(values).sum(axis=0), strict=True
-            )
-            if n_nan or n_inf
+            for c, n_nan, n_inf in zip(columns, missing.sum(axis=0), infinite.sum(axis=0),
+                                       strict=True)
+            if n_inf or (n_nan and not allow_missing)
         ]
         raise SchemaError(
-            f"Quasi-identifiers contain missing or infinite values in {len(df)} rows checked "
-            f"({'; '.join(bad)}). Impute or drop them first; microagg never imputes silently."
-        )
+            f"Quasi-identifiers contain {'infinite' if infinite.any() else 'missing'} values "
+            f"in {len(df)} rows checked ({'; '.join(bad)}). "
+            + ("Replace or drop the infinite values first." if infinite.any() else
+               "Choose a missing= strategy (pattern, category, impute:median, impute:mean) "
+               "or drop them first; microagg never imputes silently."))
     return np.ascontiguousarray(values)
 
 
@@ -111,21 +115,30 @@ def privacy_params(request: Request) -> dict[str, Any]:
 
 def run_numeric(request: Request) -> Release:
     """Run a numeric, attribute-group or epsilon-DP request (see :attr:`Request.kind`)."""
+    from .pattern_stage import pattern_stage
     from .stages import STAGES
 
     timings: dict[str, float] = {}
     qi = request.quasi_identifiers
     seed, rng = resolve_seed(request.random_state)
-    values = quasi_identifier_matrix(request.data, qi)
+    raw = quasi_identifier_matrix(request.data, qi, allow_missing=True)  # refused next
+    request, record = prepare_missing(request)
+    values = (raw if not record.imputed
+              else quasi_identifier_matrix(request.data, qi, allow_missing=True))
     notes: list[str] = []
-    varying = values.max(axis=0) > values.min(axis=0)  # np.ptp overflows at 1e308
+    varying = np.nanmax(np.where(np.isnan(values), -np.inf, values), axis=0) \
+        > np.nanmin(np.where(np.isnan(values), np.inf, values), axis=0)
     constant = [c for c, v in zip(qi, varying, strict=True) if not v]
     if constant:
         warn_user(notes, f"Quasi-identifier(s) {', '.join(map(repr, constant))} are constant: "
                      "excluded from the distances and the information loss, and published "
                      "unchanged.", ConstantColumnWarning)
     timings["validate"] = time.perf_counter() - request.started
-    outcome = STAGES[request.kind](request, values, rng, timings)
+    if np.isnan(values).any():
+        outcome = pattern_stage(request, values, rng, timings, record)
+    else:
+        outcome = STAGES[request.kind](request, values, rng, timings)
+    record.warn(notes)
     notes = outcome.privacy_notes + notes + outcome.notes
     published = request.data.drop(columns=list(request.identifiers))
     for j, col in enumerate(qi):
@@ -134,14 +147,16 @@ def run_numeric(request: Request) -> Release:
     checks, classes, labels = _verify(request, outcome, published, values, notes)
     timings["verify"] = time.perf_counter() - t
     t = time.perf_counter()
-    metrics = _measure(request, outcome, published, values, varying, classes, labels, notes)
+    metrics = _measure(request, outcome, published, raw, varying, classes, labels, notes)
     timings["measure"] = time.perf_counter() - t
     if outcome.shuffle is not None:  # the input order would say which rows share a rank block
         order = outcome.shuffle.permutation(published.shape[0])
         published = published.iloc[order].reset_index(drop=True)
         labels = labels[order]
     timings["total"] = time.perf_counter() - request.started
-    return Release(data=published, labels=labels, params=_params(request, outcome), seed=seed,
+    return Release(data=published, labels=labels, seed=seed,
+                   params=MappingProxyType({**_params(request, outcome),
+                                            "missing": record.params()}),
                    checks=MappingProxyType(checks), metrics=MappingProxyType(metrics),
                    warnings=tuple(notes), timings=MappingProxyType(timings),
                    attribute_partitions=MappingProxyType(outcome.partitions))
@@ -164,6 +179,9 @@ def _verify(request: Request, outcome: Outcome, published: pd.DataFrame,
         checks["k_anonymity"] = k_check(k if guaranteed else None, achieved)
         if len(partitions) > 1:
             _attribute_group_warning(checks, notes, k, achieved, labels, len(partitions))
+    elif np.isnan(published_qi).any():  # a published missing cell is a value of its own
+        achieved = int(np.bincount(published_classes(published, qi)).min())
+        checks["k_anonymity"] = k_check(None if request.noisy else k, achieved)
     elif request.noisy:
         checks["k_anonymity"] = k_check(None, k_anonymity(published_qi))
     else:
@@ -178,7 +196,8 @@ def _verify(request: Request, outcome: Outcome, published: pd.DataFrame,
     sens = request.sensitive
     classes = (published_classes(published, qi) if sens and not noisy_or_dp else None)
     if classes is not None:
-        checks.update(diversity_checks(classes, published, sens, request.l, request.diversity,
+        checks.update(diversity_checks(classes, published_sensitive(published, classes, sens),
+                                       sens, request.l, request.diversity,
                                        request.diversity_c))
         checks.update(closeness_checks(classes, request.closeness, request.t))
     return checks, classes, labels
@@ -207,8 +226,8 @@ def _measure(request: Request, outcome: Outcome, published: pd.DataFrame,
              ) -> dict[str, Any]:
     masked_scaled = apply_scaler(outcome.masked, outcome.scaler)
     metrics = numeric_metrics(
-        Tables(values, outcome.masked, outcome.scaled, masked_scaled, labels,
-               request.quasi_identifiers, varying),
+        completed_tables(Tables(values, outcome.masked, outcome.scaled, masked_scaled, labels,
+                                request.quasi_identifiers, varying)),
         known=request.intruder_knows, clustering_il=request.clustering_il,
         attribute_groups={"groups": outcome.groups} if outcome.partitions else None,
         of_classes=(sensitive_metrics(classes, published, request.sensitive)

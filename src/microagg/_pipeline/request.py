@@ -28,6 +28,9 @@ from ..hierarchy import Hierarchy
 from ..models import SensitiveDistribution
 from ..partition import PARTITIONERS, Partitioner, get_partitioner
 from ..schema import Schema, roles_from
+from .missing import check_missing
+from .publish import prepare as prepare_publishing
+from .published import check_keep, check_unmasked_identifiers
 from .rules import (
     EngineRefusal,
     as_names,
@@ -73,6 +76,8 @@ class Request:
     sensitive: tuple[str, ...] = ()
     identifiers: tuple[str, ...] = ()
     intruder_knows: tuple[str, ...] = ()
+    keep: tuple[str, ...] = ()
+    """Columns that look like direct identifiers, published unchanged on purpose."""
     aggregation: str | None = None
     aggregation_params: Mapping[str, Any] = field(default_factory=dict)
     scaling: str | None = None
@@ -94,6 +99,13 @@ class Request:
     block_size: int = 10_000
     n_jobs: int | None = None
     engine: str = "memory"
+    missing: str = "pattern"
+    """What to do with missing values (:data:`~microagg._pipeline.missing.MISSING_STRATEGIES`)."""
+    dates: Mapping[str, Any] = field(default_factory=dict)
+    """Date quasi-identifiers (:class:`~microagg._pipeline.dates.DateSpec`), held in ``data``
+    as days since 1970-01-01 and published as dates (:mod:`.publish`)."""
+    rounding: Mapping[str, int] = field(default_factory=dict)
+    """Digits each quasi-identifier is published rounded to (:func:`.publish.rounding_for`)."""
     started: float = field(default_factory=time.perf_counter)
     """When the request was made (``Release.timings["validate"]`` counts from it)."""
 
@@ -138,6 +150,8 @@ class Request:
             options = {**options, "method": method, "method_params": params}
         whole = not runner.reads_files
         fields = _roles(df, quasi_identifiers, options, whole=whole)
+        df, published_as = prepare_publishing(df, fields["quasi_identifiers"], options,
+                                              schema, reads_files=runner.reads_files)
         fields["k"] = check_k(k, n_samples=df.shape[0] if whole else sys.maxsize,
                               caller="anonymize")
         fields.update(_privacy_models(df, fields, options, categorical=not runner.numeric_only))
@@ -146,7 +160,8 @@ class Request:
             fields.update(_mixed_options(df, fields, options))
         else:
             fields.update(_numeric_options(df, fields, options))
-        return cls(data=df, started=started, engine=runner.name, **fields)
+        fields["keep"] = _kept_identifiers(df, fields, whole=whole)  # after every other check
+        return cls(data=df, started=started, engine=runner.name, **fields, **published_as)
 
     def check_rows(self, n_rows: int) -> None:
         """For an engine that counts the rows as it reads them: at least one row, and at
@@ -176,7 +191,8 @@ def _with_schema(df: pd.DataFrame, schema: Schema, quasi_identifiers: Any,
     clash = sorted(set(given) & set(schema.hierarchies))
     if clash:
         raise SchemaError(f"hierarchies {clash} repeat the schema's hierarchies.")
-    merged = {**options, "sensitive": sens, "identifiers": ids,
+    merged = {**options, "sensitive": sens, "identifiers": ids,  # 'other': kept on purpose
+              "keep": (*as_names(options.get("keep"), "keep"), *schema.names("other")),
               "hierarchies": {**given, **schema.hierarchies} or None}
     if merged.get("bounds") is None and options.get("epsilon") is not None:
         merged["bounds"] = schema.bounds
@@ -196,8 +212,21 @@ def _roles(df: pd.DataFrame, quasi_identifiers: Any, options: dict[str, Any], *,
                           f"quasi-identifiers; quasi-identifiers: {', '.join(map(repr, qi))}.")
     if whole and df.shape[0] == 0:
         raise SchemaError(NO_ROWS)
+    keep = check_keep(df, as_names(options.get("keep"), "keep"),
+                      {"quasi_identifiers": qi, "sensitive": sens, "identifiers": ids})
+    as_is = [str(c) for c in df.columns if c not in qi and c not in sens and c not in ids]
+    kept = check_unmasked_identifiers(df, as_is, keep, whole=whole)
     return {"quasi_identifiers": qi, "sensitive": sens, "identifiers": ids,
-            "intruder_knows": known}
+            "intruder_knows": known, "keep": kept}
+
+
+def _kept_identifiers(df: pd.DataFrame, fields: dict[str, Any], *, whole: bool
+                      ) -> tuple[str, ...]:
+    """Refuse columns published unchanged that look like direct identifiers (issue 18);
+    the ones kept on purpose, recorded."""
+    roles = {*fields["quasi_identifiers"], *fields["sensitive"], *fields["identifiers"]}
+    as_is = [str(c) for c in df.columns if c not in roles]
+    return check_unmasked_identifiers(df, as_is, fields["keep"], whole=whole)
 
 
 def _privacy_models(df: pd.DataFrame, fields: dict[str, Any], options: dict[str, Any], *,
@@ -208,10 +237,12 @@ def _privacy_models(df: pd.DataFrame, fields: dict[str, Any], options: dict[str,
     qi, sens = fields["quasi_identifiers"], fields["sensitive"]
     l, diversity = options.get("l"), options.get("diversity", "distinct")
     diversity_c = options.get("diversity_c", 2.0)
+    missing = check_missing(options.get("missing", "pattern"))
     if l is not None:
         check_diversity_request(df, sens, l, diversity, diversity_c)
     check_quasi_identifier_types(df, qi, options.get("hierarchies"))
-    loaded, sensitive_hierarchies = (load_hierarchies(df, qi, sens, options.get("hierarchies"))
+    loaded, sensitive_hierarchies = (load_hierarchies(df, qi, sens, options.get("hierarchies"),
+                                                      missing=missing)
                                      if categorical else ({}, {}))
     t = options.get("t")
     closeness = closeness_targets(df, sens, t, options.get("t_distance", "auto"),
@@ -223,7 +254,7 @@ def _privacy_models(df: pd.DataFrame, fields: dict[str, Any], options: dict[str,
     return {"l": l, "diversity": diversity, "diversity_c": diversity_c, "t": t,
             "closeness": MappingProxyType(closeness),
             "hierarchies": MappingProxyType(loaded),
-            "categorical_aggregation": categorical_aggregation}
+            "categorical_aggregation": categorical_aggregation, "missing": missing}
 
 
 def _generalizing_method(method: str | None) -> bool:

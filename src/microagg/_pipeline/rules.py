@@ -18,6 +18,7 @@ from ..hierarchy import Hierarchy
 from ..models import DIVERSITIES, GROUND_DISTANCES, SensitiveDistribution, check_l, check_t
 from ..models import l_diversity as l_diversity_of
 from ..schema import check_unique_columns
+from .missing import MISSING_LABEL, missing_refusal
 
 __all__ = ["EngineRefusal", "as_names", "check_attribute_group_request", "check_blocking_request",
            "check_diversity", "check_diversity_request", "check_dp_request",
@@ -92,9 +93,12 @@ def check_quasi_identifier_types(df: pd.DataFrame, qi: tuple[str, ...],
                                    or isinstance(dtype, pd.PeriodDtype)):
             how = (f"df[{col!r}].dt.total_seconds()" if pd.api.types.is_timedelta64_dtype(dtype)
                    else f"df[{col!r}].dt.year, or days since a reference date")
+            # datetime64 columns reach this only on an engine that reads files itself: in
+            # memory they are date quasi-identifiers (microagg._pipeline.dates)
             problems.append(f"{col!r} holds dates or durations (dtype {dtype}), which are "
-                            "neither numbers to average nor categories: convert it first, to "
-                            f"a number (e.g. {how}) or to text categories")
+                            "neither numbers to average nor categories here (the in-memory "
+                            "engine microaggregates dates, not durations or periods): convert "
+                            f"it first, to a number (e.g. {how}) or to text categories")
     if problems:
         raise SchemaError("Quasi-identifiers of a type microagg cannot mask: "
                           + "; ".join(problems) + ".")
@@ -143,24 +147,30 @@ def check_diversity_request(df: pd.DataFrame, sens: tuple[str, ...], l: float,
         raise ValueError(f"The 'diversity_c' parameter must be a number > 0. Got {c!r}.")
     if not sens:
         raise SchemaError("l-diversity needs at least one sensitive column (sensitive=...).")
-    require_complete(df, sens, "l-diversity counts sensitive values")
-    whole = np.zeros(len(df), dtype=np.intp)
-    for col in sens:
-        reached = l_diversity_of(whole, df[col].to_numpy(), diversity=diversity, c=c)
+    for col in sens:  # missing values are never a diverse value: the observed ones count
+        observed = df[col].dropna().to_numpy()
+        reached = (l_diversity_of(np.zeros(len(observed), dtype=np.intp), observed,
+                                  diversity=diversity, c=c) if len(observed) else 0.0)
         if reached < l - 1e-12:
+            n_missing = len(df) - len(observed)
             raise SchemaError(
                 f"The table cannot be made {diversity} {l:g}-diverse: sensitive column {col!r} "
-                f"reaches only l = {reached:.4g} over all {len(df)} records together ("
+                f"reaches only l = {reached:.4g} over all {len(observed)} records with an "
+                "observed value together" + (f" ({n_missing} missing values never count)"
+                                             if n_missing else "") + " ("
                 + (f"{reached:g} distinct values" if diversity == "distinct"
                    else "its most frequent value dominates" if diversity == "recursive"
                    else "its entropy is too low") + f"); ask for l <= {reached:.4g}.")
 
 
 def load_hierarchies(df: pd.DataFrame, qi: tuple[str, ...], sens: tuple[str, ...],
-                     hierarchies: Mapping[str, Any] | None
+                     hierarchies: Mapping[str, Any] | None, *, missing: str = "refuse"
                      ) -> tuple[dict[str, Hierarchy], dict[str, Hierarchy]]:
-    """The categorical quasi-identifiers with their hierarchies (a flat one when none is
-    given), and the hierarchies given for sensitive columns (for t-closeness)."""
+    """The categorical quasi-identifiers with their hierarchies (a flat one of the observed
+    values when none is given; with ``missing="category"`` it also holds
+    :data:`~microagg._pipeline.missing.MISSING_LABEL`), and the hierarchies given for
+    sensitive columns (for t-closeness). Missing values are refused under
+    ``missing="refuse"`` only."""
     given = dict(hierarchies or {})
     unknown = sorted(set(given) - set(qi) - set(sens))
     if unknown:
@@ -180,13 +190,18 @@ def load_hierarchies(df: pd.DataFrame, qi: tuple[str, ...], sens: tuple[str, ...
     loaded: dict[str, Hierarchy] = {}
     for col in categorical:
         n_missing = int(df[col].isna().sum())
-        if n_missing:
-            raise SchemaError(f"Quasi-identifier {col!r} has {n_missing} missing values in "
-                              f"{len(df)} rows; microagg never imputes silently.")
+        if n_missing and missing == "refuse":
+            raise missing_refusal({col: n_missing}, len(df))
+        label = [MISSING_LABEL] if n_missing and missing == "category" else []
         if col not in given:  # no hierarchy: a group keeps its value or shows '*'
-            loaded[col] = Hierarchy.flat(df[col].to_numpy(), column=col)
+            loaded[col] = Hierarchy.flat([*df[col].dropna().to_numpy(), *label], column=col)
         else:
             loaded[col] = load(col)
+            if label and MISSING_LABEL not in loaded[col].paths:
+                raise SchemaError(
+                    f"missing='category' groups the {n_missing} missing values of {col!r} "
+                    f"as the category {MISSING_LABEL!r}, which its hierarchy "
+                    f"({loaded[col].source}) lacks: add it, or use missing='pattern'.")
     return loaded, {c: load(c) for c in sens if c in given}
 
 

@@ -6,8 +6,10 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
+from .._progress import Progress, reporting
 from .dp import dp_stage
 from .grouping import attribute_group_stage, grouping_stage
+from .publish import finish
 from .request import Request
 from .result import Release
 
@@ -22,12 +24,17 @@ STAGES: MappingProxyType[str, Callable[..., Any]] = MappingProxyType({
 :func:`~microagg._pipeline.numeric.run_numeric` verifies and measures."""
 
 
-def run(request: Request) -> Release:
-    """Run ``request`` in memory and return its verified Release."""
-    if request.kind == "mixed":
-        from .mixed import run_mixed
+def run(request: Request, *, progress: Progress | None = None) -> Release:
+    """Run ``request`` in memory and return its verified Release, as published: dates back,
+    numbers rounded and verified again (:func:`~microagg._pipeline.publish.finish`).
 
-        return run_mixed(request)
-    from .numeric import run_numeric
+    ``progress(grouped, n_samples)``, when given, is called as a partitioner that measures
+    its progress groups records (exact MDAV on large inputs; :mod:`microagg._progress`)."""
+    with reporting(progress):
+        if request.kind == "mixed":
+            from .mixed import run_mixed
 
-    return run_numeric(request)
+            return finish(run_mixed(request), request)
+        from .numeric import run_numeric
+
+        return finish(run_numeric(request), request)

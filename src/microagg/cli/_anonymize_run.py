@@ -14,6 +14,7 @@ from microagg.cli._common import (
     UsageError,
     parse_params,
     passthrough_as_read,
+    split_names,
     stderr,
     stdout,
 )
@@ -24,11 +25,13 @@ if TYPE_CHECKING:
 
     from microagg._pipeline.request import Request
     from microagg.engines import Engine
+    from microagg.io import TableMetadata
     from microagg.release import Release
     from microagg.schema import Schema
 
 __all__ = ["FLAGS", "Outputs", "aggregation_params", "check_outputs", "command_engine",
-           "engine_refusal", "print_release", "read_dataset", "request_keywords",
+           "engine_refusal", "parse_dates", "parse_rounding", "print_release", "read_dataset",
+           "request_keywords",
            "run_in_memory", "run_on_file", "schema_for", "write_in_memory"]
 
 FLAGS = {
@@ -37,8 +40,9 @@ FLAGS = {
     "t": "-t", "intruder_knows": "--intruder-knows", "attribute_groups": "--attribute-groups",
     "clustering_il": "--clustering-il", "refine": "--refine", "scaling": "--scaling",
     "n_jobs": "--jobs", "method": "-m/--method (it generalizes)",
-    "schema": "--schema with hierarchies, ordinal columns or categorical quasi-identifiers "
-              "(their codes would be averaged)",
+    "dates": "--dates", "rounding": "--round",
+    "schema": "--schema with hierarchies, ordinal columns, categorical quasi-identifiers "
+              "(their codes would be averaged), date quasi-identifiers or round digits",
 }
 """The option of this command behind each Request option an engine may refuse."""
 
@@ -95,10 +99,19 @@ def command_engine(name: str, input_path: str | None, dataset: str | None, outpu
     if dataset is not None:
         raise engine_refusal(runner, face)
     assert input_path is not None
-    if is_sql_url(input_path) or isinstance(outputs.table, str):
+    if is_sql_url(input_path) or isinstance(outputs.table, str) \
+            or _read_whole(input_path) or _read_whole(outputs.table):
         raise UsageError(f"--engine {runner.option} reads and writes files (CSV, Parquet); for "
-                         "a database table use --engine local.")
+                         "a database table or an Excel, Stata or SPSS file use --engine local.")
     return runner, face
+
+
+def _read_whole(path: str | pathlib.Path) -> bool:
+    """An Excel, Stata or SPSS file: read whole, never streamed in chunks."""
+    from microagg._formats import STREAMED_EXTENSIONS, SUPPORTED_EXTENSIONS, format_suffix
+
+    suffix = format_suffix(pathlib.Path(path))
+    return suffix in SUPPORTED_EXTENSIONS and suffix not in STREAMED_EXTENSIONS
 
 
 def engine_refusal(runner: Engine, flags: list[str]) -> UsageError:
@@ -125,6 +138,38 @@ def aggregation_params(aggregation: str | None, rho: float | None,
             raise UsageError(f"--rho applies to --aggregation rho, not {aggregation or 'mean'!r}.")
         params["rho"] = rho
     return params or None
+
+
+def parse_dates(values: list[str] | None) -> dict[str, dict[str, str]] | None:
+    """``--dates dob,visit:month`` -> ``{"dob": {}, "visit": {"publish": "month"}}``."""
+    from microagg._pipeline.dates import PRECISIONS
+
+    parsed: dict[str, dict[str, str]] = {}
+    for item in split_names(values) or []:
+        name, colon, precision = item.partition(":")
+        if not name or (colon and precision not in PRECISIONS) or name in parsed:
+            raise UsageError(f"--dates takes COLUMN or COLUMN:PRECISION (precision one of "
+                             f"{', '.join(PRECISIONS)}), each column once. Got {item!r}.")
+        parsed[name] = {"publish": precision} if colon else {}
+    return parsed or None
+
+
+def parse_rounding(values: list[str] | None) -> dict[str, int | None] | bool | None:
+    """``--round age=0,income=-2,bmi=none`` -> digits by column (``none``: not rounded);
+    ``--round none`` alone: no rounding at all (not even of whole numbers)."""
+    items = split_names(values) or []
+    if items == ["none"]:
+        return False
+    parsed: dict[str, int | None] = {}
+    for item in items:
+        name, eq, digits = item.partition("=")
+        valid = digits == "none" or digits.lstrip("-").isdigit()
+        if not eq or not name or name in parsed or not valid:
+            raise UsageError("--round takes COLUMN=DIGITS (0: integers, -1: tens, 2: cents) "
+                             "or COLUMN=none, each column once, or 'none' alone (no "
+                             f"rounding). Got {item!r}.")
+        parsed[name] = None if digits == "none" else int(digits)
+    return parsed or None
 
 
 def request_keywords(options: dict[str, Any]) -> dict[str, Any]:
@@ -163,7 +208,8 @@ def run_in_memory(runner: Engine, input_path: str | None, dataset: str | None,
                    outputs: Outputs) -> tuple[Release, str]:
     """Read the table, build the Request, run it in memory, write what was asked."""
     from microagg._pipeline.request import Request
-    from microagg.io import read_table
+    from microagg.cli._long_runs import check_size
+    from microagg.io import read_table, table_metadata
 
     with DelayedProgress(stderr(), ("read", "anonymize", "write")) as progress:
         progress.stage("read", done=0)
@@ -175,23 +221,29 @@ def run_in_memory(runner: Engine, input_path: str | None, dataset: str | None,
                 schema.text_columns if schema is not None else ())), str(input_path)
         progress.stage("anonymize", done=1)
         request = Request.build(df, schema=schema, engine=runner.name, **request_keywords(options))
-        release = runner.run(request)
+        check_size(request)  # exact MDAV estimated past minutes: refuse, name both estimates
+        progress.label = request.method or "mdav"
+        release = runner.run(request, progress=progress.records)
         progress.stage("write", done=2)
-        write_in_memory(release, request, input_path, outputs, sep)
+        write_in_memory(release, request, input_path, outputs, sep, metadata=table_metadata(df))
         progress.stage("done", done=3)
     return release, source
 
 
 def write_in_memory(release: Release, request: Request, input_path: str | None,
-                     outputs: Outputs, sep: str | None) -> None:
-    """The table (pass-through columns as read), the summary and the report."""
+                     outputs: Outputs, sep: str | None, *,
+                     metadata: TableMetadata | None = None) -> None:
+    """The table (pass-through columns as read; the Stata / SPSS labels of ``metadata``
+    that still fit, :meth:`TableMetadata.released`), the summary and the report."""
     from microagg.io import write_table, write_text_atomic
 
     written = release.data
     if input_path is not None and release.params.get("epsilon") is None:
         written = passthrough_as_read(written, input_path, outputs.table, sep=sep,
                                        masked=release.params["quasi_identifiers"])
-    write_table(written, outputs.table, sep=sep)
+    if metadata is not None:
+        metadata = metadata.released(written, masked=release.params["quasi_identifiers"])
+    write_table(written, outputs.table, sep=sep, metadata=metadata)
     if outputs.summary is not None:
         write_text_atomic(release.to_json() + "\n", outputs.summary)
     if outputs.report is not None:

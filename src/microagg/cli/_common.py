@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pathlib
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
@@ -14,12 +15,16 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from microagg._sizing import format_duration, remaining_seconds
+
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
     "EXIT_BUG",
     "EXIT_USER_ERROR",
+    "LOG_DELAY",
+    "LOG_EVERY",
     "PROGRESS_DELAY",
     "DelayedProgress",
     "QuasiIdentifiersOption",
@@ -48,6 +53,10 @@ EXIT_BUG = 3
 """Exit status for a broken guarantee: a bug in microagg."""
 PROGRESS_DELAY = 1.0
 """Seconds a run must last before the progress display appears."""
+LOG_DELAY = 5.0
+"""Seconds a run must last before progress lines are printed (stderr not a terminal)."""
+LOG_EVERY = 30.0
+"""Most seconds between two progress lines (besides one at every tenth of the records)."""
 
 app = typer.Typer(
     name="microagg",
@@ -79,12 +88,10 @@ def _fail(message: str, *, bug: bool = False) -> typer.Exit:
 
 
 def package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    """The installed version of microagg (one definition: the fast ``--version`` path)."""
+    from microagg.cli import package_version as installed
 
-    try:
-        return version("microagg")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "unknown"
+    return installed()
 
 
 def _version_callback(value: bool) -> None:
@@ -187,24 +194,42 @@ class DelayedProgress:
     """A transient progress display over named stages that appears only after a delay.
 
     The work runs in the calling thread; a :class:`threading.Timer` starts the live display
-    once the run has lasted ``delay`` seconds, so quick runs print nothing. Nothing is shown
-    when the console is not a terminal.
+    once the run has lasted ``delay`` seconds, so quick runs print nothing. A partitioner
+    that measures its progress (exact MDAV) reports through :meth:`records`, passed to the
+    engine as ``progress=``: on a terminal the bar then counts records grouped, with the
+    time left; when the console is not a terminal (a log, a pipe, ``make``), plain lines are
+    printed instead, once the run has lasted ``log_delay`` seconds, at every tenth of the
+    records and at least every ``log_every`` seconds.
     """
 
     def __init__(self, console: Console, stages: Sequence[str], *,
-                 delay: float = PROGRESS_DELAY) -> None:
+                 delay: float | None = None, log_delay: float | None = None,
+                 log_every: float | None = None) -> None:
         self._progress = Progress(
             SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-            TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
+            TextColumn("{task.fields[detail]}"), TimeElapsedColumn(),
             console=console, transient=True,
         )
-        self._task = self._progress.add_task(stages[0] if stages else "", total=len(stages))
+        self._stages = len(stages)
+        self._task = self._progress.add_task(stages[0] if stages else "", total=len(stages),
+                                             detail=f"0/{len(stages)}")
         self._lock = threading.Lock()
         self._started = False
         self._stopped = False
         self._timer: threading.Timer | None = None
+        self._console = console
+        self._log = not console.is_terminal
+        # the module's settings when not given (read now, so that they can be changed)
+        self._log_delay = LOG_DELAY if log_delay is None else log_delay
+        self._log_every = LOG_EVERY if log_every is None else log_every
+        self._began = time.monotonic()
+        self._records_began = self._began
+        self._logged: tuple[float, int] | None = None  # (when, tenth) of the last line
+        self.label = "mdav"
+        """What :meth:`records` calls the partition (the method's name)."""
         if console.is_terminal:
-            self._timer = threading.Timer(delay, self._start)
+            self._timer = threading.Timer(PROGRESS_DELAY if delay is None else delay,
+                                          self._start)
             self._timer.daemon = True
 
     def _start(self) -> None:
@@ -215,9 +240,41 @@ class DelayedProgress:
 
     def stage(self, description: str, *, done: int) -> None:
         """Show that ``done`` stages are complete and ``description`` is running."""
-        self._progress.update(self._task, description=description, completed=done)
+        self._progress.update(self._task, description=description, completed=done,
+                              total=self._stages, detail=f"{done}/{self._stages}")
+
+    def records(self, grouped: int, total: int) -> None:
+        """``grouped`` of ``total`` records are in groups (0 when the partition starts)."""
+        now = time.monotonic()
+        if grouped == 0:
+            self._records_began = now
+        left = remaining_seconds(now - self._records_began, grouped, total)
+        if self._log:
+            self._log_line(now, grouped, total, left)
+            return
+        eta = "" if left is None or grouped >= total else f", {format_duration(left)} left"
+        self._progress.update(self._task, description=f"{self.label}: grouping records",
+                              completed=grouped, total=total,
+                              detail=f"{grouped:,}/{total:,}{eta}")
+
+    def _log_line(self, now: float, grouped: int, total: int, left: float | None) -> None:
+        tenth = 10 * grouped // max(total, 1)
+        if now - self._began < self._log_delay or grouped == 0:
+            return
+        last_when, last_tenth = self._logged or (self._began, 0)
+        if tenth <= last_tenth and now - last_when < self._log_every and grouped < total:
+            return
+        self._logged = (now, tenth)
+        line = (f"{self.label}: {grouped:,} of {total:,} records grouped "
+                f"({100 * grouped // max(total, 1)} %)")
+        if grouped >= total:
+            line += f" in {format_duration(now - self._records_began).removeprefix('about ')}"
+        elif left is not None:
+            line += f", {format_duration(left)} left"
+        self._console.print(Text(line), soft_wrap=True)
 
     def __enter__(self) -> DelayedProgress:
+        self._began = time.monotonic()
         if self._timer is not None:
             self._timer.start()
         return self

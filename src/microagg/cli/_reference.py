@@ -16,7 +16,8 @@ __all__ = ["render_reference"]
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    """Help text as one Markdown table cell (rich markup escapes, ``\\[``, undone)."""
+    return " ".join(text.split()).replace("\\[", "[").replace("|", "\\|")
 
 
 # typer may bring its own copy of click (typer._click): the objects are used by their

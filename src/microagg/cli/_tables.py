@@ -57,6 +57,27 @@ def _head_rows(release: Release, source: str, output: pathlib.Path | str) -> Row
     ]
 
 
+def _headline_rows(release: Release) -> Rows:
+    """The one loss and the one risk to read first (:mod:`microagg.metrics.headline`), each
+    with its meaning; a generalized release without DLD gets the class risk."""
+    from microagg.metrics.headline import class_risk, headline_loss, headline_risk
+
+    metrics = dict(release.metrics)
+    qi = [str(c) for c in release.params.get("quasi_identifiers", ())]
+    if "dld_risk" not in metrics and release.data is not None and qi \
+            and all(c in release.data.columns for c in qi) and release.n_rows:
+        from microagg.check import equivalence_classes
+
+        metrics["class_risk"] = class_risk(equivalence_classes(release.data, qi))
+    rows: Rows = []
+    for kind, found in (("loss", headline_loss(metrics)), ("risk", headline_risk(metrics))):
+        if found is not None:
+            measure, value = found
+            rows.append((f"{kind}: {measure.short} (%), headline",
+                         f"{value:.4g}  {measure.label}: {measure.explanation}"))
+    return rows
+
+
 def _privacy_rows(release: Release) -> Rows:
     checks = release.checks
     k_check, group_check = checks.get("k_anonymity", {}), checks.get("group_k", {})
@@ -68,12 +89,15 @@ def _privacy_rows(release: Release) -> Rows:
          + ("" if k_check.get("required") is not None else
             "  (attribute groups: real k, not guaranteed)"
             if release.attribute_partitions else "  (noisy: not k-anonymous)")),
-        ("IL (%)", _format_float(release.metrics.get("information_loss"), digits=4)),
+        *_headline_rows(release),
     ]
     if "ncp" in release.metrics:
-        rows += [("NCP (%)", _format_float(release.metrics["ncp"], scale=100.0, digits=3)),
-                 ("IL(Omega), normalized",
-                  _format_float(release.metrics["il_omega_normalized"], digits=4))]
+        rows += [("IL (%), secondary",
+                  _format_float(release.metrics.get("information_loss"), digits=4)
+                  + "  SSE/SST of the numeric quasi-identifiers only"),
+                 ("IL(Omega), normalized, secondary",
+                  _format_float(release.metrics["il_omega_normalized"], digits=4)
+                  + "  generalization loss over the classes, 0 to 1")]
     l_check, t_check = checks.get("l_diversity"), checks.get("t_closeness")
     if l_check is not None:
         rows.append((f"l-diversity ({l_check['diversity']})",
@@ -87,18 +111,20 @@ def _privacy_rows(release: Release) -> Rows:
 def _risk_rows(metrics: Mapping[str, Any]) -> Rows:
     rows: Rows = []
     if "utility_loss" in metrics and "privacy_of_sensitive" in metrics:
-        rows.append(("UL / P(Q) / P(S) (%)",
+        rows.append(("UL / P(Q) / P(S) (%), secondary",
                      f"{100 * metrics['utility_loss']:.2f} / "
                      f"{100 * metrics['privacy_of_quasi_identifiers']:.2f} / "
-                     f"{100 * metrics['privacy_of_sensitive']:.2f}"))
+                     f"{100 * metrics['privacy_of_sensitive']:.2f}  utility loss / privacy "
+                     "of the quasi-identifiers / privacy of the sensitive values"))
     if "homogeneity" in metrics:
         rows.append(("homogeneous classes",
                      "; ".join(f"{c}: {h['homogeneous_classes']} of {h['classes']} "
                                f"({100 * h['homogeneous_share']:.2f}% of records)"
                                for c, h in metrics["homogeneity"].items())))
-    rows += [("IL original units (%)",
-              _format_float(metrics.get("information_loss_original_units"), digits=4)),
-             ("DLD risk (%)", _format_float(metrics.get("dld_risk"), scale=100.0))]
+    if "information_loss_original_units" in metrics:
+        rows.append(("IL original units (%), secondary",
+                     _format_float(metrics["information_loss_original_units"], digits=4)
+                     + "  SSE/SST unscaled: dominated by the largest-variance column"))
     if "dld_risk_known" in metrics:
         rows.append(("DLD risk, intruder's columns (%)",
                      _format_float(metrics["dld_risk_known"], scale=100.0)))
@@ -146,6 +172,6 @@ def file_table(release: Release, *, source: str, output: pathlib.Path | str,
         ("rows", f"{release.n_rows:,}"), ("quasi-identifiers", f"{len(qi)}: {', '.join(qi)}"),
         ("blocks / groups", f"{metrics['n_blocks']:,} / {metrics['n_groups']:,}"),
         ("required k", str(params["k"])), ("achieved k (written file)", str(release.k)),
-        ("IL (%)", f"{metrics['information_loss']:.4f}"),
+        *_headline_rows(release),
         ("seed", str(release.seed)), ("time (s)", f"{seconds:.2f}"),
     ])

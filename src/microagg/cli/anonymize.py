@@ -19,6 +19,8 @@ from microagg.cli._anonymize_run import (
     aggregation_params,
     check_outputs,
     command_engine,
+    parse_dates,
+    parse_rounding,
     print_release,
     run_in_memory,
     run_on_file,
@@ -44,14 +46,17 @@ def anonymize(
         str | None,
         typer.Argument(metavar="INPUT", show_default=False,
                        help="Input table: .csv/.tsv/.txt (optionally .gz), .parquet or .pq, "
-                            "or a database table: sqlite:///file.db?table=NAME (any "
-                            "SQLAlchemy URL with microagg[sql])."),
+                            ".xlsx (first sheet), .dta or .sav (value-labelled columns read "
+                            "as their labels; microagg\\[formats]), or a database table: "
+                            "sqlite:///file.db?table=NAME (any SQLAlchemy URL with "
+                            "microagg\\[sql])."),
     ] = None,
     output: Annotated[
         str,
         typer.Option("-o", "--output", show_default=False,
-                     help="Output table (.csv/.tsv/.txt[.gz], .parquet, .pq), written "
-                          "atomically, never over the input; or a NEW database table, "
+                     help="Output table (.csv/.tsv/.txt[.gz], .parquet, .pq, .xlsx, .dta, "
+                          ".sav: variable and value labels kept where they still fit), "
+                          "written atomically, never over the input; or a NEW database table, "
                           "sqlite:///file.db?table=NAME, created in one transaction."),
     ],
     dataset: Annotated[
@@ -80,6 +85,13 @@ def anonymize(
         list[str] | None,
         typer.Option("--drop", show_default=False,
                      help="Comma-separated identifier columns, removed from the output."),
+    ] = None,
+    keep: Annotated[
+        list[str] | None,
+        typer.Option("--keep", show_default=False,
+                     help="Comma-separated columns that look like identifiers (named like "
+                          "one, or unique on nearly every row) but are published unchanged "
+                          "on purpose; without it such columns are refused."),
     ] = None,
     aggregation: Annotated[
         str | None,
@@ -192,6 +204,21 @@ def anonymize(
                      help="Worker processes for --blocking (default: one per CPU on very "
                           "large inputs, else none)."),
     ] = None,
+    dates: Annotated[
+        list[str] | None,
+        typer.Option("--dates", show_default=False,
+                     help="Comma-separated quasi-identifiers that are dates (ISO text or "
+                          "datetimes), as COL or COL:PRECISION (day, month, year): "
+                          "microaggregated as days, published as ISO dates (rounded to the "
+                          "day, or the first of the month / year). Formats: in --schema."),
+    ] = None,
+    round_digits: Annotated[
+        list[str] | None,
+        typer.Option("--round", show_default=False,
+                     help="Published digits as COL=DIGITS (0: integers, -1: tens) or "
+                          "COL=none, comma-separated; 'none' alone: no rounding. Default: "
+                          "whole-number columns rounded to integers (k verified after)."),
+    ] = None,
     schema: Annotated[
         pathlib.Path | None,
         typer.Option("--schema", show_default=False,
@@ -229,6 +256,15 @@ def anonymize(
                           "(mdav-ls) for at most this many seconds. The result then "
                           "depends on the machine's speed."),
     ] = None,
+    missing: Annotated[
+        str,
+        typer.Option("--missing", metavar="STRATEGY",
+                     help="Missing quasi-identifier values: pattern (group records by "
+                          "missingness pattern, publish missing as missing, blank and count "
+                          "cells of small patterns), category (a categorical column's missing "
+                          "value as its own category), impute:median, impute:mean (recorded "
+                          "imputation) or refuse."),
+    ] = "pattern",
     summary_json: Annotated[
         pathlib.Path | None,
         typer.Option("--summary-json", show_default=False,
@@ -249,6 +285,7 @@ def anonymize(
         options = dict(
             quasi_identifiers=split_names(quasi_identifiers), k=k, method=method,
             sensitive=split_names(sensitive), identifiers=split_names(drop),
+            keep=split_names(keep) or (),
             aggregation=aggregation,
             aggregation_params=aggregation_params(aggregation, rho, agg_param),
             scaling=scaling, random_state=random_state, method_params=parse_params(param),
@@ -259,12 +296,17 @@ def anonymize(
             attribute_groups=parse_attribute_groups(attribute_groups),
             n_attribute_groups=n_attribute_groups,
             categorical_aggregation=categorical_aggregation, clustering_il=clustering_il,
-            blocking=blocking, block_size=block_size, n_jobs=jobs, refine=refine_seconds)
+            blocking=blocking, block_size=block_size, n_jobs=jobs, refine=refine_seconds,
+            missing=missing,
+            dates=parse_dates(dates), rounding=parse_rounding(round_digits))
         if input_path is not None and not options["quasi_identifiers"] \
                 and loaded_schema is None:
             raise UsageError("-q/--quasi-identifiers (or --schema) is required with an INPUT "
                              "file.")
-        with warnings.catch_warnings(record=True) as caught:
+        from microagg.cli._long_runs import compile_note, compiling_notice, watch_compilation
+
+        with warnings.catch_warnings(record=True) as caught, \
+                watch_compilation(compiling_notice) as compiled:
             warnings.simplefilter("always")
             if runner.reads_files:
                 assert input_path is not None  # --dataset is refused by _engine
@@ -275,4 +317,5 @@ def anonymize(
                 release, source = run_in_memory(runner, input_path, dataset, options,
                                                  loaded_schema, sep, outputs)
     print_release(release, source, outputs, [str(w.message) for w in caught],
-                  time.perf_counter() - start)
+                  time.perf_counter() - start - compiled.seconds)
+    compile_note(compiled)  # a first run's one-time compilation, apart from the release's time

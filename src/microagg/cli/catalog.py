@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from microagg.cli._common import (
+    UsageError,
     app,
     stdout,
     user_errors,
@@ -55,7 +56,8 @@ def init_schema(
     input_path: Annotated[
         str,
         typer.Argument(metavar="INPUT", show_default=False,
-                       help="A table (CSV, TSV, Parquet, or sqlite:///file.db?table=NAME)."),
+                       help="A table (CSV, TSV, Parquet, Excel .xlsx, Stata .dta, SPSS .sav, "
+                            "or sqlite:///file.db?table=NAME)."),
     ],
     output: Annotated[
         pathlib.Path,
@@ -81,10 +83,29 @@ def init_schema(
 
 
 @app.command()
-def datasets() -> None:
-    """List the bundled benchmark data sets."""
+def datasets(
+    name: Annotated[
+        str | None,
+        typer.Argument(show_default=False,
+                       help="A data set to write out (with -o); without it, the list."),
+    ] = None,
+    output: Annotated[
+        str | None,
+        typer.Option("-o", "--output", show_default=False,
+                     help="Write the data set NAME to this table file (.csv, .parquet, .xlsx, "
+                          ".dta, .sav ...), to try the commands on it."),
+    ] = None,
+) -> None:
+    """List the bundled benchmark data sets, or write one to a file (NAME -o FILE)."""
     from microagg.datasets import list_datasets
 
+    with user_errors():
+        if (name is None) != (output is None):
+            raise UsageError("Give both a data set NAME and -o FILE to write it, or neither "
+                             "to list them.")
+        if name is not None and output is not None:
+            _write_dataset(name, output)
+            return
     table = Table(title="bundled data sets", title_justify="left")
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("rows", justify="right")
@@ -93,5 +114,18 @@ def datasets() -> None:
     for info in list_datasets():
         table.add_row(info.name, str(info.rows), str(info.columns), Text(info.description))
     stdout().print(table)
+
+
+def _write_dataset(name: str, output: str) -> None:
+    """The bundled data set ``name`` written to ``output`` (atomically, never over a file
+    of the package)."""
+    from microagg.datasets import load_dataset
+    from microagg.io import check_table_output, write_table
+
+    target = check_table_output(output, parameter="-o/--output")
+    data = load_dataset(name).data
+    write_table(data, target)
+    stdout().print(Text(f"data set {name} ({data.shape[0]} rows x {data.shape[1]} columns) "
+                        f"written to {target}"), soft_wrap=True)
 
 

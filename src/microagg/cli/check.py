@@ -30,8 +30,8 @@ def check(
     input_path: Annotated[
         str,
         typer.Argument(metavar="INPUT", show_default=False,
-                       help="A published table (CSV, TSV, Parquet, or "
-                            "sqlite:///file.db?table=NAME)."),
+                       help="A published table (CSV, TSV, Parquet, Excel .xlsx, Stata .dta, "
+                            "SPSS .sav, or sqlite:///file.db?table=NAME)."),
     ],
     quasi_identifiers: QuasiIdentifiersOption = None,
     sensitive: SensitiveOption = None,

@@ -23,7 +23,7 @@ from microagg.cli._common import (
 graph_app = typer.Typer(
     help="Graphs (edge-list CSV with source,target, or GraphML): k-degree anonymity "
          "(Liu & Terzi) and neighbourhood k-anonymity (seed 001, Definition 1). Needs "
-         "microagg[graph].",
+         "microagg\\[graph].",
     no_args_is_help=True,
 )
 app.add_typer(graph_app, name="graph")

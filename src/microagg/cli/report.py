@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pathlib
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.text import Text
@@ -26,8 +26,8 @@ def report(
     original_path: Annotated[
         str,
         typer.Argument(metavar="ORIGINAL", show_default=False,
-                       help="The table before masking (CSV, TSV, Parquet or "
-                            "sqlite:///file.db?table=NAME)."),
+                       help="The table before masking (CSV, TSV, Parquet, Excel .xlsx, "
+                            "Stata .dta, SPSS .sav or sqlite:///file.db?table=NAME)."),
     ],
     published_path: Annotated[
         str,
@@ -47,6 +47,13 @@ def report(
         typer.Option("--summary-json", show_default=False,
                      help="The release's summary (anonymize --summary-json): adds its "
                           "parameters, seed and warnings; every figure is recomputed."),
+    ] = None,
+    k: Annotated[
+        int | None,
+        typer.Option("-k", show_default=False,
+                     help="The k the published file must reach (>= 2): the report says "
+                          "whether it does. Without it (and without a k in --summary-json) "
+                          "the achieved level is only stated."),
     ] = None,
     sweep_csv: Annotated[
         pathlib.Path | None,
@@ -73,20 +80,26 @@ def report(
                                 parameter="--output")
         summary = load_summary(summary_json) if summary_json is not None else None
         qi, sens = split_names(quasi_identifiers), split_names(sensitive)
-        if schema is not None:
+        hierarchies: dict[str, str] = {}
+        text: list[str] = []
+        if schema is not None:  # roles, hierarchies (for NCP) and the columns read as text
             from microagg.schema import load_schema, roles_from
 
-            qi, sens, _ = roles_from(load_schema(schema), qi, sens, None)
+            loaded = load_schema(schema)
+            qi, sens, _ = roles_from(loaded, qi, sens, None)
+            hierarchies, text = loaded.hierarchies, loaded.text_columns
         if not qi and summary is not None:
             qi = [str(c) for c in summary["params"].get("quasi_identifiers", ())]
         if sens is None and summary is not None:
             sens = [str(c) for c in summary["params"].get("sensitive", ())]
         if not qi:
             raise UsageError("Name the quasi-identifiers: -q, --schema or --summary-json.")
-        original = read_table(original_path, sep=sep)
-        published = read_table(published_path, sep=sep)
+        original = read_table(original_path, sep=sep, text_columns=text)
+        published = read_table(published_path, sep=sep, text_columns=text)
         release = assess_release(original, published, quasi_identifiers=qi,
-                                 sensitive=sens or (), summary=summary)
+                                 sensitive=sens or (), summary=summary, k=k,
+                                 hierarchies={c: h for c, h in hierarchies.items() if c in qi}
+                                 or None)
         sweep = None
         if sweep_csv is not None:
             sweep = pd.read_csv(sweep_csv, keep_default_na=False)
@@ -100,7 +113,18 @@ def report(
                 if column in sweep.columns:
                     sweep[column] = pd.to_numeric(sweep[column], errors="coerce")
         write_report(release, original, out, title=title, sweep=sweep)
-    stdout().print(Text(f"report written to {out} (k = {release.k}"
-                         + (f", IL {release.metrics['information_loss']:.3f} %"
-                            if "information_loss" in release.metrics else "") + ")"),
-                    soft_wrap=True)
+    stdout().print(Text(_done_line(release, out)), soft_wrap=True)
+
+
+def _done_line(release: Any, out: pathlib.Path) -> str:
+    """"report written to r.html (k = 5, required 5: reached; information loss ...)"."""
+    from microagg.metrics.headline import headline_loss, headline_risk
+
+    required = release.params.get("k")
+    text = f"report written to {out} (k = {release.k}" + (
+        "" if required is None else
+        f", required {required}: {'reached' if release.k >= int(required) else 'NOT reached'}")
+    for found in (headline_loss(release.metrics), headline_risk(release.metrics)):
+        if found is not None:
+            text += f"; {found[0].label} {found[1]:.2f} %"
+    return text + ")"

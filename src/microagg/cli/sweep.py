@@ -30,8 +30,8 @@ def sweep(
     input_path: Annotated[
         str | None,
         typer.Argument(metavar="[INPUT]", show_default=False,
-                       help="A table (CSV, TSV, Parquet, or sqlite:///file.db?table=NAME); "
-                            "or --dataset."),
+                       help="A table (CSV, TSV, Parquet, Excel .xlsx, Stata .dta, SPSS .sav, "
+                            "or sqlite:///file.db?table=NAME); or --dataset."),
     ] = None,
     output: Annotated[
         pathlib.Path,
@@ -183,15 +183,15 @@ def _sweep_input(input_path: str | None, dataset: str | None, *, sep: str | None
             options["hierarchies"] = hierarchies
     else:
         from microagg.io import read_table
+        from microagg.schema import load_schema, roles_from
 
         assert input_path is not None
-        df = read_table(input_path, sep=sep)
-        if schema is not None:
-            from microagg.schema import load_schema, roles_from
-
-            loaded = load_schema(schema)
+        loaded = load_schema(schema) if schema is not None else None
+        df = read_table(input_path, sep=sep, text_columns=(
+            loaded.text_columns if loaded is not None else ()))
+        if loaded is not None:  # every run takes it whole: types, dates, rounding
             qi, sens, ids = roles_from(loaded, qi, sens, ids)
-            df = loaded.apply(df)
+            options["schema"] = loaded
     return df, qi, sens, ids, options
 
 
@@ -219,7 +219,8 @@ def _show(table: Any, out: pathlib.Path, plot_out: pathlib.Path | None) -> None:
 
     shown = Table(title="microagg sweep (* = on the Pareto front)", title_justify="left")
     risk = risk_column(table)
-    for name in ("method", "k", "aggregation", "loss (%)",
+    measures = sorted({str(m) for m in table.get("loss_measure", ()) if str(m) not in ("", "nan")})
+    for name in ("method", "k", "aggregation", f"loss, {' / '.join(measures) or 'n/a'} (%)",
                  "DLD (%)" if risk == "dld_risk" else "class risk (%)", "achieved k", "s"):
         shown.add_column(name)
     for _, row in table.iterrows():
@@ -234,5 +235,16 @@ def _show(table: Any, out: pathlib.Path, plot_out: pathlib.Path | None) -> None:
                       str(int(row["achieved_k"])), f"{row['seconds']:.2f}")
     console = stdout()
     console.print(shown)
+    console.print(Text(_legend(measures, risk)), soft_wrap=True)
     console.print(Text(f"table written to {out}" + (f", plot to {plot_out}" if plot_out
                                                     else "")), soft_wrap=True)
+
+
+def _legend(measures: list[str], risk: str) -> str:
+    """One line per measure of the table: what the loss and the risk columns mean."""
+    from microagg.metrics.headline import CLASS_RISK, GENERALIZED_LOSS, NUMERIC_LOSS, NUMERIC_RISK
+
+    lines = [f"loss, {m}: " + (GENERALIZED_LOSS if m == GENERALIZED_LOSS.short
+                               else NUMERIC_LOSS).explanation for m in measures]
+    chosen = NUMERIC_RISK if risk == NUMERIC_RISK.key else CLASS_RISK
+    return "\n".join([*lines, f"risk, {chosen.short}: {chosen.explanation}"])

@@ -29,9 +29,12 @@ __all__ = ["ENGINES", "NUMERIC_BLOCKED", "REFUSABLE", "Engine", "get_engine"]
 
 REFUSABLE = ("aggregation", "aggregation_params", "epsilon", "bounds", "hierarchies", "l", "t",
              "intruder_knows", "attribute_groups", "clustering_il", "refine", "scaling",
-             "n_jobs", "schema")
+             "n_jobs", "dates", "rounding", "schema")
 """Request options an engine may not run, in the order a refusal lists them (``schema``: a
-schema with hierarchies, ordinal columns or categorical quasi-identifiers)."""
+schema with hierarchies, ordinal columns, categorical or date quasi-identifiers, or round
+digits). ``rounding`` counts only when columns are named: the engines that read files
+themselves publish unrounded means (no integer rounding by default), so ``rounding=False``
+asks nothing of them."""
 
 NUMERIC_BLOCKED = frozenset({"n_jobs"})
 """What the file engine runs besides numeric microaggregation by group means, block by
@@ -48,8 +51,9 @@ class Engine:
     """Its ``--engine`` name."""
     summary: str
     target: str
-    """``"module:function"`` of its run function, imported on first use: ``run(request) ->
-    Release`` for an in-memory engine; ``run(request, source, target, *, sep=None,
+    """``"module:function"`` of its run function, imported on first use: ``run(request, *,
+    progress=None) -> Release`` for an in-memory engine (``progress(grouped, n_samples)``:
+    see :mod:`microagg._progress`); ``run(request, source, target, *, sep=None,
     on_stage=None, **options) -> Release`` for one that reads its input file itself."""
     reads_files: bool = False
     """Whether it reads the input file itself (in chunks or on a cluster), so that its Request
@@ -88,16 +92,20 @@ class Engine:
 def _given(name: str, value: Any) -> bool:
     if name == "aggregation":
         return value not in (None, "mean")
+    if name == "rounding":  # None / True: the default, False: none; both unrounded here
+        return isinstance(value, Mapping) and bool(value)
     return value is not None and not (isinstance(value, (Mapping, list, tuple, str))
                                       and not value)
 
 
 def _schema_needs_memory(schema: Any) -> bool:
-    """Hierarchies, ordinal columns or categorical quasi-identifiers: types an engine that
-    reads chunks cannot apply (their codes would be averaged)."""
+    """Hierarchies, ordinal columns, categorical or date quasi-identifiers, round digits:
+    what an engine that reads chunks cannot apply (codes would be averaged, dates refused,
+    means published unrounded)."""
     return bool(schema.hierarchies) or any(
-        c.type == "ordinal" or (c.type == "categorical" and c.role == "quasi-identifier")
-        for c in schema.columns.values())
+        c.type == "ordinal" or (c.type in ("categorical", "date")
+                                and c.role == "quasi-identifier")
+        or c.round not in (None, "none") for c in schema.columns.values())
 
 
 _STAGES = ("statistics", "routing", "microaggregation", "writing")

@@ -100,8 +100,9 @@ def quasi_identifier_chunk(chunk: pd.DataFrame, qi: Sequence[str], first_row: in
         raise SchemaError(
             f"Quasi-identifier {qi[j]!r} has a missing or infinite value at {where} "
             f"{first_row + int(row) + offset} ({int((~finite).sum())} such values in rows "
-            f"{first_row + offset}..{first_row + len(chunk) + offset - 1}); microagg never "
-            "imputes silently.")
+            f"{first_row + offset}..{first_row + len(chunk) + offset - 1}); this engine runs "
+            "no missing-value strategy: use the in-memory engine (missing='pattern', the "
+            "default, groups records by missingness pattern), or impute or drop them first.")
     return np.ascontiguousarray(values)
 
 

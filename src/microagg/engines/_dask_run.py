@@ -139,8 +139,9 @@ class DaskRun:
                    for c in qi if missing[c] or infinite[c]]
             raise SchemaError(
                 f"Quasi-identifiers contain missing or infinite values in {n} rows checked "
-                f"({'; '.join(bad)}). Impute or drop them first; microagg never imputes "
-                "silently.")
+                f"({'; '.join(bad)}). The dask engine runs no missing-value strategy: use "
+                "the in-memory engine (missing='pattern', the default), or impute or drop "
+                "them first.")
         centre, variance, lo, hi = (np.empty(len(qi)) for _ in range(4))
         for j, c in enumerate(qi):  # Chan et al.'s exact combination of partition moments
             s = stats[(stats["column"] == c) & (stats["count"] > 0)]

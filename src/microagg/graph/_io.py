@@ -12,7 +12,7 @@ import networkx as nx
 import pandas as pd
 
 from .._atomic import atomic_write
-from .._formats import format_suffix
+from .._formats import format_suffix, path_subject
 from ..io import check_output_path
 from ._common import SOURCE_KEY, check_graph
 
@@ -30,7 +30,7 @@ def _graph_format(path: pathlib.Path, *, parameter: str) -> str:
     suffix = format_suffix(path)
     if suffix not in GRAPH_EXTENSIONS:
         raise ValueError(
-            f"The {parameter!r} path {str(path)!r} has an unsupported extension "
+            f"The {path_subject(parameter, path)} has an unsupported extension "
             f"{suffix or '(none)'!r}. Supported extensions: {', '.join(GRAPH_EXTENSIONS)}."
         )
     return suffix[1:]

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._progress import reporting
 from .._validation import RandomState, check_k, check_magnitude, check_matrix, resolve_seed
 
 __all__ = [
@@ -327,7 +328,8 @@ def microaggregate_blocks(X: NDArray[np.float64], blocks: NDArray[np.intp], k: i
     else:
         jobs = max(1, int(n_jobs))
     if jobs == 1 or len(tasks) == 1:
-        results = [run_block(t) for t in tasks]
+        with reporting(None):  # each block would report from 0 again
+            results = [run_block(t) for t in tasks]
     else:
         # compile (or load) the kernels here first, so that numba's cache is written once
         # and the workers only load it

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._jit import njit
+from .._progress import PROGRESS_MIN_ROWS, current_progress
 from .._validation import RandomState, check_k, check_matrix, check_nonnegative
 from ._kernels import (
     active_sums,
@@ -113,6 +116,57 @@ def _assign_leftovers(X, labels, n_groups, index, m):  # pragma: no cover - numb
 
 
 @njit(cache=True)
+def _mdav_start(X):  # pragma: no cover - numba
+    """The working state of an MDAV run on ``X`` (see :func:`_mdav_steps`)."""
+    n, p = X.shape
+    Xt, index = make_workspace(X)
+    labels = np.full(n, -1, dtype=np.intp)
+    flagged = np.zeros(n, dtype=np.bool_)
+    sums = np.empty(p)
+    state = np.zeros(1, dtype=np.int64)
+    pruning = (np.empty(n), np.empty(p), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
+               np.array([-1, 0], dtype=np.int64), np.empty(p))
+    active_sums(Xt, n, sums)
+    return Xt, index, labels, np.empty(n), flagged, sums, state, pruning
+
+
+@njit(cache=True)
+def _mdav_steps(Xt, index, labels, dist, flagged, sums, state, pruning, k, threshold, m, g,  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+                max_steps):  # pragma: no cover - numba
+    """At most ``max_steps`` MDAV steps (two groups each) while ``threshold * k`` records
+    remain; returns the records left ``m`` and the next label ``g``. The state carries over
+    between calls, so any cut into calls gives the labels of one call."""
+    pair = np.empty(2 * k, dtype=np.int64)
+    where = pruning[3]
+    steps = 0
+    while m >= threshold * k and steps < max_steps:
+        r = _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning)
+        s = take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, True)
+        take_group(Xt, index, m, dist, flagged, s, k, pair[k:], labels, g + 1, False)
+        g += 2
+        m = _drop_groups(Xt, index, m, flagged, pair, sums, state, where)
+        steps += 1
+    return m, g
+
+
+@njit(cache=True)
+def _mdav_finish(X, Xt, index, labels, dist, flagged, sums, state, pruning, k, threshold, m, g):  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects  # pragma: no cover
+    """MDAV's end game once fewer than ``threshold * k`` records remain; returns the labels."""
+    pair = np.empty(k, dtype=np.int64)
+    if m >= (threshold - 1) * k:
+        r = _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning)
+        take_group(Xt, index, m, dist, flagged, r, k, pair, labels, g, False)
+        g += 1
+        m = _drop_groups(Xt, index, m, flagged, pair, sums, state, pruning[3])
+    if m >= k:  # MDAV: the last group
+        for i in range(m):
+            labels[index[i]] = g
+    elif m > 0:  # MDAV-1: leftovers
+        _assign_leftovers(X, labels, g, index, m)
+    return labels
+
+
+@njit(cache=True)
 def _mdav_kernel(X, k, threshold):  # pragma: no cover - numba
     """MDAV (``threshold=3``, see :func:`mdav`) or MDAV-1 (``threshold=2``, see :func:`mdav1`).
 
@@ -121,36 +175,38 @@ def _mdav_kernel(X, k, threshold):  # pragma: no cover - numba
     (``k .. 2k-1`` records) or MDAV-1's leftovers (fewer than ``k``), which join the group
     with the nearest centroid.
     """
-    n, p = X.shape
-    Xt, index = make_workspace(X)
-    labels = np.full(n, -1, dtype=np.intp)
-    dist = np.empty(n)
-    flagged = np.zeros(n, dtype=np.bool_)
-    pair = np.empty(2 * k, dtype=np.int64)
-    sums = np.empty(p)
-    state = np.zeros(1, dtype=np.int64)
-    pruning = (np.empty(n), np.empty(p), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64),
-               np.array([-1, 0], dtype=np.int64), np.empty(p))
-    where = pruning[3]
-    active_sums(Xt, n, sums)
-    m = n
-    g = 0
+    n = X.shape[0]
+    Xt, index, labels, dist, flagged, sums, state, pruning = _mdav_start(X)
+    m, g = _mdav_steps(Xt, index, labels, dist, flagged, sums, state, pruning, k, threshold,
+                       n, 0, n)
+    return _mdav_finish(X, Xt, index, labels, dist, flagged, sums, state, pruning, k,
+                        threshold, m, g)
+
+
+def _mdav_reporting(X: NDArray[np.float64], k: int, threshold: int,
+                    report: Callable[[int, int], None]) -> NDArray[np.intp]:
+    """:func:`_mdav_kernel` cut into calls of about 1/200 of the records each, calling
+    ``report(grouped, n)`` before the first and after each; the same labels."""
+    n = X.shape[0]
+    work = _mdav_start(X)
+    steps = max(1, n // (400 * k))
+    m, g = n, 0
+    report(0, n)
     while m >= threshold * k:
-        r = _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning)
-        s = take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, True)
-        take_group(Xt, index, m, dist, flagged, s, k, pair[k:], labels, g + 1, False)
-        g += 2
-        m = _drop_groups(Xt, index, m, flagged, pair, sums, state, where)
-    if m >= (threshold - 1) * k:
-        r = _farthest_from_centroid(Xt, index, m, dist, flagged, sums, labels, pruning)
-        take_group(Xt, index, m, dist, flagged, r, k, pair[:k], labels, g, False)
-        g += 1
-        m = _drop_groups(Xt, index, m, flagged, pair[:k], sums, state, where)
-    if m >= k:  # MDAV: the last group
-        for i in range(m):
-            labels[index[i]] = g
-    elif m > 0:  # MDAV-1: leftovers
-        _assign_leftovers(X, labels, g, index, m)
+        m, g = _mdav_steps(*work, k, threshold, m, g, steps)
+        report(n - m, n)
+    labels: NDArray[np.intp] = _mdav_finish(X, *work, k, threshold, m, g)
+    report(n, n)
+    return labels
+
+
+def _run_mdav(X: NDArray[np.float64], k: int, threshold: int) -> NDArray[np.intp]:
+    """One kernel call, or calls in chunks when a progress callback is listening
+    (:mod:`microagg._progress`) and the input is large enough for it to matter."""
+    report = current_progress()
+    if report is not None and X.shape[0] >= PROGRESS_MIN_ROWS:
+        return _mdav_reporting(X, k, threshold, report)
+    labels: NDArray[np.intp] = _mdav_kernel(X, k, threshold)
     return labels
 
 
@@ -288,7 +344,7 @@ def mdav(X: ArrayLike, k: int, *, random_state: RandomState = None) -> NDArray[n
     """
     X = check_matrix(X, caller="mdav")
     k = check_k(k, n_samples=X.shape[0], caller="mdav")
-    return _mdav_kernel(X, k, 3)
+    return _run_mdav(X, k, 3)
 
 
 def mdav1(X: ArrayLike, k: int, *, random_state: RandomState = None) -> NDArray[np.intp]:
@@ -322,7 +378,7 @@ def mdav1(X: ArrayLike, k: int, *, random_state: RandomState = None) -> NDArray[
     """
     X = check_matrix(X, caller="mdav1")
     k = check_k(k, n_samples=X.shape[0], caller="mdav1")
-    return _mdav_kernel(X, k, 2)
+    return _run_mdav(X, k, 2)
 
 
 def cbfs(X: ArrayLike, k: int, *, random_state: RandomState = None) -> NDArray[np.intp]:

@@ -1,0 +1,151 @@
+"""What a release publishes besides the masked quasi-identifiers (issue 18, items 1 and 3).
+
+Every column without a role is published unchanged. Two ways that can undo the masking:
+
+* **an identifier published by mistake** (a person id, a name, an e-mail): refused by
+  :func:`check_unmasked_identifiers` when the Request is built, unless the user keeps it on
+  purpose (``keep``), which the release records (``params["keep"]``) and the report shows;
+* **a published column that breaks k**: a column an intruder may know too (a household's
+  sampling weight, a postcode) splits the k-anonymous classes when added to the
+  quasi-identifiers. :func:`published_column_checks` measures it on the published table and
+  the release warns, naming each such column and the k it leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from .._identifiers import IDENTIFIER_NAMES, NEARLY_UNIQUE, identifier_reason
+from ..exceptions import PrivacyLeakWarning, SchemaError
+from .notes import warn_user
+from .verify import class_sizes, published_classes
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .request import Request
+    from .result import Release
+
+__all__ = ["IDENTIFIER_NAMES", "NEARLY_UNIQUE", "check_keep", "check_unmasked_identifiers",
+           "identifier_reason", "published_column_checks", "warn_broken_k", "with_published_columns"]
+
+def check_keep(df: pd.DataFrame, keep: Sequence[str], roles: Mapping[str, Sequence[str]]
+               ) -> tuple[str, ...]:
+    """``keep`` as a tuple: existing columns without another role."""
+    keep = tuple(keep)
+    unknown = [c for c in keep if c not in df.columns]
+    if unknown:
+        raise SchemaError(f"keep names unknown column(s) {', '.join(map(repr, unknown))}; "
+                          f"available: {', '.join(map(repr, map(str, df.columns)))}.")
+    clash = [f"{c!r} ({role})" for role, names in roles.items() for c in keep if c in names]
+    if clash:
+        raise SchemaError(f"keep lists column(s) with a role: {', '.join(clash)}; keep is for "
+                          "columns published unchanged on purpose.")
+    return keep
+
+
+def check_unmasked_identifiers(df: pd.DataFrame, published_as_is: Sequence[str],
+                               keep: Sequence[str], *, whole: bool = True) -> tuple[str, ...]:
+    """Refuse columns without a role that look like direct identifiers.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The table (for an engine that reads the file itself, its first rows: then only the
+        names are judged, ``whole=False``).
+    published_as_is : sequence of str
+        The columns that would be published unchanged (no role).
+    keep : sequence of str
+        Columns the user publishes unchanged on purpose: never refused.
+
+    Returns
+    -------
+    tuple of str
+        The kept columns that look like identifiers (recorded as ``params["keep"]``).
+
+    Raises
+    ------
+    SchemaError
+        Naming every such column, why it looks like an identifier, and the two ways out.
+    """
+    found = {}
+    for col in published_as_is:
+        reason = identifier_reason(df[col] if whole else df[col].iloc[:0], str(col))
+        if reason is not None:
+            found[str(col)] = reason
+    refused = {c: why for c, why in found.items() if c not in keep}
+    if refused:
+        listed = "; ".join(f"{c!r} ({why})" for c, why in refused.items())
+        names = ",".join(refused)
+        raise SchemaError(
+            f"{len(refused)} column(s) without a role look like direct identifiers and would be "
+            f"published unchanged next to the masked quasi-identifiers: {listed}. Drop them "
+            f"(--drop {names}; identifiers=[...] in Python; role = \"identifier\" in a schema), "
+            "mask them as quasi-identifiers, or publish them on purpose "
+            f"(--keep {names}; keep=[...] in Python).")
+    return tuple(c for c in found if c in keep)
+
+
+def published_column_checks(published: pd.DataFrame, qi: Sequence[str],
+                            columns: Sequence[str], k: int) -> Mapping[str, Any] | None:
+    """The k left when an intruder also knows one published column (``checks["published_columns"]``).
+
+    Each column published unchanged besides the quasi-identifiers is added to them in turn
+    and the smallest class of identical published records is counted, by the release's
+    verifier (:func:`~microagg._pipeline.verify.published_classes`). Only the columns that
+    leave fewer than ``k`` records are listed; ``None`` when there is none.
+
+    Examples
+    --------
+    >>> out = pd.DataFrame({"age": [30.0] * 4, "weight": [1.0, 1.0, 2.0, 2.0]})
+    >>> dict(published_column_checks(out, ["age"], ["weight"], 3)["columns"])
+    {'weight': 2}
+    """
+    broken = {}
+    for col in columns:
+        sizes = class_sizes(published_classes(published, [*qi, col]))
+        achieved = int(sizes.min()) if sizes.size else 0
+        if achieved < k:
+            broken[str(col)] = achieved
+    if not broken:
+        return None
+    return MappingProxyType({
+        "required": k, "columns": MappingProxyType(broken),
+        "model": "k-anonymity counted with one published column added to the quasi-"
+                 "identifiers (an intruder who also knows it)"})
+
+
+def warn_broken_k(check: Mapping[str, Any] | None, notes: list[str]) -> None:
+    """The release's warning for :func:`published_column_checks`' result."""
+    if not check:
+        return
+    listed = ", ".join(f"{c!r} (k = {v})" for c, v in check["columns"].items())
+    warn_user(notes, f"Published unchanged, {len(check['columns'])} column(s) break the "
+                     f"release's {check['required']}-anonymity for an intruder who knows them "
+                     f"too: {listed}. Drop them, mask them as quasi-identifiers, or coarsen "
+                     "them before release.", PrivacyLeakWarning, first=True)
+
+
+def with_published_columns(release: Release, request: Request) -> Release:
+    """``release`` with ``params["keep"]`` and, when a column published unchanged breaks k,
+    ``checks["published_columns"]`` and the privacy warning naming it.
+
+    The columns checked are those without a role that are published as they are (not the
+    sensitive ones: what an intruder must not learn, not what they know). A noisy release
+    promises no k, so nothing is checked against one.
+    """
+    roles = {*request.quasi_identifiers, *request.sensitive, *request.identifiers}
+    as_is = [c for c in release.data.columns if c not in roles]
+    required = release.checks.get("k_anonymity", {}).get("required")
+    check = (published_column_checks(release.data, request.quasi_identifiers, as_is, required)
+             if as_is and required is not None else None)
+    params = MappingProxyType({**release.params, "keep": request.keep})
+    if check is None:
+        return replace(release, params=params)
+    notes = list(release.warnings)
+    warn_broken_k(check, notes)
+    return replace(release, params=params, warnings=tuple(notes),
+                   checks=MappingProxyType({**release.checks, "published_columns": check}))

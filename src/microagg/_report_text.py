@@ -1,0 +1,284 @@
+"""The words of the release report (for :mod:`microagg.report`): the protection status under
+the title, "In plain words", the warnings, and the measures as plain tables, each with its
+one-line meaning (issue 18, items 1, 3, 11-13).
+
+"Protected" is written only when every required model (k, and l, t or epsilon when asked)
+was reached, no identifier-like column was kept on purpose (``params["keep"]``) and no
+published column breaks the required k (``checks["published_columns"]["columns"]``); both
+keys are read defensively: absent means none.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._report_plots import fmt
+from .metrics.headline import LABELS, explain, headline_loss, headline_risk
+from .release import Release
+
+__all__ = ["ColumnFacts", "all_warnings", "metric_tables", "plain_words", "status_line"]
+
+
+@dataclass(frozen=True)
+class ColumnFacts:
+    """What the report measured column by column: the numeric column that lost the most
+    variation, the categorical one whose values changed most, the missing counts in the
+    original, and the non-quasi-identifier columns published exactly / changed."""
+
+    worst_numeric: tuple[str, float] | None = None
+    worst_categorical: tuple[str, float] | None = None
+    missing: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    unchanged: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+
+def _names(names: Sequence[str], limit: int = 6) -> str:
+    shown = ", ".join(html.escape(str(n)) for n in names[:limit])
+    return shown + (", ..." if len(names) > limit else "")
+
+
+def kept_identifiers(release: Release) -> tuple[str, ...]:
+    """Identifier-like columns published on purpose (``params["keep"]``; absent: none)."""
+    keep = release.params.get("keep") or ()
+    return (str(keep),) if isinstance(keep, str) else tuple(str(c) for c in keep)
+
+
+def breaking_columns(release: Release) -> dict[str, Any]:
+    """Published columns that break the required k when added to the quasi-identifiers,
+    with the k then achieved (``checks["published_columns"]["columns"]``; absent: none)."""
+    entry = release.checks.get("published_columns")
+    columns = entry.get("columns") if isinstance(entry, Mapping) else None
+    return {str(c): k for c, k in columns.items()} if isinstance(columns, Mapping) else {}
+
+
+def _met(name: str, check: Mapping[str, Any]) -> bool | None:
+    """Whether a required model was reached; ``None`` when none was required."""
+    if "holds" in check and "epsilon" in check:
+        return bool(check["holds"])
+    required, achieved = check.get("required"), check.get("achieved")
+    if required is None:
+        return None
+    if achieved is None:
+        return False
+    return bool(achieved <= required if name.startswith("t_closeness")
+                else achieved >= required)
+
+
+def unmet_models(release: Release) -> list[str]:
+    """The required models the published file does not reach, as short phrases."""
+    return [f"{name.replace('_', ' ')}: required {fmt(c.get('required'))}, achieved "
+            f"{fmt(c.get('achieved'))}"
+            for name, c in release.checks.items()
+            if isinstance(c, Mapping) and _met(name, c) is False]
+
+
+def status_line(release: Release) -> str:
+    """The line under the title: "Protected" only when nothing below argues otherwise."""
+    k_check = release.checks.get("k_anonymity", {})
+    required, achieved = k_check.get("required"), k_check.get("achieved")
+    problems = unmet_models(release)
+    kept, broken = kept_identifiers(release), breaking_columns(release)
+    if kept:
+        problems.append(f"identifier-like column(s) published on purpose: {_names(kept)}")
+    if broken:
+        problems.append("published column(s) that break the required k: " + ", ".join(
+            f"{html.escape(c)} (k = {fmt(k)} with it)" for c, k in broken.items()))
+    if problems:
+        return ("<p class='status bad'><b>Not protected:</b> "
+                + "; ".join(problems) + ".</p>")
+    if required is None:
+        return (f"<p class='status info'><b>No k was required:</b> the published file is "
+                f"{fmt(achieved)}-anonymous (give -k to check a required level).</p>")
+    return (f"<p class='status ok'><b>Protected:</b> k = {fmt(required)} required and reached"
+            " on the published file" + "".join(
+                f", {html.escape(n.replace('_', ' '))} reached"
+                for n, c in release.checks.items()
+                if n != "k_anonymity" and isinstance(c, Mapping) and _met(n, c)) + ".</p>")
+
+
+def _k_sentence(release: Release, qi: Sequence[str], warned: bool) -> str:
+    k_check = release.checks.get("k_anonymity", {})
+    required, achieved = k_check.get("required"), k_check.get("achieved")
+    combos = (f"combination of the {len(qi)} quasi-identifiers ({_names(qi)})")
+    if required is not None:
+        if achieved is not None and achieved >= required:
+            return (f"<b>{fmt(required)}-anonymous:</b> every published {combos} is shared by "
+                    f"at least {fmt(achieved)} records (k-anonymity, counted again on the "
+                    "published file).")
+        return (f"<b>Not {fmt(required)}-anonymous:</b> the smallest class of identical "
+                f"published quasi-identifiers has {fmt(achieved)} record(s).")
+    asked = release.params.get("k")
+    if asked is not None and achieved is not None and achieved < asked:
+        return ("<b>Not k-anonymous:</b> the smallest class of identical published "
+                f"quasi-identifiers has {fmt(achieved)} record(s)"
+                + ("; see the warnings for what this release promises instead." if warned
+                   else "; this aggregation does not promise k-anonymity."))
+    if achieved is not None and achieved < 2:
+        return (f"Some published {combos} is unique to one record: the file is only "
+                "1-anonymous (no k was required).")
+    return (f"Every published {combos} is shared by at least {fmt(achieved)} records: the file "
+            f"is {fmt(achieved)}-anonymous (no k was required).")
+
+
+def _risk_sentence(metrics: Mapping[str, Any]) -> str | None:
+    risk = headline_risk(metrics)
+    if risk is None:
+        return None
+    measure, value = risk
+    if measure.key == "dld_risk":
+        return ("<b>Risk left:</b> an intruder who holds the original values of these "
+                "columns and links each published record to the closest one finds the "
+                f"right person for {value:.1f}% of the records (distance-based record "
+                "linkage, DLD).")
+    small = metrics.get("share_in_classes_below_5")
+    return ("<b>Risk left:</b> an intruder who knows a person's quasi-identifiers and picks "
+            "one record of the matching published class finds the right person with "
+            f"probability {value:.1f}% on average (1 / class size, averaged over records)"
+            + (f"; {100 * float(small):.1f}% of the records are in classes of fewer than 5"
+               if isinstance(small, float) else "") + ".")
+
+
+def _loss_sentence(metrics: Mapping[str, Any], facts: ColumnFacts) -> str | None:
+    loss = headline_loss(metrics)
+    if loss is None:
+        return None
+    measure, value = loss
+    worst = ""
+    if facts.worst_numeric is not None:
+        name, lost = facts.worst_numeric
+        worst = f"<b>{html.escape(name)}</b> lost {lost:.1f}% of its variation"
+    if measure.key == "information_loss":
+        text = (f"<b>Lost:</b> {worst + ', the most of any quasi-identifier; ' if worst else ''}"
+                f"on average the quasi-identifiers lost {value:.1f}% of the variation "
+                "(SSE/SST)")
+        moved = metrics.get("mean_change_pct")
+        if moved is not None:
+            text += ("; means are kept (they move by less than 0.01%)" if moved < 0.01
+                     else f"; means move by {float(moved):.2f}%")
+    else:
+        text = (f"<b>Lost:</b> {value:.1f}% of the precision of the quasi-identifiers "
+                "(normalized certainty penalty of the generalization)")
+        if worst:
+            text += f"; of the numeric ones, {worst}"
+    if facts.worst_categorical is not None:
+        name, share = facts.worst_categorical
+        text += (f"; the categorical column changed most is <b>{html.escape(name)}</b> "
+                 f"({100 * share:.1f}% of the records)")
+    return text + "."
+
+
+def plain_words(release: Release, qi: Sequence[str], facts: ColumnFacts, *,
+                metrics: Mapping[str, Any], warned: bool) -> list[str]:
+    """The release in a few sentences: what is protected, the risk left, what was lost and
+    what is published unchanged; for a reader who will not read the tables."""
+    items = [_k_sentence(release, qi, warned)]
+    for name, label in (("l_diversity", "distinct values of each sensitive column in every "
+                                        "class (l-diversity)"),
+                        ("t_closeness", "distance of every class's sensitive distribution "
+                                        "to the whole file's (t-closeness)")):
+        c = release.checks.get(name)
+        if isinstance(c, Mapping) and c.get("required") is not None:
+            items.append(f"<b>Also:</b> {label}: required {fmt(c['required'])}, achieved "
+                         f"{fmt(c.get('achieved'))}.")
+    items += [s for s in (_risk_sentence(metrics), _loss_sentence(metrics, facts))
+              if s is not None]
+    if facts.missing:
+        items.append("<b>Missing values:</b> " + "; ".join(
+            f"{html.escape(c)}: {before:,} missing in the original"
+            + (f", {after:,} in the published file" if after != before else "")
+            for c, (before, after) in facts.missing.items())
+            + ". They are not counted in the measures.")
+    if facts.unchanged:
+        items.append(f"<b>Published unchanged:</b> {_names(facts.unchanged, 12)}: their values "
+                     "are exactly the original ones.")
+    if facts.changed:
+        items.append(f"<b>Changed, not named as quasi-identifiers:</b> "
+                     f"{_names(facts.changed, 12)}.")
+    return ["<h2>In plain words</h2>",
+            "<ul class='plain'>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"]
+
+
+def all_warnings(release: Release) -> tuple[list[str], list[str]]:
+    """(privacy warnings, other warnings): the release's, plus one per kept identifier and
+    per published column that breaks the required k, unless a warning already names it."""
+    privacy = [w for w in release.warnings if any(word in w for word in (
+        "NOT", "not k-anonymous", "not differential", "unchanged"))]
+    other = [w for w in release.warnings if w not in privacy]
+    for col, k in breaking_columns(release).items():
+        if not any(col in w for w in release.warnings):
+            privacy.append(f"Column {col!r} is published and breaks k: with it added to the "
+                           f"quasi-identifiers the file is only {k}-anonymous.")
+    kept = [c for c in kept_identifiers(release) if not any(c in w for w in release.warnings)]
+    if kept:
+        privacy.append(f"Column(s) {', '.join(map(repr, kept))} look like identifiers and are "
+                       "published on purpose (kept): anyone who knows them can find the "
+                       "record.")
+    return privacy, other
+
+
+def warnings_section(release: Release) -> list[str]:
+    """The warnings, those about privacy first and highlighted; empty when there are none."""
+    privacy, other = all_warnings(release)
+    if not privacy and not other:
+        return []
+    return (["<h2>Warnings</h2>"]
+            + [f"<div class='warn privacy'>{html.escape(w)}</div>" for w in privacy]
+            + [f"<div class='warn'>{html.escape(w)}</div>" for w in other])
+
+
+def _label(key: str) -> str:
+    return LABELS.get(key, key.replace("_", " "))
+
+
+def _row(name: str, value: str, meaning: str) -> str:
+    return (f"<tr><td class='l'>{html.escape(name)}</td><td>{value}</td>"
+            f"<td class='l'>{html.escape(meaning)}</td></tr>")
+
+
+def _mapping_table(key: str, value: Mapping[str, Any]) -> str:
+    """A dict-valued metric as a plain table: one row per entry; nested mappings (one per
+    column) become one row per column and one column per figure."""
+    intro = (f"<h3>{html.escape(_label(key))}</h3><p>{html.escape(explain(key))}</p>"
+             if explain(key) else f"<h3>{html.escape(_label(key))}</h3>")
+    if value and all(isinstance(v, Mapping) for v in value.values()):
+        fields = list(dict.fromkeys(f for v in value.values() for f in v))
+        head = "".join(f"<th>{html.escape(_label(f))}</th>" for f in fields)
+        body = "".join(f"<tr><td class='l'>{html.escape(str(c))}</td>"
+                       + "".join(f"<td>{fmt(v.get(f))}</td>" for f in fields) + "</tr>"
+                       for c, v in value.items())
+        return f"{intro}<table><tr><th class='l'>column</th>{head}</tr>{body}</table>"
+    body = "".join(f"<tr><td class='l'>{html.escape(_label(str(k)))}</td><td>{fmt(v)}</td>"
+                   "</tr>" for k, v in value.items())
+    return f"{intro}<table><tr><th class='l'>entry</th><th>value</th></tr>{body}</table>"
+
+
+def metric_tables(metrics: Mapping[str, Any]) -> list[str]:
+    """The headline loss and risk, then every other measure labelled as secondary with its
+    meaning; dict-valued measures as their own tables."""
+    head, rows, tables = [], [], []
+    shown: set[str] = set()
+    for kind, found in (("loss", headline_loss(metrics)), ("risk", headline_risk(metrics))):
+        if found is not None:
+            measure, value = found
+            shown.add(measure.key)
+            head.append(_row(f"{kind}: {measure.label}", f"{value:.4g} %",
+                             measure.explanation))
+    for key, value in metrics.items():
+        if key in shown:
+            continue
+        if isinstance(value, Mapping):
+            tables.append(_mapping_table(key, value))
+        elif isinstance(value, (tuple, list)):
+            rows.append(_row(_label(key), html.escape(", ".join(map(str, value))),
+                             explain(key)))
+        else:
+            rows.append(_row(_label(key), fmt(value), explain(key)))
+    header = "<tr><th class='l'>measure</th><th>value</th><th class='l'>what it means</th></tr>"
+    parts = ["<h2>Information loss and disclosure risk</h2>"]
+    if head:
+        parts.append("<h3>Headline</h3><table>" + header + "".join(head) + "</table>")
+    parts.append("<h3>Secondary measures</h3><table>" + header + "".join(rows) + "</table>")
+    return parts + tables

@@ -1,0 +1,173 @@
+"""The first draft of a schema (:func:`propose_schema`, re-exported by :mod:`microagg.schema`).
+
+Roles and types are guessed from names and values, each with its reason as a comment; the
+classic quasi-identifiers (dates, ages, postcodes, places) are proposed as such by name or
+by their values, whatever their number of distinct values.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ._identifiers import IDENTIFIER_NAMES, identifier_reason
+
+__all__ = ["propose_schema"]
+
+_AGE_NAMES = re.compile(r"(^|_)(age|ages|birth_?year|year_of_birth|yob)($|_)", re.IGNORECASE)
+_POSTCODE_NAMES = re.compile(r"(^|_)(post_?code|postal(_?code)?|zip(_?code)?|plz|cap)($|_)",
+                             re.IGNORECASE)
+_PLACE_NAMES = re.compile(r"(^|_)(region|municipality|city|town|district|county|country|state|"
+                          r"province|place_of_birth|birth_?place|nationality)($|_)",
+                          re.IGNORECASE)
+_DATE_LIKE = re.compile(r"^\s*\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}")
+_DATE_FORMATS = ("ISO8601", "%d.%m.%Y", "%d/%m/%Y", "%m/%d/%Y")
+DATE_SHARE = 0.95
+"""Share of a text column's non-missing values that must parse as dates to propose a date."""
+
+_DATE_REASON = "dates (of birth, of events) are classic quasi-identifiers"
+
+
+@dataclass(frozen=True)
+class _Guess:
+    """A column's proposed role and type, the reason, and extra lines of its table."""
+
+    role: str
+    type: str | None
+    reason: str
+    lines: tuple[str, ...] = ()
+
+
+def _toml_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _toml_key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else _toml_string(name)
+
+
+def propose_schema(df: pd.DataFrame, *, max_categories: int = 50) -> str:
+    """A first schema for ``df`` as TOML text, with the reasons as comments.
+
+    Guesses: a column named like an identifier (id, name, email, phone, ssn, ...), a text
+    column unique on every row or a record number (consecutive integers) is an
+    ``identifier``; a constant column is ``other``. The classic quasi-identifiers are
+    proposed as such with the reason: dates (a datetime column, or text of which at least
+    95 % of the values parse as dates: ``type = "date"``), ages (named age, ``*_age``,
+    birth_year), postcodes (postcode, zip, postal, plz, cap: text codes, categorical) and
+    places (region, city, district, county, country, state, place of birth, nationality:
+    categorical). Other numeric columns, even unique on every row (measurements), are numeric
+    quasi-identifiers (whole numbers with a comment: published rounded to integers by
+    default); other text columns with at most ``max_categories`` values are categorical
+    quasi-identifiers, others ``other``. Nothing is guessed ``sensitive``: only the data
+    steward knows.
+
+    Examples
+    --------
+    >>> print(propose_schema(pd.DataFrame({"id": [1, 2], "age": [30, 40]})).splitlines()[4])
+    [columns.id]  # its name looks like an identifier
+    """
+    lines = ["# microagg schema: proposed from the data; check every role before use.",
+             "# roles: identifier, quasi-identifier, sensitive, other",
+             "# types: numeric, ordinal (order = [...]), categorical, date (format, publish)",
+             ""]
+    for col in df.columns:
+        series = df[col]
+        name = str(col)
+        guess = _propose(series, name, max_categories)
+        reasons = [guess.reason]
+        missing = int(series.isna().sum())
+        if missing:
+            reasons.append(f"{missing} missing")
+        lines.append(f"[columns.{_toml_key(name)}]  # {'; '.join(reasons)}")
+        lines.append(f"role = {_toml_string(guess.role)}")
+        if guess.type is not None:
+            lines.append(f"type = {_toml_string(guess.type)}")
+        lines.extend(guess.lines)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _date_format(series: pd.Series) -> str | None:
+    """The first format of :data:`_DATE_FORMATS` in which at least :data:`DATE_SHARE` of the
+    non-missing text values parse as dates (``None``: not dates)."""
+    text = series.dropna().astype("str").str.strip()
+    if text.empty or text.str.match(_DATE_LIKE).mean() < DATE_SHARE:
+        return None
+    for fmt in _DATE_FORMATS:
+        parsed = pd.to_datetime(text, format=fmt, errors="coerce")
+        if parsed.notna().mean() >= DATE_SHARE:
+            return fmt
+    return None
+
+
+def _integer_valued(series: pd.Series) -> bool:
+    if pd.api.types.is_integer_dtype(series.dtype):
+        return True
+    values = series.dropna().to_numpy(dtype=np.float64)
+    return bool(values.size) and bool(np.all(np.isfinite(values) & (values == np.round(values))))
+
+
+def _numeric(reason: str, series: pd.Series) -> _Guess:
+    """A numeric quasi-identifier; whole numbers get a comment on the default rounding."""
+    lines = (("# whole numbers: published rounded to integers by default (round = 0); "
+              "round = \"none\" publishes the exact means",) if _integer_valued(series) else ())
+    return _Guess("quasi-identifier", "numeric", reason, lines)
+
+
+def _classic(series: pd.Series, name: str, numeric: bool) -> _Guess | None:
+    """Dates, ages, postcodes and places: quasi-identifiers by nature, with the reason."""
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        return _Guess("quasi-identifier", "date", _DATE_REASON)
+    if not numeric and not isinstance(series.dtype, pd.CategoricalDtype):
+        fmt = _date_format(series)
+        if fmt is not None:
+            lines = () if fmt == "ISO8601" else (f"format = {_toml_string(fmt)}",)
+            return _Guess("quasi-identifier", "date", f"{_DATE_REASON} (text dates)",
+                          (*lines, "# publish = \"month\" or \"year\" publishes coarser dates"))
+    if numeric and _AGE_NAMES.search(name):
+        return _numeric("ages are classic quasi-identifiers", series)
+    if _POSTCODE_NAMES.search(name):
+        return _Guess("quasi-identifier", "categorical",
+                      "postcodes are classic quasi-identifiers (codes, not quantities)")
+    if _PLACE_NAMES.search(name):
+        return _Guess("quasi-identifier", "categorical",
+                      "places (of residence, of birth) are classic quasi-identifiers")
+    return None
+
+
+def _propose(series: pd.Series, name: str, max_categories: int) -> _Guess:
+    """The guessed role and type of one column, and the reason (a comment in the draft).
+
+    A constant column is ``other``: it tells no records apart and is no quasi-identifier. A
+    numeric column unique on every row is a measurement (expenditure, income), proposed as a
+    quasi-identifier, unless it counts the rows (consecutive integers): then it is a record
+    number, an ``identifier``, as is a text column unique on every row.
+    """
+    n = len(series)
+    distinct = int(series.nunique(dropna=True))
+    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    if IDENTIFIER_NAMES.search(name):
+        return _Guess("identifier", None, "its name looks like an identifier")
+    if n > 1 and distinct <= 1:
+        return _Guess("other", None, "constant: it tells no records apart, so it is neither "
+                                     "a quasi-identifier nor sensitive")
+    classic = _classic(series, name, numeric)
+    if classic is not None:
+        return classic
+    reason = identifier_reason(series, name)  # a record number, text nearly unique
+    if reason is not None:
+        return _Guess("identifier", None, reason)
+    if n > 1 and distinct == n and numeric:
+        return _numeric(f"numeric, unique on each of the {n} rows: a measurement, a "
+                        "quasi-identifier (or sensitive, if confidential)", series)
+    if n > 1 and distinct == n:
+        return _Guess("identifier", None, f"unique on each of the {n} rows")
+    if numeric:
+        return _numeric(f"numeric, {distinct} distinct values", series)
+    if distinct <= max_categories:
+        return _Guess("quasi-identifier", "categorical", f"{distinct} categories")
+    return _Guess("other", "categorical", f"{distinct} distinct text values: free text?")
