@@ -183,7 +183,8 @@ def plain_words(release: Release, qi: Sequence[str], facts: ColumnFacts, *,
         if isinstance(c, Mapping) and c.get("required") is not None:
             items.append(f"<b>Also:</b> {label}: required {fmt(c['required'])}, achieved "
                          f"{fmt(c.get('achieved'))}.")
-    items += [s for s in (_risk_sentence(metrics), _loss_sentence(metrics, facts))
+    items += [s for s in (_risk_sentence(metrics), _loss_sentence(metrics, facts),
+                          rounding_sentence(release.checks.get("rounding")))
               if s is not None]
     if facts.missing:
         items.append("<b>Missing values:</b> " + "; ".join(
@@ -282,3 +283,39 @@ def metric_tables(metrics: Mapping[str, Any]) -> list[str]:
         parts.append("<h3>Headline</h3><table>" + header + "".join(head) + "</table>")
     parts.append("<h3>Secondary measures</h3><table>" + header + "".join(rows) + "</table>")
     return parts + tables
+
+
+def _digits_words(digits: int) -> str:
+    if digits == 0:
+        return "whole numbers"
+    if digits < 0:
+        return f"multiples of {10 ** -digits:,}"
+    return f"{digits} decimal{'s' if digits > 1 else ''}"
+
+
+def rounding_sentence(check: Any) -> str | None:
+    """What rounding and date precision did to the classes and to k, from
+    ``checks["rounding"]`` (``None`` when nothing was rounded).
+
+    Examples
+    --------
+    >>> print(rounding_sentence({"columns": {"age": 0}, "dates": {"born": "month"},
+    ...     "classes_before": 30, "classes_after": 28, "k_before": 5, "k_after": 5}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    <b>Rounded after masking:</b> age to whole numbers; born published by month. Equal
+    rounded values merged 30 classes of identical records into 28; k counted again on the
+    rounded file: 5 (5 before rounding).
+    """
+    if not isinstance(check, Mapping):
+        return None
+    what = [f"{html.escape(str(c))} to {_digits_words(int(d))}"
+            for c, d in dict(check.get("columns") or {}).items()]
+    what += [f"{html.escape(str(c))} published by {html.escape(str(p))}"
+             for c, p in dict(check.get("dates") or {}).items()]
+    before, after = check.get("classes_before"), check.get("classes_after")
+    merged = (f"Equal rounded values merged {before:,} classes of identical records into "
+              f"{after:,}" if before != after else
+              f"No two of the {after:,} classes became equal")
+    return (f"<b>Rounded after masking:</b> {'; '.join(what)}. {merged}; k counted again on "
+            f"the rounded file: {check.get('k_after')} ({check.get('k_before')} before "
+            "rounding).")

@@ -108,6 +108,26 @@ def _seed(release: Release) -> str:
     return "unknown" if release.seed < 0 else str(release.seed)
 
 
+def _dates_as_days(original: pd.DataFrame, published: pd.DataFrame,
+                   dates: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The date quasi-identifiers (``params["dates"]``) of both tables as days since
+    1970-01-01, so that they are compared as the numbers they were masked as (published
+    intervals of dates, which are not one day, count as missing here)."""
+    if not dates:
+        return original, published
+    original, published = original.copy(), published.copy()
+    for col, spec in dates.items():
+        fmt = str(dict(spec).get("format", "ISO 8601"))
+        for frame in (original, published):
+            if col in frame.columns and not pd.api.types.is_numeric_dtype(frame[col]):
+                when = pd.to_datetime(frame[col], errors="coerce",
+                                      format="ISO8601" if fmt == "ISO 8601" else fmt)
+                if getattr(when.dtype, "tz", None) is not None:
+                    when = when.dt.tz_localize(None)
+                frame[col] = (when - pd.Timestamp(0)) / pd.Timedelta(1, "D")
+    return original, published
+
+
 def _numeric_columns(original: pd.DataFrame, published: pd.DataFrame,
                      qi: Sequence[str]) -> list[str]:
     def numeric(series: pd.Series) -> bool:
@@ -184,7 +204,7 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
     plt = plots()
     params = release.params
     qi = [str(c) for c in params.get("quasi_identifiers", ())]
-    published = release.data
+    original, published = _dates_as_days(original, release.data, params.get("dates") or {})
     numeric = _numeric_columns(original, published, qi)
     facts = _column_facts(original, published, qi, numeric)
     metrics = _shown_metrics(release, published, qi)

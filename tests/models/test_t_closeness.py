@@ -137,3 +137,20 @@ def test_release_with_hierarchical_t(patients):
                         random_state=0)
     assert release.checks["t_closeness"]["distance"]["disease"] == "hierarchical"
     assert release.checks["t_closeness"]["achieved"] <= 0.3
+
+
+def test_missing_sensitive_values_are_no_value():
+    """A missing value is not a sensitive value (issue 18): the table's distribution is that
+    of the observed values, a class is compared by its observed values, and a class of
+    missing values only reveals nothing (distance 0)."""
+    from microagg.models import SensitiveDistribution
+
+    dist = SensitiveDistribution(["a", "b", None, "a", np.nan, "b"], distance="equal")
+    assert dist.n_missing == 2
+    assert dist.q.tolist() == [0.5, 0.5]
+    # classes: {b, b} -> 0.5; {None, nan} -> 0 (no observed value); {a, a} -> 0.5
+    emd = dist.emd(np.array([2, 0, 1, 2, 1, 0]))
+    assert emd.tolist() == pytest.approx([0.5, 0.0, 0.5])
+    # the same as if the missing rows were not there
+    full = SensitiveDistribution(["a", "b", "a", "b"], distance="equal")
+    assert full.emd(np.array([2, 0, 2, 0]))[[0, 2]].tolist() == emd[[0, 2]].tolist()

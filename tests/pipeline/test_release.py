@@ -253,3 +253,18 @@ def test_invalid_partition_from_a_method_is_an_internal_error(people, monkeypatc
     with pytest.raises(InternalError, match=r"'broken' returned an invalid partition"):
         run(people)
     assert "broken" not in PARTITIONERS
+
+
+def test_column_losses_average_to_the_headline_loss():
+    """SSE/SST on z-scores is the mean of the columns' own SSE/SST (each column's sum of
+    squares is n after standardizing), so the per-column figures the summary names the
+    worst of add up to the headline."""
+    from microagg.datasets import load_dataset
+
+    census = load_dataset("census")
+    release = anonymize(census.data, quasi_identifiers=census.quasi_identifiers, k=5,
+                        random_state=0, rounding=False)
+    losses = dict(release.metrics["column_loss"])
+    assert set(losses) == set(census.quasi_identifiers)
+    assert np.mean(list(losses.values())) == pytest.approx(
+        release.metrics["information_loss"], rel=1e-3)

@@ -100,6 +100,17 @@ def completed_tables(t: Tables) -> Tables:
     return Tables(values, masked, scaled, masked_scaled, t.labels, t.qi, t.varying)
 
 
+def _column_loss(t: Tables) -> Mapping[str, float]:
+    """Per varying quasi-identifier, the share of its variation the masking removed, in %
+    (:func:`~microagg.metrics.headline.column_losses`): the plain words name the worst."""
+    from ..metrics.headline import column_losses
+
+    losses = column_losses(t.values, t.masked)
+    return MappingProxyType({c: round(float(v), 4) for c, v, on in
+                             zip(t.qi, losses, t.varying, strict=True)
+                             if on and np.isfinite(v)})
+
+
 def numeric_metrics(tables: Tables, *, known: tuple[str, ...] = (),
                     clustering_il: int | None = None,
                     attribute_groups: Mapping[str, Any] | None = None,
@@ -115,6 +126,7 @@ def numeric_metrics(tables: Tables, *, known: tuple[str, ...] = (),
         "information_loss_columns": tuple(c for c, v in zip(t.qi, t.varying, strict=True)
                                           if v),
         "information_loss_original_units": information_loss(t.values, t.masked),
+        "column_loss": _column_loss(t),
         "dld_risk": dld_risk(t.scaled, t.masked_scaled, sample=_dld_sample(len(t.values))),
         **group_size_summary(t.labels),
         **(of_classes or {}),

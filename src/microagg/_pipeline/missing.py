@@ -164,7 +164,8 @@ class MissingRecord:
         if self.sensitive_missing:
             counts = ", ".join(f"{c!r}: {n}" for c, n in self.sensitive_missing.items())
             warn_user(notes, f"Sensitive columns have missing values ({counts}); they are "
-                      "published as missing and never count as a diverse value.", UserWarning)
+                      "published as missing and never count as a sensitive value (neither "
+                      "for l-diversity nor in t-closeness's distributions).", UserWarning)
 
 
 _NO_PATTERNS = {"dp": "the epsilon-DP release (its partition ignores the data)",

@@ -217,7 +217,8 @@ def closeness_targets(df: pd.DataFrame, sens: tuple[str, ...], t: float | None,
                          f"{', '.join(GROUND_DISTANCES)}.")
     if not sens:
         raise SchemaError("t-closeness needs at least one sensitive column (sensitive=...).")
-    require_complete(df, sens, "t-closeness compares sensitive distributions")
+    # missing sensitive values are no value: each class is compared by its observed ones
+    # (SensitiveDistribution), and the release says how many there were
     out = {}
     for col in sens:
         if distance == "hierarchical" and col not in hierarchies:

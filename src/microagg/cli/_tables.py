@@ -75,6 +75,11 @@ def _headline_rows(release: Release) -> Rows:
             measure, value = found
             rows.append((f"{kind}: {measure.short} (%), headline",
                          f"{value:.4g}  {measure.label}: {measure.explanation}"))
+    losses = dict(metrics.get("column_loss") or {})
+    if losses:
+        worst = max(losses, key=lambda c: losses[c])
+        rows.append(("most changed column", f"{worst}: {losses[worst]:.3g} % of its variation "
+                                            "removed (SSE/SST of the column)"))
     return rows
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from ..exceptions import PrivacyViolationError
@@ -93,36 +94,51 @@ def earth_movers_distance(p: ArrayLike, q: ArrayLike, *, distance: str = "equal"
 
 class SensitiveDistribution:
     """One sensitive column prepared for t-closeness: value codes, ground distance, and the
-    table's distribution."""
+    table's distribution.
+
+    Missing values (``None``, ``NaN``) are not a sensitive value: they get code ``-1``, the
+    table's distribution ``q`` is that of the observed values, and a class is compared by
+    its observed values only (a class with none is at distance 0: it reveals no value).
+    """
 
     def __init__(self, values: ArrayLike, *, distance: str = "auto",
                  hierarchy: Any = None):
         arr = np.asarray(values, dtype=object).ravel()
+        observed = ~pd.isna(arr)
+        seen = arr[observed]
         if hierarchy is not None:
             tables = hierarchy.tables() if hasattr(hierarchy, "tables") else hierarchy
-            codes = hierarchy.encode(arr) if hasattr(hierarchy, "encode") else np.asarray(arr, np.intp)
-            self.distance, self.tables, self.codes = "hierarchical", tables, codes
+            codes = (hierarchy.encode(seen) if hasattr(hierarchy, "encode")
+                     else np.asarray(seen, np.intp))
+            self.distance, self.tables = "hierarchical", tables
             self.m = len(tables.leaves)
         else:
             numeric = all(isinstance(v, (int, float, np.integer, np.floating))
-                          and not isinstance(v, bool) for v in arr)
+                          and not isinstance(v, bool) for v in seen)
             if distance == "auto":
                 distance = "ordered" if numeric else "equal"
             if distance not in ("equal", "ordered"):
                 raise ValueError(f"Unknown distance {distance!r} without a hierarchy: use "
                                  "'equal' or 'ordered'.")
-            keys = arr.astype(np.float64) if numeric else arr.astype(str)
+            keys = seen.astype(np.float64) if numeric else seen.astype(str)
             _, codes = np.unique(keys, return_inverse=True)  # sorted: the order of `ordered`
-            self.distance, self.tables, self.codes = distance, None, codes.ravel()
-            self.m = int(self.codes.max()) + 1
-        self.q = np.bincount(self.codes, minlength=self.m) / self.codes.size
+            self.distance, self.tables = distance, None
+            self.m = int(codes.max()) + 1 if codes.size else 1
+        self.codes = np.full(arr.size, -1, dtype=np.intp)
+        self.codes[observed] = np.asarray(codes, dtype=np.intp).ravel()
+        self.n_missing = int((~observed).sum())
+        observed_codes = self.codes[observed]
+        self.q = (np.bincount(observed_codes, minlength=self.m) / observed_codes.size
+                  if observed_codes.size else np.full(self.m, 1.0 / self.m))
 
     def emd(self, classes: NDArray[np.intp], n_classes: int | None = None
             ) -> NDArray[np.float64]:
-        """EMD of every class (0..g-1) to the table's distribution (0 for an empty class)."""
+        """EMD of every class (0..g-1) to the table's distribution (0 for a class without an
+        observed value)."""
         g = int(classes.max()) + 1 if n_classes is None else int(n_classes)
         counts = np.zeros((g, self.m))
-        np.add.at(counts, (classes, self.codes), 1.0)
+        seen = self.codes >= 0
+        np.add.at(counts, (np.asarray(classes)[seen], self.codes[seen]), 1.0)
         sizes = counts.sum(axis=1, keepdims=True)
         P = np.divide(counts, sizes, out=np.tile(self.q, (g, 1)), where=sizes > 0)
         return _emd_rows(P, self.q, self.distance, self.tables)
