@@ -30,7 +30,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .result import Release
 
 __all__ = ["IDENTIFIER_NAMES", "NEARLY_UNIQUE", "check_keep", "check_unmasked_identifiers",
-           "identifier_reason", "published_column_checks", "warn_broken_k", "with_published_columns"]
+           "identifier_reason", "published_column_checks", "warn_broken_k",
+           "with_published_columns"]
+
 
 def check_keep(df: pd.DataFrame, keep: Sequence[str], roles: Mapping[str, Sequence[str]]
                ) -> tuple[str, ...]:
@@ -105,8 +107,10 @@ def published_column_checks(published: pd.DataFrame, qi: Sequence[str],
     {'weight': 2}
     """
     broken = {}
+    classes = published_classes(published, list(qi))  # once: each column refines them
     for col in columns:
-        sizes = class_sizes(published_classes(published, [*qi, col]))
+        pair = pd.DataFrame({"_class": classes, "_column": published[col].to_numpy()})
+        sizes = class_sizes(published_classes(pair, ["_class", "_column"]))
         achieved = int(sizes.min()) if sizes.size else 0
         if achieved < k:
             broken[str(col)] = achieved
