@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import pathlib
+import re
 
 import numpy as np
 import pandas as pd
@@ -210,3 +211,20 @@ def test_date_type_keys_and_table_check(tmp_path):
     release = anonymize(df, k=3, schema=schema, random_state=0)
     assert all(v.endswith("-01-01") for v in release.data["dob"])  # published by year
     assert release.params["dates"]["dob"]["format"] == "%d.%m.%Y"
+
+
+def test_proposed_schema_names_weights_and_households() -> None:
+    """Issue 19: a sampling weight and a household id are proposed by name, with the reason
+    (EU-SILC's rb050 / db030 too); household_size stays a quasi-identifier."""
+    from microagg.schema import propose_schema
+
+    df = pd.DataFrame({"rb050": [10.5, 20.0, 30.0], "db030": [1, 1, 2],
+                       "household_size": [2, 2, 1], "weight": [0.0, 1.0, 2.0]})
+    text = propose_schema(df)
+    assert '[columns.rb050]  # its name looks like a sampling weight' in text
+    assert '[columns.db030]  # its name looks like a household id' in text
+    blocks = dict(zip(re.findall(r"\[columns\.(\w+)\]", text),
+                      re.findall(r'role = "([\w-]+)"', text), strict=True))
+    assert blocks == {"rb050": "weight", "db030": "household",
+                      "household_size": "quasi-identifier",
+                      "weight": "quasi-identifier"}  # a zero is no sampling weight

@@ -28,6 +28,13 @@ _DATE_FORMATS = ("ISO8601", "%d.%m.%Y", "%d/%m/%Y", "%m/%d/%Y")
 DATE_SHARE = 0.95
 """Share of a text column's non-missing values that must parse as dates to propose a date."""
 
+_WEIGHT_NAMES = re.compile(r"(w|wgt|wght|weights?|[a-z]*_weights?|weights?_[a-z]*|rb050|db090|"
+                           r"pw|hw|fweight|pweight)", re.IGNORECASE)
+"""Names of sampling weights (EU-SILC: ``rb050`` personal, ``db090`` household weight)."""
+_HOUSEHOLD_NAMES = re.compile(r"(hid|hh_?id|household(_?id|_?nr|_?number)?|db030)",
+                              re.IGNORECASE)
+"""Names of household ids (EU-SILC: ``db030``)."""
+
 _DATE_REASON = "dates (of birth, of events) are classic quasi-identifiers"
 
 
@@ -139,6 +146,18 @@ def _classic(series: pd.Series, name: str, numeric: bool) -> _Guess | None:
     return None
 
 
+def _survey_role(series: pd.Series, name: str, numeric: bool) -> _Guess | None:
+    """A sampling weight (a positive number named like one) or a household id, by name."""
+    if _HOUSEHOLD_NAMES.fullmatch(name):
+        return _Guess("household", None, "its name looks like a household id: the household "
+                                         "risk needs it; dropped from the release unless kept")
+    if numeric and _WEIGHT_NAMES.fullmatch(name) and bool((series.dropna() > 0).all()):
+        return _Guess("weight", None, "its name looks like a sampling weight: published "
+                                      "unchanged, used for the population frequencies of "
+                                      "the disclosure risk")
+    return None
+
+
 def _propose(series: pd.Series, name: str, max_categories: int) -> _Guess:
     """The guessed role and type of one column, and the reason (a comment in the draft).
 
@@ -150,6 +169,9 @@ def _propose(series: pd.Series, name: str, max_categories: int) -> _Guess:
     n = len(series)
     distinct = int(series.nunique(dropna=True))
     numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    survey = _survey_role(series, name, numeric)
+    if survey is not None:
+        return survey
     if IDENTIFIER_NAMES.search(name):
         return _Guess("identifier", None, "its name looks like an identifier")
     if n > 1 and distinct <= 1:

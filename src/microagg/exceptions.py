@@ -4,12 +4,14 @@ from __future__ import annotations
 
 __all__ = [
     "ConstantColumnWarning",
+    "ContinuousKeyWarning",
     "InternalError",
     "LabelsDroppedWarning",
     "LowUtilityWarning",
     "PrivacyLeakWarning",
     "PrivacyViolationError",
     "SchemaError",
+    "SurveyWeightWarning",
 ]
 
 
@@ -52,3 +54,14 @@ class LowUtilityWarning(UserWarning):
     """A release keeps little of the data: its groups are far larger than k, or its
     information loss is near total. The message names a method or setting that would serve.
     """
+
+
+class SurveyWeightWarning(UserWarning):
+    """Sampling weights that cannot estimate a population (their sum is below the sample
+    size): the population frequencies and the individual risk built on them mislead."""
+
+
+class ContinuousKeyWarning(UserWarning):
+    """A key variable of a frequency-based risk measure is numeric with thousands of distinct
+    values: nearly every record is unique on it, so the risk is overstated. Key variables are
+    categorical; group a continuous variable (age bands, income classes) first."""

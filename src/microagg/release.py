@@ -55,6 +55,8 @@ def anonymize(
     keep: str | Sequence[str] = (),
     dates: str | Sequence[str] | Mapping[str, Mapping[str, str]] | None = None,
     rounding: Mapping[str, int | None] | bool | None = None,
+    weights: str | None = None,
+    households: str | None = None,
 ) -> Release:
     """Mask the quasi-identifiers of ``df`` by microaggregation and return a verified release.
 
@@ -130,6 +132,12 @@ def anonymize(
     keep : str or sequence of str, default=()
         Columns published unchanged on purpose although they look like direct identifiers;
         recorded in ``Release.params["keep"]`` and named by the report.
+    weights : str, default=None
+        The sampling weight column (finite numbers > 0): published unchanged, and used to
+        estimate population frequencies for the disclosure risk before and after masking.
+    households : str, default=None
+        The household id column: for the household risk, then dropped like an identifier
+        unless named in ``keep``.
     dates : str, sequence of str or mapping, default=None
         Quasi-identifiers that are dates (text parsed with ``format``, ISO 8601 by default;
         a ``datetime64`` quasi-identifier is a date without being named): microaggregated as

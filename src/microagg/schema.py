@@ -32,7 +32,10 @@
     type = "categorical"
     hierarchy = "hierarchies/occupation.csv"   # relative to this file
 
-Roles: ``identifier``, ``quasi-identifier``, ``sensitive``, ``other`` (published unchanged).
+Roles: ``identifier``, ``quasi-identifier``, ``sensitive``, ``weight`` (the sampling weight, at
+most one column: published unchanged, used by the disclosure-risk measures), ``household``
+(the household id, at most one column: for the household risk, then dropped like an
+identifier), ``other`` (published unchanged).
 Types: ``numeric``, ``ordinal`` (with ``order``), ``categorical``, ``date`` (text dates or
 datetimes, microaggregated as days since 1970-01-01 and published as dates again).
 Keys of a column: ``role`` (required), ``type``, ``order`` (ordinal), ``hierarchy`` (an ARX
@@ -63,7 +66,7 @@ from .hierarchy import as_labels
 __all__ = ["ROLES", "TYPES", "ColumnSpec", "Schema", "check_unique_columns", "load_schema",
            "propose_schema"]
 
-ROLES = ("identifier", "quasi-identifier", "sensitive", "other")
+ROLES = ("identifier", "quasi-identifier", "sensitive", "weight", "household", "other")
 TYPES = ("numeric", "ordinal", "categorical", "date")
 _KEYS = {"role", "type", "order", "hierarchy", "bounds", "format", "publish", "round"}
 _PRECISIONS = ("day", "month", "year")  # microagg._pipeline.dates.PRECISIONS
@@ -111,6 +114,18 @@ class Schema:
     @property
     def identifiers(self) -> list[str]:
         return self.names("identifier")
+
+    @property
+    def weight(self) -> str | None:
+        """The sampling weight column, if any (:func:`load_schema` allows one)."""
+        found = self.names("weight")
+        return found[0] if found else None
+
+    @property
+    def household(self) -> str | None:
+        """The household id column, if any (:func:`load_schema` allows one)."""
+        found = self.names("household")
+        return found[0] if found else None
 
     @property
     def hierarchies(self) -> dict[str, str]:
@@ -254,6 +269,11 @@ def load_schema(path: str | os.PathLike[str]) -> Schema:
             specs[str(name)] = spec
     if columns and not any(s.role == "quasi-identifier" for s in specs.values()):
         problems.append("no column has role = \"quasi-identifier\"")
+    for single in ("weight", "household"):
+        several = [c for c, spec in specs.items() if spec.role == single]
+        if len(several) > 1:
+            problems.append(f"{len(several)} columns have role = \"{single}\" "
+                            f"({', '.join(map(repr, several))}); at most one may")
     if problems:
         raise SchemaError(f"Schema file {str(file)!r} has {len(problems)} problem(s): "
                           + "; ".join(problems) + ".")

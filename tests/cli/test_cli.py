@@ -107,7 +107,8 @@ def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
         "n_attribute_groups": None, "categorical_aggregation": "generalize",
         "clustering_il": None, "blocking": None, "block_size": 10_000, "n_jobs": None,
         "refine": None, "schema": None, "engine": "memory", "keep": (),
-        "missing": "pattern", "dates": None, "rounding": None,
+        "missing": "pattern", "dates": None, "rounding": None, "weights": None,
+        "households": None,
     }
     seen.clear()
     _invoke("anonymize", people, "-q", "age,income", "--aggregation", "rho", "--rho", "0.8",

@@ -44,6 +44,7 @@ from .rules import (
     quality_mode_request,
     validate_roles,
 )
+from .survey_roles import survey_roles
 
 __all__ = ["CATEGORICAL_AGGREGATIONS", "Request"]
 
@@ -78,6 +79,10 @@ class Request:
     intruder_knows: tuple[str, ...] = ()
     keep: tuple[str, ...] = ()
     """Columns that look like direct identifiers, published unchanged on purpose."""
+    weight: str | None = None
+    """The sampling weight column (published unchanged; for the disclosure risk)."""
+    household: str | None = None
+    """The household id column (for the household risk; dropped unless kept)."""
     aggregation: str | None = None
     aggregation_params: Mapping[str, Any] = field(default_factory=dict)
     scaling: str | None = None
@@ -150,6 +155,7 @@ class Request:
             options = {**options, "method": method, "method_params": params}
         whole = not runner.reads_files
         fields = _roles(df, quasi_identifiers, options, whole=whole)
+        fields.update(survey_roles(df, fields, options, whole=whole))
         df, published_as = prepare_publishing(df, fields["quasi_identifiers"], options,
                                               schema, reads_files=runner.reads_files)
         fields["k"] = check_k(k, n_samples=df.shape[0] if whole else sys.maxsize,
@@ -191,7 +197,14 @@ def _with_schema(df: pd.DataFrame, schema: Schema, quasi_identifiers: Any,
     clash = sorted(set(given) & set(schema.hierarchies))
     if clash:
         raise SchemaError(f"hierarchies {clash} repeat the schema's hierarchies.")
+    doubled = [n for n, role in (("weights", schema.weight), ("households", schema.household))
+               if role is not None and options.get(n) is not None]
+    if doubled:
+        raise SchemaError(f"Give the survey roles either in the schema or as options, not both "
+                          f"({', '.join(doubled)} given with a schema).")
     merged = {**options, "sensitive": sens, "identifiers": ids,  # 'other': kept on purpose
+              "weights": options.get("weights") or schema.weight,
+              "households": options.get("households") or schema.household,
               "keep": (*as_names(options.get("keep"), "keep"), *schema.names("other")),
               "hierarchies": {**given, **schema.hierarchies} or None}
     if merged.get("bounds") is None and options.get("epsilon") is not None:
@@ -214,10 +227,8 @@ def _roles(df: pd.DataFrame, quasi_identifiers: Any, options: dict[str, Any], *,
         raise SchemaError(NO_ROWS)
     keep = check_keep(df, as_names(options.get("keep"), "keep"),
                       {"quasi_identifiers": qi, "sensitive": sens, "identifiers": ids})
-    as_is = [str(c) for c in df.columns if c not in qi and c not in sens and c not in ids]
-    kept = check_unmasked_identifiers(df, as_is, keep, whole=whole)
     return {"quasi_identifiers": qi, "sensitive": sens, "identifiers": ids,
-            "intruder_knows": known, "keep": kept}
+            "intruder_knows": known, "keep": keep}  # narrowed by _kept_identifiers
 
 
 def _kept_identifiers(df: pd.DataFrame, fields: dict[str, Any], *, whole: bool

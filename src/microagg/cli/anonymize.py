@@ -93,6 +93,19 @@ def anonymize(
                           "one, or unique on nearly every row) but are published unchanged "
                           "on purpose; without it such columns are refused."),
     ] = None,
+    weight: Annotated[
+        str | None,
+        typer.Option("--weight", show_default=False,
+                     help="The sampling weight column (numbers > 0): published unchanged, "
+                          "used for the disclosure risk before and after (population "
+                          "frequencies, individual risk)."),
+    ] = None,
+    household: Annotated[
+        str | None,
+        typer.Option("--household", show_default=False,
+                     help="The household id column: for the household risk, then dropped "
+                          "(publish it with --keep)."),
+    ] = None,
     aggregation: Annotated[
         str | None,
         typer.Option("--aggregation", show_default=False,
@@ -285,7 +298,7 @@ def anonymize(
         options = dict(
             quasi_identifiers=split_names(quasi_identifiers), k=k, method=method,
             sensitive=split_names(sensitive), identifiers=split_names(drop),
-            keep=split_names(keep) or (),
+            keep=split_names(keep) or (), weights=weight, households=household,
             aggregation=aggregation,
             aggregation_params=aggregation_params(aggregation, rho, agg_param),
             scaling=scaling, random_state=random_state, method_params=parse_params(param),
