@@ -289,7 +289,8 @@ def test_init_schema_unique_measurements_and_constants(tmp_path):
         "record": np.arange(1, n + 1),  # consecutive integers: a record number
         "expenditure": rng.permutation(np.arange(n)) * 37 + 1_000,  # unique integers
         "income": rng.lognormal(10, 1, n),  # unique floats
-        "sampling_weight": [250.0] * n,  # constant
+        "wave": [3.0] * n,  # constant
+        "sampling_weight": [250.0] * n,  # constant, but a weight: a self-weighting sample
         "region": rng.choice(["n", "s"], n),
     })
     text = propose_schema(df)
@@ -298,8 +299,9 @@ def test_init_schema_unique_measurements_and_constants(tmp_path):
     assert schema.columns["expenditure"].role == "quasi-identifier"
     assert schema.columns["expenditure"].type == "numeric"
     assert schema.columns["income"].role == "quasi-identifier"
-    assert schema.columns["sampling_weight"].role == "other"
+    assert schema.columns["wave"].role == "other"
+    assert schema.columns["sampling_weight"].role == "weight"  # issue 19: its survey role
     assert schema.columns["record"].role == "identifier"
-    assert "[columns.sampling_weight]  # constant: it tells no records apart" in text
+    assert "[columns.wave]  # constant: it tells no records apart" in text
     assert "[columns.expenditure]  # numeric, unique on each of the 40 rows: a measurement" \
         in text

@@ -259,3 +259,24 @@ def test_a_date_quasi_identifier_is_compared_as_days() -> None:
     numeric_table = page[page.index("Quasi-identifiers before and after"):]
     assert "<td class='l'>born</td>" in numeric_table.split("</table>")[0]
     assert "Categorical quasi-identifiers" not in page
+
+
+def test_report_shows_the_survey_risk_before_and_after() -> None:
+    """Issue 19: with a weight and a household, the report has the risk section, before and
+    after, with the SUDA2 rows; without them it has none."""
+    from microagg import anonymize
+    from microagg.report import render_report
+
+    survey = load_dataset("survey").data
+    ids = ["person_id", "name", "postcode"]
+    release = anonymize(survey, quasi_identifiers=["age", "sex", "region"], k=5,
+                        identifiers=ids, weights="weight", households="household_id",
+                        random_state=0)
+    page = render_report(release, survey)
+    section = page[page.index("Disclosure risk before and after"):]
+    after = release.metrics["survey_risk"]["after"]
+    assert f"{after['global_risk_pct']:.4g}" in section.split("</table>")[0]
+    assert "records with a minimal sample unique" in section
+    plain = anonymize(survey, quasi_identifiers=["age", "sex", "region"], k=5,
+                      identifiers=[*ids, "household_id"], random_state=0)
+    assert "Disclosure risk before and after" not in render_report(plain, survey)

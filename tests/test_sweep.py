@@ -103,3 +103,24 @@ def test_sweep_over_privacy_models(tmp_path):
     bare = CliRunner().invoke(app, ["sweep", "--dataset", "census", "--epsilon", "1",
                                     "-o", str(tmp_path / "x.csv")])
     assert bare.exit_code == 2 and "--epsilon needs --bounds" in bare.output
+
+
+def test_a_schema_with_a_weight_maps_the_global_risk(tmp_path) -> None:
+    """Issue 19: with a weight in the schema every run has the published file's global risk,
+    and the map uses it as the risk axis."""
+    from microagg.datasets import load_dataset
+    from microagg.schema import load_schema
+    from microagg.sweep import RISK_LABELS, risk_column, sweep
+
+    survey = load_dataset("survey").data.drop(columns=["income", "date_of_birth"])
+    file = tmp_path / "s.toml"
+    file.write_text("\n".join(
+        [f'[columns.{c}]\nrole = "quasi-identifier"' for c in ("age", "sex", "region")]
+        + [f'[columns.{c}]\nrole = "identifier"' for c in ("person_id", "name", "postcode")]
+        + ['[columns.weight]\nrole = "weight"', '[columns.household_id]\nrole = "household"']
+        + [f'[columns.{c}]\nrole = "other"' for c in ("household_size", "education",
+                                                    "occupation", "diagnosis")]) + "\n")
+    table = sweep(survey, quasi_identifiers=["age", "sex", "region"], ks=[3, 10], methods=["mage"],
+                  options={"schema": load_schema(file)}, random_state=0)
+    assert risk_column(table) == "global_risk" and "global risk" in RISK_LABELS["global_risk"]
+    assert table["global_risk"].iloc[0] > table["global_risk"].iloc[1] > 0  # k=3 above k=10

@@ -211,7 +211,7 @@ def sweep_section(sweep: pd.DataFrame, plt: Any, *,
     (its loss and risk in the sweep's measures, and its quasi-identifiers) is marked on the
     map, with a warning when the sweep masked other columns (the points would not compare).
     """
-    from .sweep import risk_column, sweep_figure
+    from .sweep import RISK_LABELS, risk_column, sweep_figure
 
     parts = ["<h2>Choosing k: the risk-utility map</h2>",
              "<p>Each point is one run of the sweep; the dashed line joins the runs no other "
@@ -225,7 +225,7 @@ def sweep_section(sweep: pd.DataFrame, plt: Any, *,
     front = sweep[(errors == "") & sweep["pareto"].astype(str).str.lower().isin(["true", "1"])]
     risk = risk_column(sweep)
     parts.append("<table><tr><th class='l'>method</th><th>k</th><th class='l'>aggregation</th>"
-                 f"<th>loss (%)</th><th>{'DLD' if risk == 'dld_risk' else 'class risk'} (%)"
+                 f"<th>loss (%)</th><th>{RISK_LABELS[risk][0]} (%)"
                  "</th></tr>" + "".join(
                      f"<tr><td class='l'>{html.escape(str(r['method']))}</td><td>{r['k']}</td>"
                      f"<td class='l'>{html.escape(str(r['aggregation']))}</td>"

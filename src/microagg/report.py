@@ -33,6 +33,7 @@ from ._report_plots import (
     plots,
     sweep_section,
 )
+from ._report_risk import survey_risk_section
 from ._report_text import (
     ColumnFacts,
     all_warnings,
@@ -217,7 +218,7 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
              "<ul>" + "".join(f"<li>{html.escape(str(c.get('model', _MODELS.get(n, ''))))}"
                               "</li>" for n, c in release.checks.items()
                               if isinstance(c, Mapping) and ({"achieved", "epsilon"} & set(c)))
-             + "</ul>", *metric_tables(metrics)]
+             + "</ul>", *metric_tables(metrics), *survey_risk_section(metrics)]
     parts += group_sizes_section(np.bincount(release.labels), plt)
     if numeric:
         parts += numeric_section(original, published, numeric, plt)
@@ -273,7 +274,13 @@ def _sweep_point(release: Release, sweep: pd.DataFrame, qi: Sequence[str]
     loss = headline_loss(release.metrics)
     if loss is None:
         return None
-    if risk_column(sweep) == "dld_risk":
+    axis = risk_column(sweep)
+    if axis == "global_risk":
+        survey = release.metrics.get("survey_risk")
+        if not survey:
+            return None
+        risk = float(survey["after"]["global_risk_pct"])
+    elif axis == "dld_risk":
         dld = release.metrics.get("dld_risk")
         if dld is None:
             return None

@@ -127,7 +127,7 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
                     **roles, **{**dict(options or {}), **dict(model_params)})
         except (ValueError, TypeError) as error:  # SchemaError is a ValueError
             row.update(information_loss=np.nan, loss_measure="", dld_risk=np.nan,
-                       class_risk=np.nan, achieved_k=np.nan,
+                       class_risk=np.nan, global_risk=np.nan, achieved_k=np.nan,
                        seconds=time.perf_counter() - start, warnings=0, error=str(error))
         else:
             metrics = release.metrics
@@ -142,6 +142,7 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
             row.update(information_loss=loss, loss_measure=measure,
                        dld_risk=np.nan if dld is None else 100.0 * float(dld),
                        class_risk=100.0 * class_risk(classes),
+                       global_risk=_global_risk(metrics),
                        achieved_k=release.k, seconds=time.perf_counter() - start,
                        warnings=len(caught), error="")
         rows.append(row)
@@ -157,12 +158,31 @@ def sweep(df: pd.DataFrame, *, quasi_identifiers: Sequence[str], ks: Sequence[in
     return table
 
 
+def _global_risk(metrics: Any) -> float:
+    """The published file's global risk in % (mean individual risk, with a weight or a
+    household in the schema: ``metrics["survey_risk"]``), NaN without it."""
+    survey = metrics.get("survey_risk")
+    return float(survey["after"]["global_risk_pct"]) if survey else np.nan
+
+
+RISK_LABELS = {
+    "global_risk": ("global risk", "disclosure risk, global risk (mean individual risk, %)"),
+    "dld_risk": ("DLD", "disclosure risk, DLD (% of records linked)"),
+    "class_risk": ("class risk", "disclosure risk, mean 1 / class size (%)"),
+}
+"""Each risk axis of the map: its short name (tables) and its axis label."""
+
+
 def risk_column(table: pd.DataFrame) -> str:
-    """The risk the front and the map use: ``dld_risk`` (distance linkage) when every
+    """The risk the front and the map use: ``global_risk`` (the mean individual risk of the
+    published file, as statistical offices measure it) when every successful run has it (a
+    schema with a weight or a household), else ``dld_risk`` (distance linkage) when every
     successful run has it, else ``class_risk`` (mean 1 / class size: categorical releases,
     where distances between generalized values are not defined)."""
     errors = table["error"].astype(object).where(table["error"].notna(), "").astype(str)
     done = table[errors == ""]
+    if "global_risk" in table.columns and len(done) and done["global_risk"].notna().all():
+        return "global_risk"
     if "class_risk" in table.columns and done["dld_risk"].isna().any():
         return "class_risk"
     return "dld_risk"
@@ -212,8 +232,7 @@ def sweep_figure(table: pd.DataFrame, *, title: str = "Risk-utility map",
         ax.scatter([mark[0]], [mark[1]], marker="*", s=220, color="crimson", zorder=5,
                    label=mark[2])
     ax.set_xlabel(f"information loss, {' / '.join(measures)} (%)")
-    ax.set_ylabel("disclosure risk, DLD (% of records linked)" if risk == "dld_risk" else
-                  "disclosure risk, mean 1 / class size (%)")
+    ax.set_ylabel(RISK_LABELS[risk][1])
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)

@@ -32,6 +32,7 @@ EXPECTED_SHAPES: dict[str, tuple[int, int]] = {
     "francdat": (8, 8),
     "microdata": (13, 5),
     "survey": (5000, 14),  # microagg's own synthetic survey (datasets/_survey.py)
+    "eusilc": (14827, 28),
 }
 
 # Bundled files that are microagg's own (generated, not copied from ../shared).
@@ -48,6 +49,7 @@ BUNDLED_TO_SOURCE: dict[str, str] = {
     "casc1.csv": "casc1.csv",
     "francdat.csv": "francdat.csv",
     "microData.csv": "microData.csv",
+    "eusilc.csv.gz": "eusilc.csv",
     **{
         f"adult_hierarchies/adult_hierarchy_{c}.csv": f"adult/adult_hierarchy_{c}.csv"
         for c in (
@@ -353,7 +355,7 @@ def test_bundled_file_compression(bundled: str) -> None:
     is_gzip = raw[:2] == b"\x1f\x8b"
     assert is_gzip == bundled.endswith(".gz")
     # The big ones are compressed, the hierarchies stay plain.
-    assert bundled.endswith(".gz") == (bundled in {"EIA.csv.gz", "adult.csv.gz"})
+    assert bundled.endswith(".gz") == (bundled in {"EIA.csv.gz", "adult.csv.gz", "eusilc.csv.gz"})
 
 
 @pytest.mark.parametrize("bundled", sorted(BUNDLED_TO_SOURCE))
@@ -399,3 +401,14 @@ def test_bundled_survey_is_rebuilt_byte_for_byte(tmp_path) -> None:
     assert data["postcode"].str.len().eq(4).all()  # codes read as text
     assert 0.06 < data["income"].isna().mean() < 0.10  # the 8 % item non-response
     assert data.groupby("household_id")["weight"].nunique().max() == 1  # shared weight
+
+
+def test_eusilc_keys_read_as_categories() -> None:
+    """laeken's eusilc: pl030 codes are text with missing values for the 2720 children."""
+    data = load_dataset("eusilc").data
+    # SOURCES.md: 6,000 households, pl030 "1-7, empty for children".
+    assert data["db030"].nunique() == 6000
+    assert data["pl030"].isna().sum() == 2720
+    assert set(data["pl030"].dropna()) == {str(code) for code in range(1, 8)}
+    assert data["db040"].nunique() == 9
+    assert (data["rb050"] > 0).all()

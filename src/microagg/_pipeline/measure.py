@@ -111,6 +111,35 @@ def _column_loss(t: Tables) -> Mapping[str, float]:
                              if on and np.isfinite(v)})
 
 
+def _sdcmicro_numeric(t: Tables) -> dict[str, Any]:
+    """sdcMicro's numeric measures on the varying quasi-identifiers (issue 19): interval
+    disclosure at p = 1, 5, 10 % (every value inside its interval, the rule the issue's
+    sdcMicro 5.8.1 figures follow), IL1s as a sum, the eigenvalue measure. Left out when a
+    cell is missing (they are defined on complete tables) or fewer than two columns vary."""
+    from ..metrics.interval import interval_disclosure
+    from ..metrics.sdc_utility import eigenvalue_utility, il1s_total
+
+    values, masked = t.values[:, t.varying], t.masked[:, t.varying]
+    if values.shape[1] < 1 or len(values) < 3 or not (np.isfinite(values).all()
+                                                      and np.isfinite(masked).all()):
+        return {}
+    # each measure is invariant to a column's scale: divide by its largest magnitude first,
+    # so that values near 1e308 do not overflow the variances
+    scale = np.maximum(np.abs(values).max(axis=0), np.abs(masked).max(axis=0))
+    scale[scale == 0] = 1.0
+    values, masked = values / scale, masked / scale
+    out: dict[str, Any] = {
+        "interval_disclosure": MappingProxyType({
+            f"p = {p:g}": interval_disclosure(values, masked, p=p, max_outside=0)
+            for p in (0.01, 0.05, 0.10)}),
+        "il1s_total": il1s_total(values, masked)}
+    try:
+        out["eigenvalue_utility"] = eigenvalue_utility(values, masked)
+    except ValueError:  # a column constant after masking: no standardized spectrum
+        pass
+    return out
+
+
 def numeric_metrics(tables: Tables, *, known: tuple[str, ...] = (),
                     clustering_il: int | None = None,
                     attribute_groups: Mapping[str, Any] | None = None,
@@ -127,6 +156,7 @@ def numeric_metrics(tables: Tables, *, known: tuple[str, ...] = (),
                                           if v),
         "information_loss_original_units": information_loss(t.values, t.masked),
         "column_loss": _column_loss(t),
+        **_sdcmicro_numeric(t),
         "dld_risk": dld_risk(t.scaled, t.masked_scaled, sample=_dld_sample(len(t.values))),
         **group_size_summary(t.labels),
         **(of_classes or {}),

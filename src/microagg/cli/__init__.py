@@ -1,4 +1,4 @@
-"""Command-line interface: ``microagg anonymize | check | sweep | report | init-schema |
+"""Command-line interface: ``microagg anonymize | check | risk | sweep | report | init-schema |
 methods | datasets | doctor``.
 
 One module per command; :mod:`microagg.cli._common` holds the app, the consoles, the error
@@ -21,8 +21,8 @@ __all__ = ["EXIT_BUG", "EXIT_USER_ERROR", "PROGRESS_DELAY", "UsageError", "app",
 _LAZY = ("EXIT_BUG", "EXIT_USER_ERROR", "PROGRESS_DELAY", "UsageError", "app")
 
 # importing a command module registers it; this order is the order of `microagg --help`
-_COMMAND_MODULES = ("anonymize", "check", "report", "sweep", "stream", "graph", "catalog",
-                    "doctor")
+_COMMAND_MODULES = ("anonymize", "check", "risk", "report", "sweep", "stream", "graph",
+                    "catalog", "doctor")
 
 
 def _load_app() -> Any:

@@ -75,6 +75,7 @@ def _headline_rows(release: Release) -> Rows:
             measure, value = found
             rows.append((f"{kind}: {measure.short} (%), headline",
                          f"{value:.4g}  {measure.label}: {measure.explanation}"))
+    rows += survey_risk_rows(metrics.get("survey_risk"))
     losses = dict(metrics.get("column_loss") or {})
     if losses:
         worst = max(losses, key=lambda c: losses[c])
@@ -180,3 +181,26 @@ def file_table(release: Release, *, source: str, output: pathlib.Path | str,
         *_headline_rows(release),
         ("seed", str(release.seed)), ("time (s)", f"{seconds:.2f}"),
     ])
+
+
+def survey_risk_rows(risk: Any) -> Rows:
+    """The disclosure risk before and after (``metrics["survey_risk"]``, with a weight or a
+    household): global risk, expected re-identifications, household risk, fk < k."""
+    if not risk:
+        return []
+    before, after = risk["before"], risk["after"]
+    rows: Rows = [
+        ("global risk, before -> after", f"{before['global_risk_pct']:.4g} % -> "
+                                         f"{after['global_risk_pct']:.4g} %  mean individual "
+                                         "risk (Benedetti & Franconi 1998, as sdcMicro)"),
+        ("expected re-identifications", f"{before['expected_reidentifications']:.4g} -> "
+                                        f"{after['expected_reidentifications']:.4g}"),
+    ]
+    if "household_risk_pct" in before and "household_risk_pct" in after:
+        rows.append(("household risk, before -> after",
+                     f"{before['household_risk_pct']:.4g} % -> "
+                     f"{after['household_risk_pct']:.4g} %"))
+    rows.append(("records with fk < 2 / 3 / 5", " -> ".join(
+        " / ".join(f"{side['k_anonymity_violations'].get(k, 0):,}" for k in ("2", "3", "5"))
+        for side in (before, after))))
+    return rows

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import pathlib
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from microagg.cli._common import (
     QuasiIdentifiersOption,
@@ -41,9 +44,22 @@ def check(
         typer.Option("--summary-json", show_default=False,
                      help="Also write the figures as JSON."),
     ] = None,
+    weight: Annotated[
+        str | None,
+        typer.Option("--weight", show_default=False,
+                     help="The sampling weight column: adds the disclosure risk of the file "
+                          "as `microagg risk` measures it."),
+    ] = None,
+    household: Annotated[
+        str | None,
+        typer.Option("--household", show_default=False,
+                     help="The household id column (published kept): adds the household "
+                          "risk."),
+    ] = None,
     sep: SepOption = None,
 ) -> None:
-    """Report the k, l, t, homogeneous classes and class risk a published file achieves."""
+    """Report the k, l, t, homogeneous classes and class risk a published file achieves
+    (with --weight / --household, the individual, global and household risk too)."""
     with user_errors():
         from microagg.check import check_table
         from microagg.io import check_output_path, read_table, write_text_atomic
@@ -61,13 +77,18 @@ def check(
 
             # the roles only: a published file lacks the identifiers and may show
             # generalized values the schema's types do not allow
-            qi, sens, _ = roles_from(load_schema(schema), qi, sens, None)
+            loaded = load_schema(schema)
+            qi, sens, _ = roles_from(loaded, qi, sens, None)
+            weight = weight or loaded.weight
+            household = household if household is not None else (
+                loaded.household if loaded.household in table.columns else None)
         elif not qi:
             raise UsageError("Name the quasi-identifiers: -q, or --schema.")
         result = check_table(table, quasi_identifiers=qi, sensitive=sens)
+        survey = _survey_risk(table, qi, weight, household)
         if summary_out is not None:
-            write_text_atomic(json.dumps(plain_json(result.summary()), indent=2) + "\n",
-                              summary_out)
+            figures = {**result.summary(), **(survey or {})}
+            write_text_atomic(json.dumps(plain_json(figures), indent=2) + "\n", summary_out)
     out = Table(title=f"microagg check: {input_path}", show_header=False,
                 title_justify="left")
     out.add_column("", style="bold")
@@ -92,5 +113,21 @@ def check(
     for name, value in rows:
         out.add_row(name, Text(value))
     stdout().print(out)
+    if survey is not None:
+        from microagg.cli.risk import risk_table
+
+        stdout().print(risk_table(survey, source=input_path))
+
+
+def _survey_risk(table: pd.DataFrame, qi: list[str], weight: str | None,
+                 household: str | None) -> dict[str, Any] | None:
+    """``microagg risk``'s figures of the published file, when a weight or a household is
+    named (issue 19)."""
+    if weight is None and household is None:
+        return None
+    from microagg.cli.risk import file_risk
+
+    return file_risk(table, qi, weights=weight, households=household, threshold=0.05,
+                     ks=(2, 3, 5), missing="any", suda=True)
 
 

@@ -109,7 +109,7 @@ def report(
             if missing:
                 raise UsageError(f"--sweep {sweep_csv} is not a sweep table (microagg sweep "
                                  f"-o): it lacks the column(s) {', '.join(missing)}.")
-            for column in ("information_loss", "dld_risk", "class_risk"):
+            for column in ("information_loss", "dld_risk", "class_risk", "global_risk"):
                 if column in sweep.columns:
                     sweep[column] = pd.to_numeric(sweep[column], errors="coerce")
         write_report(release, original, out, title=title, sweep=sweep)

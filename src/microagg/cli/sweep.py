@@ -215,13 +215,13 @@ def _run_with_progress(df: Any, grid: dict[str, Any]) -> Any:
 
 def _show(table: Any, out: pathlib.Path, plot_out: pathlib.Path | None) -> None:
     """Print the runs (``*`` marks the Pareto front) and where the files went."""
-    from microagg.sweep import risk_column
+    from microagg.sweep import RISK_LABELS, risk_column
 
     shown = Table(title="microagg sweep (* = on the Pareto front)", title_justify="left")
     risk = risk_column(table)
     measures = sorted({str(m) for m in table.get("loss_measure", ()) if str(m) not in ("", "nan")})
     for name in ("method", "k", "aggregation", f"loss, {' / '.join(measures) or 'n/a'} (%)",
-                 "DLD (%)" if risk == "dld_risk" else "class risk (%)", "achieved k", "s"):
+                 f"{RISK_LABELS[risk][0]} (%)", "achieved k", "s"):
         shown.add_column(name)
     for _, row in table.iterrows():
         agg = row["aggregation"] + (f" {row['aggregation_params']}"
@@ -231,7 +231,7 @@ def _show(table: Any, out: pathlib.Path, plot_out: pathlib.Path | None) -> None:
             shown.add_row(row["method"], str(row["k"]), agg, "refused", "", "", "")
             continue
         shown.add_row(("* " if row["pareto"] else "") + row["method"], str(row["k"]), agg,
-                      f"{row['information_loss']:.3f}", f"{row[risk]:.2f}",
+                      f"{row['information_loss']:.3f}", f"{row[risk]:.4g}",
                       str(int(row["achieved_k"])), f"{row['seconds']:.2f}")
     console = stdout()
     console.print(shown)
@@ -246,5 +246,9 @@ def _legend(measures: list[str], risk: str) -> str:
 
     lines = [f"loss, {m}: " + (GENERALIZED_LOSS if m == GENERALIZED_LOSS.short
                                else NUMERIC_LOSS).explanation for m in measures]
+    if risk == "global_risk":
+        return "\n".join([*lines, "risk, global risk: the published file's mean individual "
+                                  "risk with the sampling weights (Benedetti & Franconi 1998, "
+                                  "as sdcMicro's measure_risk)"])
     chosen = NUMERIC_RISK if risk == NUMERIC_RISK.key else CLASS_RISK
     return "\n".join([*lines, f"risk, {chosen.short}: {chosen.explanation}"])

@@ -326,4 +326,35 @@ SPECS: tuple[Spec, ...] = (
         identifiers=("person_id", "name", "household_id"),
         read_kwargs={"dtype": {"postcode": str}},
     ),
+    Spec(
+        name="eusilc",
+        filename="eusilc.csv.gz",
+        rows=14827,
+        columns=28,
+        summary="Synthetic EU-SILC (laeken): 14827 persons in 6000 households with sampling weights.",
+        description=(
+            "Synthetic EU-SILC sample (R package laeken, generated from the Austrian EU-SILC "
+            "2006; no real person): 14827 persons in 6000 households (db030 household id, "
+            "hsize household size), db040 region (9 Austrian states), rb030 personal id, "
+            "age, rb090 gender, pl030 economic status (codes '1'-'7', read as text), pb220a "
+            "citizenship (AT / EU / Other), personal (py*) and household (hy*) incomes, "
+            "eqSS, eqIncome, db090 household weight and rb050 personal sampling weight.  "
+            "The key variables of sdcMicro's risk examples (db040, hsize, rb090, pb220a, "
+            "pl030) are the quasi-identifiers; rb030 is a direct identifier.  Missing "
+            "values: pl030, pb220a and the personal incomes py010n..py140n are missing for "
+            "the 2720 children (kept as missing)."
+        ),
+        source=(
+            "R package laeken 0.5.2 (Alfons & Templ; Debian r-cran-laeken 0.5.2-1), data set "
+            "eusilc, written with write.csv(eusilc, row.names = FALSE, na = ''); "
+            "gzip-compressed here."
+        ),
+        licence=(
+            "GPL (>= 2) (licence of the laeken R package; no separate licence for the data). "
+            "Not covered by microagg's Apache-2.0 licence."
+        ),
+        quasi_identifiers=("db040", "hsize", "rb090", "pb220a", "pl030"),
+        identifiers=("rb030",),
+        read_kwargs={"dtype": {"pl030": "str", "db040": "str", "rb090": "str", "pb220a": "str"}},
+    ),
 )

@@ -127,6 +127,16 @@ GLOSSARY: Mapping[str, str] = {
                          "risk and the moments are computed on these"),
     "il1s": ("IL1s: mean absolute change of a value, in units of sqrt(2) x its column's "
              "standard deviation (Yancey, Winkler & Creecy 2002)"),
+    "il1s_total": ("IL1s as sdcMicro reports it: the sum over all cells (n x p times the "
+                   "per-cell mean il1s)"),
+    "eigenvalue_utility": ("sdcMicro's eigenvalue measure: the relative change of the "
+                           "eigenvalues of the standardized covariance (0 = the same spectrum)"),
+    "interval_disclosure": ("interval disclosure (sdcMicro's dRisk): share of records whose "
+                            "original values all lie within +-p standard deviations of the "
+                            "published ones (Mateo-Sanz, Sebe & Domingo-Ferrer 2004)"),
+    "survey_risk": ("disclosure risk before and after, as statistical offices measure it: "
+                    "individual, global and household risk (sdcMicro's measure_risk)"),
+    "column_loss": "share of each quasi-identifier's variation removed (SSE/SST per column, %)",
     "mean_change_pct": "mean relative change of the column means (%)",
     "variance_change_pct": "mean relative change of the column variances (%)",
     "covariance_change_pct": "mean relative change of the covariances (%)",

@@ -1,0 +1,66 @@
+"""The disclosure risk before and after, as statistical offices measure it (issue 19): the last
+step of the publish stage when the request names a sampling weight or a household.
+
+The key variables are the quasi-identifiers; the original table gives the risk *before*
+(every value as it was), the published table the risk *after*, by the same measures
+(:func:`microagg.metrics.survey_risk.survey_risk`): sample and population frequencies, the
+individual risk, the global risk, the household risk, the records violating k = 2, 3, 5.
+Numeric quasi-identifiers are taken as they are: before masking most of their values are
+unique, which is what microaggregation removes.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from .request import Request
+    from .result import Release
+
+__all__ = ["with_survey_risk"]
+
+
+def _summary(table: pd.DataFrame, request: Request, households: str | None) -> dict[str, Any]:
+    """The survey risk of ``table`` and, for up to :data:`~microagg.metrics.suda.MAX_KEYS`
+    key variables, its SUDA2 summary (``"suda"``)."""
+    from ..metrics.suda import MAX_KEYS, suda2
+    from ..metrics.survey_risk import survey_risk
+
+    keys = list(request.quasi_identifiers)
+    with warnings.catch_warnings():  # continuous keys before masking: said in the docstring
+        warnings.simplefilter("ignore")
+        out = survey_risk(table, keys, weights=request.weight, households=households,
+                          ks=(2, 3, 5, request.k)).summary()
+        if len(keys) <= MAX_KEYS:
+            out["suda"] = suda2(table, keys).summary()
+    return out
+
+
+def with_survey_risk(release: Release, request: Request) -> Release:
+    """``release`` with ``metrics["survey_risk"]`` = ``{"before": ..., "after": ...}`` (the
+    summaries of :class:`~microagg.metrics.survey_risk.SurveyRisk`) when the request has a
+    weight or a household; unchanged otherwise.
+
+    The household risk after masking needs each published record's household: the household
+    column when it is published (kept), else the original's, row for row, unless the release
+    reordered its rows (a noisy aggregation shuffles them): then it is left out.
+    """
+    if request.weight is None and request.household is None:
+        return release
+    published = release.data
+    household = request.household
+    after_households = None
+    if household is not None:
+        if household in published.columns:
+            after_households = household
+        elif not request.noisy and len(published) == len(request.data):
+            published = published.assign(**{household: request.data[household].to_numpy()})
+            after_households = household
+    risk = MappingProxyType({"before": _summary(request.data, request, household),
+                             "after": _summary(published, request, after_households)})
+    return replace(release, metrics=MappingProxyType({**release.metrics, "survey_risk": risk}))

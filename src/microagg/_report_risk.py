@@ -1,0 +1,90 @@
+"""The report's disclosure-risk section (issue 19): the risk before and after masking, as
+statistical offices measure it (``Release.metrics["survey_risk"]``, with a weight or a
+household; :mod:`microagg.metrics.survey_risk`)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["survey_risk_section"]
+
+_ROWS = (
+    ("global risk (%)", "global_risk_pct",
+     "the mean individual risk: the probability that an intruder who knows a record's key "
+     "variables and draws one person of the population with them picks the right one "
+     "(Benedetti & Franconi 1998; sdcMicro's measure_risk)"),
+    ("expected re-identifications", "expected_reidentifications",
+     "the sum of the individual risks"),
+    ("largest individual risk", "max_risk", "the riskiest record"),
+    ("records above the threshold", "n_above_threshold",
+     "records whose individual risk is above the threshold (0.05 unless set)"),
+    ("household risk (%)", "household_risk_pct",
+     "mean over records of 1 - prod(1 - r) over the members of its household: a household "
+     "is re-identified when any member is"),
+    ("expected household re-identifications", "expected_household_reidentifications", ""),
+)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return html.escape(f"{value:,}" if isinstance(value, int) else str(value))
+
+
+def survey_risk_section(metrics: Mapping[str, Any]) -> list[str]:
+    """A before / after table of the survey risk, each row explained; empty without it."""
+    risk = metrics.get("survey_risk")
+    if not isinstance(risk, Mapping):
+        return []
+    before, after = risk["before"], risk["after"]
+    rows = [(label, before.get(key), after.get(key), meaning)
+            for label, key, meaning in _ROWS if key in before or key in after]
+    ks = sorted(set(before.get("k_anonymity_violations", {}))
+                | set(after.get("k_anonymity_violations", {})), key=int)
+    rows += [(f"records with fk < {k}", before["k_anonymity_violations"].get(k),
+              after["k_anonymity_violations"].get(k),
+              f"fewer than {k} records in the file share their key variables")
+             for k in ks]
+    rows += _suda_rows(before.get("suda"), after.get("suda"))
+    body = "".join(f"<tr><td class='l'>{html.escape(label)}</td><td>{_cell(b)}</td>"
+                   f"<td>{_cell(a)}</td><td class='l'>{html.escape(meaning)}</td></tr>"
+                   for label, b, a, meaning in rows)
+    weighted = ("population frequencies estimated with the sampling weights"
+                if before.get("weighted") else "no weights: the file is taken for the "
+                "population (individual risk = 1 / fk)")
+    return ["<h2>Disclosure risk before and after</h2>",
+            f"<p>Key variables: {html.escape(', '.join(before.get('keys', [])))}; {weighted}. "
+            "Numeric key variables count as they are: before masking most of their values "
+            "are unique, which is what the masking removes.</p>",
+            "<table><tr><th class='l'>measure</th><th>original</th><th>published</th>"
+            "<th class='l'>what it means</th></tr>" + body + "</table>"]
+
+
+def _top_keys(suda: Mapping[str, Any] | None) -> str | None:
+    if not suda or not suda.get("records_with_msu"):
+        return "none" if suda else None
+    shares = sorted(dict(suda["attribute_contributions"]).items(), key=lambda kv: -kv[1])
+    return ", ".join(f"{k} {v:.3g} %" for k, v in shares[:3])
+
+
+def _suda_rows(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None
+               ) -> list[tuple[str, Any, Any, str]]:
+    """SUDA2 rows: records with a special unique, DIS-SUDA, the keys that contribute most."""
+    if before is None and after is None:
+        return []
+    b, a = before or {}, after or {}
+    return [
+        ("records with a minimal sample unique", b.get("records_with_msu"),
+         a.get("records_with_msu"),
+         "records that a few of their key values single out (SUDA2, Manning, Haglin & "
+         "Keane 2008)"),
+        ("DIS-SUDA, largest", b.get("dis_score_max"), a.get("dis_score_max"),
+         "the highest probability of a correct match from a special unique (Elliot et al.; "
+         "DisFraction 0.01)"),
+        ("keys in the special uniques", _top_keys(before), _top_keys(after),
+         "the key variables that appear most in them: the ones to recode first"),
+    ]

@@ -1,0 +1,194 @@
+"""``microagg risk``: the disclosure risk of any file, as statistical offices measure it
+(issue 19): the ex-ante look before choosing a method, or the ex-post look at a release.
+
+Frequencies of the key variables in the sample (fk) and estimated in the population (Fk,
+with sampling weights), the individual risk of each record (Benedetti & Franconi 1998, as
+sdcMicro's ``measure_risk``), the global risk, the household risk, the records violating k
+= 2, 3, 5, and SUDA2 special uniques (Manning, Haglin & Keane 2008; DIS-SUDA, Elliot et
+al.), from :mod:`microagg.metrics.survey_risk` and :mod:`microagg.metrics.suda`.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from microagg.cli._common import (
+    QuasiIdentifiersOption,
+    SchemaOption,
+    SepOption,
+    UsageError,
+    app,
+    plain_json,
+    split_names,
+    stdout,
+    user_errors,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@app.command()
+def risk(
+    input_path: Annotated[
+        str,
+        typer.Argument(metavar="INPUT", show_default=False,
+                       help="A table (CSV, TSV, Parquet, Excel .xlsx, Stata .dta, SPSS .sav, "
+                            "or sqlite:///file.db?table=NAME): an original or a release."),
+    ],
+    quasi_identifiers: QuasiIdentifiersOption = None,
+    schema: SchemaOption = None,
+    weight: Annotated[
+        str | None,
+        typer.Option("--weight", show_default=False,
+                     help="The sampling weight column (numbers > 0): population frequencies "
+                          "Fk are estimated with it; without it the file is the population."),
+    ] = None,
+    household: Annotated[
+        str | None,
+        typer.Option("--household", show_default=False,
+                     help="The household id column: adds the household risk."),
+    ] = None,
+    threshold: Annotated[
+        float,
+        typer.Option("--threshold", help="Count the records whose individual risk is above "
+                                         "this, in (0, 1] (0.05: 5 %, a common limit)."),
+    ] = 0.05,
+    ks: Annotated[
+        str,
+        typer.Option("-k", help="Comma-separated k: count the records with fewer than k "
+                                "records sharing their keys in the sample."),
+    ] = "2,3,5",
+    missing: Annotated[
+        str,
+        typer.Option("--missing", help="Missing key values: any (matches every value, as "
+                                       "sdcMicro) or category (a value of its own)."),
+    ] = "any",
+    suda: Annotated[
+        bool,
+        typer.Option("--suda/--no-suda", help="Also the SUDA2 special uniques and DIS-SUDA "
+                                              "scores."),
+    ] = True,
+    summary_json: Annotated[
+        pathlib.Path | None,
+        typer.Option("--summary-json", show_default=False,
+                     help="Also write the figures as JSON."),
+    ] = None,
+    sep: SepOption = None,
+) -> None:
+    """The disclosure risk of a file's key variables: fk and Fk, individual, global and
+    household risk, k-anonymity violations, SUDA2."""
+    with user_errors():
+        from microagg.io import check_output_path, read_table, write_text_atomic
+
+        out = None
+        if summary_json is not None:
+            out = check_output_path(summary_json, inputs=[input_path], extensions=(".json",),
+                                    parameter="--summary-json")
+        keys, weight, household, text = _roles(quasi_identifiers, schema, weight, household)
+        table = read_table(input_path, sep=sep, text_columns=text)
+        figures = file_risk(table, keys, weights=weight, households=household,
+                            threshold=threshold, ks=_ks(ks), missing=missing, suda=suda)
+        stdout().print(risk_table(figures, source=input_path))
+        if out is not None:
+            write_text_atomic(json.dumps(plain_json(figures), indent=2) + "\n", out)
+            stdout().print(Text(f"figures written to {out}"), soft_wrap=True)
+
+
+def _ks(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise UsageError(f"-k takes comma-separated whole numbers >= 2; got {text!r}.") from None
+
+
+def _roles(quasi_identifiers: list[str] | None, schema: pathlib.Path | None,
+           weight: str | None, household: str | None
+           ) -> tuple[list[str], str | None, str | None, list[str]]:
+    """The key variables, weight and household (given, or from the schema), and the columns
+    to read as text."""
+    keys = split_names(quasi_identifiers) or []
+    text: list[str] = []
+    if schema is not None:
+        from microagg.schema import load_schema
+
+        loaded = load_schema(schema)
+        if keys:
+            raise UsageError("Give the key variables either with -q or in --schema, not both.")
+        keys, text = loaded.quasi_identifiers, loaded.text_columns
+        weight = weight or loaded.weight
+        household = household or loaded.household
+    if not keys:
+        raise UsageError("Name the key variables: -q (comma-separated) or --schema.")
+    return keys, weight, household, text
+
+
+def file_risk(table: pd.DataFrame, keys: list[str], *, weights: str | None,
+              households: str | None, threshold: float, ks: tuple[int, ...], missing: str,
+              suda: bool) -> dict[str, Any]:
+    """The figures of :func:`risk`: ``survey_risk`` and, with ``suda``, ``suda2``."""
+    from microagg.metrics.survey_risk import survey_risk
+
+    figures: dict[str, Any] = {"survey_risk": survey_risk(
+        table, keys, weights=weights, households=households, threshold=threshold, ks=ks,
+        missing=missing).summary()}
+    if suda:
+        from microagg.metrics.suda import suda2
+
+        figures["suda"] = suda2(table, keys).summary()  # missing values as sdcMicro's suda2
+    return figures
+
+
+def _pct(value: float) -> str:
+    return f"{100.0 * value:.4g} %"
+
+
+def risk_table(figures: dict[str, Any], *, source: str) -> Table:
+    """The figures as one table, each row with what it means."""
+    s = figures["survey_risk"]
+    table = Table(title=f"microagg risk: {source}", show_header=False, title_justify="left")
+    table.add_column("measure", style="bold")
+    table.add_column("value")
+    n = s["n_records"]
+    table.add_row("records, key variables", f"{n:,}; {', '.join(s['keys'])}")
+    table.add_row("population frequencies", "estimated with the weights" if s["weighted"]
+                  else "none: the file is taken for the population (risk = 1 / fk)")
+    for k, count in s["k_anonymity_violations"].items():
+        table.add_row(f"records with fk < {k}", f"{count:,} ({_pct(count / n)}): fewer than "
+                                                f"{k} records share their keys")
+    table.add_row("global risk", f"{s['global_risk_pct']:.4g} %: the mean individual risk "
+                                 "(Benedetti & Franconi 1998)")
+    table.add_row("expected re-identifications", f"{s['expected_reidentifications']:.4g}: "
+                                                 "the sum of the individual risks")
+    table.add_row(f"records above {s['threshold']:g}",
+                  f"{s['n_above_threshold']:,} ({_pct(s['share_above_threshold'])}); "
+                  f"the largest individual risk is {s['max_risk']:.4g}")
+    if "household_risk" in s:
+        table.add_row("household risk", f"{s['household_risk_pct']:.4g} %: mean over records "
+                                        "of 1 - prod(1 - r) over the household's members")
+        table.add_row("expected household re-identifications",
+                      f"{s['expected_household_reidentifications']:.4g}")
+    if "suda" in figures:
+        _suda_rows(table, figures["suda"])
+    return table
+
+
+def _suda_rows(table: Table, s: dict[str, Any]) -> None:
+    table.add_row("SUDA2 special uniques", f"{s['records_with_msu']:,} records have a minimal "
+                                           f"sample unique ({s['n_msus']:,} in all, by size "
+                                           + ", ".join(f"{size}: {n}" for size, n in
+                                                       s["msus_by_size"].items()) + ")")
+    table.add_row("SUDA score", f"sum {s['score_sum']:.4g}, largest {s['score_max']:.4g}")
+    table.add_row("DIS-SUDA", f"sum {s['dis_score_sum']:.4g}, largest "
+                              f"{s['dis_score_max']:.4g} (DisFraction {s['dis_fraction']:g})")
+    contributions = s.get("attribute_contributions") or {}
+    if contributions and s["records_with_msu"]:
+        top = sorted(contributions.items(), key=lambda item: -item[1])
+        table.add_row("key variables in the special uniques",
+                      ", ".join(f"{k} {v:.3g} %" for k, v in top))

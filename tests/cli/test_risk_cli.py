@@ -1,0 +1,101 @@
+"""``microagg risk`` on a file (issue 19): the survey risk of the bundled eusilc file equals
+sdcMicro 5.8.1's figures given in the issue, and bad input exits 2 with one line."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from microagg.cli import EXIT_USER_ERROR, app
+from microagg.datasets import load_dataset
+
+runner = CliRunner()
+KEYS = "db040,hsize,rb090,pb220a,pl030"
+
+
+def _invoke(*args: str | pathlib.Path) -> Any:
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def eusilc(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    path = tmp_path_factory.mktemp("risk") / "eusilc.csv"
+    load_dataset("eusilc").data.to_csv(path, index=False)
+    return path
+
+
+def test_risk_of_eusilc_equals_sdcmicro(eusilc: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "risk.json"
+    # --missing category: the issue's figures treat a child's empty pl030 / pb220a as a
+    # category of its own (R's read.csv keeps an empty text field as ""), see
+    # tests/metrics/test_survey_risk.py
+    result = _invoke("risk", eusilc, "-q", KEYS, "--weight", "rb050", "--household", "db030",
+                     "--missing", "category", "--no-suda", "--summary-json", out)
+    assert result.exit_code == 0, result.output
+    s = json.loads(out.read_text())["survey_risk"]
+    # sdcMicro 5.8.1 on R 4.2.2, measure_risk (issue 19): global risk, expected
+    # re-identifications, household risk and its expected count, fk < 2 / 3 / 5
+    assert s["global_risk"] == pytest.approx(0.0003871598, abs=5e-11)
+    assert s["expected_reidentifications"] == pytest.approx(5.740419, abs=5e-7)
+    assert s["household_risk"] == pytest.approx(0.0015277506, abs=5e-11)
+    assert s["expected_household_reidentifications"] == pytest.approx(22.651958, abs=5e-7)
+    assert s["k_anonymity_violations"] == {"2": 301, "3": 679, "5": 1328}
+    assert s["n_above_threshold"] == 0  # none above 0.05
+    assert "global risk" in result.output and "0.03872 %" in result.output
+
+
+def test_suda_of_eusilc_equals_sdcmicro(eusilc: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    out = tmp_path / "risk.json"
+    result = _invoke("risk", eusilc, "-q", KEYS, "--summary-json", out)
+    assert result.exit_code == 0, result.output
+    s = json.loads(out.read_text())["suda"]
+    # sdcMicro 5.8.1 suda2 (missing = NA), issue 19: SUDA score sum and max, DIS-SUDA sum
+    # and max, attribute contributions (%)
+    assert (s["score_sum"], s["score_max"]) == (433, 7)
+    assert s["dis_score_sum"] == pytest.approx(3.02001175, abs=5e-9)
+    assert s["dis_score_max"] == pytest.approx(0.05787113, abs=5e-9)
+    assert s["attribute_contributions"]["hsize"] == pytest.approx(87.75982, abs=5e-6)
+    assert "key variables in the special uniques" in result.output
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--threshold", "0"], "'threshold'"),
+    (["--threshold", "1.5"], "'threshold'"),
+    (["-k", "2,x"], "-k takes comma-separated whole numbers"),
+    (["--weight", "nope"], "Unknown column 'nope'"),
+    (["--missing", "maybe"], "'missing'"),
+])
+def test_bad_input_exits_2_with_one_line(eusilc: pathlib.Path, args: list[str],
+                                         message: str) -> None:
+    result = _invoke("risk", eusilc, "-q", KEYS, "--no-suda", *args)
+    assert result.exit_code == EXIT_USER_ERROR, result.output
+    assert result.stderr.startswith("Error: ") and message in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_keys_are_required(eusilc: pathlib.Path) -> None:
+    result = _invoke("risk", eusilc)
+    assert result.exit_code == EXIT_USER_ERROR
+    assert "Name the key variables" in result.stderr
+
+
+def test_check_adds_the_survey_risk_of_a_release(tmp_path: pathlib.Path) -> None:
+    """``check --weight``: the published file's risk, as ``microagg risk`` measures it."""
+    survey = load_dataset("survey").data
+    published = tmp_path / "published.csv"
+    result = _invoke("anonymize", "--dataset", "survey", "-q", "age,sex,region", "-k", "5",
+                     "--drop", "person_id,name,postcode,household_id", "-o", published)
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "check.json"
+    result = _invoke("check", published, "-q", "age,sex,region", "--weight", "weight",
+                     "--summary-json", out)
+    assert result.exit_code == 0, result.output
+    figures = json.loads(out.read_text())
+    assert figures["survey_risk"]["k_anonymity_violations"] == {"2": 0, "3": 0, "5": 0}
+    assert figures["suda"]["records_with_msu"] == 0  # a 5-anonymous file has no unique
+    assert len(survey) == figures["survey_risk"]["n_records"]
+    assert "global risk" in result.output
