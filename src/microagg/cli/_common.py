@@ -27,12 +27,14 @@ __all__ = [
     "LOG_EVERY",
     "PROGRESS_DELAY",
     "DelayedProgress",
+    "HouseholdOption",
     "QuasiIdentifiersOption",
     "RandomStateOption",
     "SchemaOption",
     "SensitiveOption",
     "SepOption",
     "UsageError",
+    "WeightOption",
     "app",
     "package_version",
     "parse_attribute_groups",
@@ -352,6 +354,18 @@ SchemaOption = Annotated[
     typer.Option("--schema", show_default=False,
                  help="A TOML schema with the columns' roles (see `microagg init-schema`); "
                       "replaces -q and -s."),
+]
+WeightOption = Annotated[
+    str | None,
+    typer.Option("--weight", show_default=False,
+                 help="The sampling weight column (numbers > 0): population frequencies Fk "
+                      "are estimated with it (issue 19); without it the file is taken for "
+                      "the population."),
+]
+HouseholdOption = Annotated[
+    str | None,
+    typer.Option("--household", show_default=False,
+                 help="The household id column: adds the household risk."),
 ]
 SepOption = Annotated[
     str | None,

@@ -15,11 +15,13 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from microagg.cli._common import (
+    HouseholdOption,
     QuasiIdentifiersOption,
     SchemaOption,
     SensitiveOption,
     SepOption,
     UsageError,
+    WeightOption,
     app,
     plain_json,
     split_names,
@@ -44,18 +46,8 @@ def check(
         typer.Option("--summary-json", show_default=False,
                      help="Also write the figures as JSON."),
     ] = None,
-    weight: Annotated[
-        str | None,
-        typer.Option("--weight", show_default=False,
-                     help="The sampling weight column: adds the disclosure risk of the file "
-                          "as `microagg risk` measures it."),
-    ] = None,
-    household: Annotated[
-        str | None,
-        typer.Option("--household", show_default=False,
-                     help="The household id column (published kept): adds the household "
-                          "risk."),
-    ] = None,
+    weight: WeightOption = None,
+    household: HouseholdOption = None,
     sep: SepOption = None,
 ) -> None:
     """Report the k, l, t, homogeneous classes and class risk a published file achieves

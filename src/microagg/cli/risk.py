@@ -19,10 +19,12 @@ from rich.table import Table
 from rich.text import Text
 
 from microagg.cli._common import (
+    HouseholdOption,
     QuasiIdentifiersOption,
     SchemaOption,
     SepOption,
     UsageError,
+    WeightOption,
     app,
     plain_json,
     split_names,
@@ -44,17 +46,8 @@ def risk(
     ],
     quasi_identifiers: QuasiIdentifiersOption = None,
     schema: SchemaOption = None,
-    weight: Annotated[
-        str | None,
-        typer.Option("--weight", show_default=False,
-                     help="The sampling weight column (numbers > 0): population frequencies "
-                          "Fk are estimated with it; without it the file is the population."),
-    ] = None,
-    household: Annotated[
-        str | None,
-        typer.Option("--household", show_default=False,
-                     help="The household id column: adds the household risk."),
-    ] = None,
+    weight: WeightOption = None,
+    household: HouseholdOption = None,
     threshold: Annotated[
         float,
         typer.Option("--threshold", help="Count the records whose individual risk is above "
