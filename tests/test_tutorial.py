@@ -46,6 +46,8 @@ def test_tutorial_runs_literally(tmp_path: pathlib.Path) -> None:
     assert "person_id" not in published.columns and "weight" not in published.columns
     assert published["income"].isna().sum() == 412  # missing stays missing
     assert (published["income"].dropna() % 100 == 0).all()  # round = -2
+    raw = pd.read_csv(folder / "survey_k5.csv", dtype=str)["income"].dropna()
+    assert not raw.str.contains(".", regex=False).any()  # 16900, not 16900.0
     assert published["date_of_birth"].str.fullmatch(r"\d{4}-\d{2}-01").all()  # by month
     qi = ["age", "sex", "region", "household_size", "income", "date_of_birth", "education",
           "occupation"]

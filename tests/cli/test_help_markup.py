@@ -31,4 +31,4 @@ def test_reference_shows_extras_unescaped() -> None:
     assert "microagg[graph]" in text and "\\[" not in text
     # every extra named anywhere in the reference is one pyproject.toml defines
     assert set(re.findall(r"microagg\[(\w+)\]", text)) <= {"graph", "formats", "sql", "plots",
-                                                          "dask", "parquet", "cdt"}
+                                                          "dask", "parquet", "cdt", "web"}

@@ -29,10 +29,24 @@ if TYPE_CHECKING:
     from microagg.release import Release
     from microagg.schema import Schema
 
-__all__ = ["FLAGS", "Outputs", "aggregation_params", "check_outputs", "command_engine",
-           "engine_refusal", "parse_dates", "parse_rounding", "print_release", "read_dataset",
-           "request_keywords",
-           "run_in_memory", "run_on_file", "schema_for", "write_in_memory"]
+__all__ = [
+    "FLAGS",
+    "Outputs",
+    "aggregation_params",
+    "check_outputs",
+    "command_engine",
+    "engine_refusal",
+    "parse_dates",
+    "parse_rounding",
+    "print_release",
+    "read_dataset",
+    "request_keywords",
+    "run_in_memory",
+    "run_on_file",
+    "schema_for",
+    "whole_numbers_as_integers",
+    "write_in_memory",
+]
 
 FLAGS = {
     "aggregation": "--aggregation", "aggregation_params": "--agg-param",
@@ -243,6 +257,9 @@ def write_in_memory(release: Release, request: Request, input_path: str | None,
                                        masked=release.params["quasi_identifiers"])
     if metadata is not None:
         metadata = metadata.released(written, masked=release.params["quasi_identifiers"])
+    if str(outputs.table).lower().endswith((".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz",
+                                            ".txt.gz", ".parquet", ".pq")):
+        written = whole_numbers_as_integers(written, release.params.get("rounding") or {})
     write_table(written, outputs.table, sep=sep, metadata=metadata)
     if outputs.summary is not None:
         write_text_atomic(release.to_json() + "\n", outputs.summary)
@@ -250,6 +267,32 @@ def write_in_memory(release: Release, request: Request, input_path: str | None,
         from microagg.report import write_report
 
         write_report(release, request.data, outputs.report)
+
+
+def whole_numbers_as_integers(frame: pd.DataFrame, rounding: Any) -> pd.DataFrame:
+    """Columns rounded to whole numbers (``params["rounding"]`` digits <= 0) that are floats
+    only because some cells are missing, as nullable integers: a CSV then shows ``16900``,
+    not ``16900.0`` (and an empty cell where the value is missing).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> whole_numbers_as_integers(pd.DataFrame({"income": [16900.0, None]}),
+    ...                           {"income": -2})["income"].tolist()
+    [16900, <NA>]
+    """
+    import pandas as pd
+
+    out = frame
+    for col, digits in dict(rounding).items():
+        if digits is None or digits > 0 or col not in frame.columns \
+                or not pd.api.types.is_float_dtype(frame[col]):
+            continue
+        values = frame[col]
+        seen = values.dropna()
+        if (seen == seen.round()).all() and (seen.abs() < 2.0**53).all():
+            out = out.assign(**{col: values.astype("Int64")})
+    return out
 
 
 def run_on_file(runner: Engine, input_path: str, options: dict[str, Any],

@@ -1,0 +1,94 @@
+"""``microagg serve``: the local web workbench (issue 20; needs the ``web`` extra)."""
+
+from __future__ import annotations
+
+import importlib
+import pathlib
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.text import Text
+
+from microagg.cli._common import UsageError, app, stderr, stdout, user_errors
+
+if TYPE_CHECKING:
+    from microagg.web.settings import Settings
+
+WEB_MODULES = ("starlette", "jinja2", "python_multipart", "uvicorn")
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+PORTS = (1, 65535)
+UPLOAD_MB = (1, 100_000)
+
+
+def require_web() -> None:
+    """Raise an ImportError naming the extra if a module of the workbench is missing."""
+    for name in WEB_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            raise ImportError(f"`microagg serve` needs the web extra ({name} is not "
+                              "installed): pip install 'microagg[web]'") from None
+
+
+def startup(*, host: str, port: int, data_dir: pathlib.Path | None, max_upload_mb: int
+            ) -> tuple[Settings, list[str]]:
+    """The server's settings (a new access token) and the warnings to print, options
+    checked; no server is started."""
+    require_web()
+    from microagg.web.settings import Settings
+
+    if not PORTS[0] <= port <= PORTS[1]:
+        raise UsageError(f"--port must be in [{PORTS[0]}, {PORTS[1]}]; got {port}.")
+    if not UPLOAD_MB[0] <= max_upload_mb <= UPLOAD_MB[1]:
+        raise UsageError(f"--max-upload-mb must be in [{UPLOAD_MB[0]}, {UPLOAD_MB[1]}]; got "
+                         f"{max_upload_mb}.")
+    if data_dir is not None and not data_dir.expanduser().is_dir():
+        raise UsageError(f"--data-dir {str(data_dir)!r} is not a folder.")
+    warnings = []
+    if host not in LOCAL_HOSTS:
+        warnings.append(f"Warning: listening on {host}, not 127.0.0.1: other machines may "
+                        "reach the workbench and its confidential data; only the access "
+                        "token protects it, and the connection is not encrypted.")
+    settings = Settings(host=host, port=port,
+                        data_dir=data_dir.expanduser().resolve() if data_dir else None,
+                        max_upload_bytes=max_upload_mb * 1024 * 1024)
+    return settings, warnings
+
+
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8765,
+    host: Annotated[str, typer.Option(
+        "--host", help="Address to listen on; another than 127.0.0.1 prints a warning.")
+    ] = "127.0.0.1",
+    data_dir: Annotated[pathlib.Path | None, typer.Option(
+        "--data-dir", show_default=False,
+        help="The only folder whose files the browser may name (SQLite databases).")
+    ] = None,
+    no_browser: Annotated[bool, typer.Option(
+        "--no-browser", help="Do not open a web browser.")] = False,
+    max_upload_mb: Annotated[int, typer.Option(
+        "--max-upload-mb", help="Largest upload, in MB.")] = 200,
+) -> None:
+    """Start the local web workbench (needs the web extra: pip install 'microagg\\[web]')."""
+    with user_errors():
+        settings, warnings = startup(host=host, port=port, data_dir=data_dir,
+                                     max_upload_mb=max_upload_mb)
+    for warning in warnings:
+        stderr().print(Text(warning, style="bold yellow"), soft_wrap=True)
+    stdout().print(Text(f"microagg workbench: open {settings.url}  (Ctrl-C stops it and "
+                        "removes its work folder)"), soft_wrap=True)
+    _run(settings, open_browser=not no_browser)
+
+
+def _run(settings: Settings, *, open_browser: bool) -> None:  # pragma: no cover - serves
+    import webbrowser
+
+    import uvicorn
+
+    from microagg.web import create_app
+
+    if open_browser:
+        webbrowser.open(settings.url)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port,
+                log_level="warning")

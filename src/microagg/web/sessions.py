@@ -1,0 +1,96 @@
+"""Browser sessions: each one's table, statistics and schema, and its private work folder.
+
+The store holds everything in memory, keyed by a random session id (the session cookie);
+files (uploads, schema drafts) go to one folder per session inside a 0700 temporary folder
+made at start and removed at exit (:meth:`SessionStore.close`, also registered with atexit).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pathlib
+import secrets
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["ColumnStats", "SessionState", "SessionStore", "column_stats"]
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """The preview's line for one column."""
+
+    name: str
+    dtype: str
+    missing: int
+    distinct: int
+
+
+def column_stats(df: pd.DataFrame) -> list[ColumnStats]:
+    """Type, missing and distinct counts (missing values not counted) of every column."""
+    missing = df.isna().sum()
+    return [ColumnStats(str(col), str(df[col].dtype), int(missing.iloc[i]),
+                        int(df[col].nunique(dropna=True)))
+            for i, col in enumerate(df.columns)]
+
+
+@dataclass
+class SessionState:
+    """What one browser session holds."""
+
+    session_id: str
+    csrf_token: str
+    folder: pathlib.Path
+    table: pd.DataFrame | None = None
+    source: str | None = None
+    stats: list[ColumnStats] = field(default_factory=list)
+    schema: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Column -> its schema entry (role, type, order, ...), as a TOML table."""
+    reasons: dict[str, str] = field(default_factory=dict)
+    """Column -> why the proposal guessed its role (empty once a schema is uploaded)."""
+
+    def set_table(self, df: pd.DataFrame, source: str) -> None:
+        """A new table: its statistics computed once; the previous schema dropped."""
+        self.table, self.source = df, source
+        self.stats = column_stats(df)
+        self.schema, self.reasons = {}, {}
+
+
+class SessionStore:
+    """Sessions by id, and the private work folder they live in."""
+
+    def __init__(self, work_dir: pathlib.Path | None = None) -> None:
+        self.root = pathlib.Path(tempfile.mkdtemp(prefix="microagg-serve-", dir=work_dir))
+        os.chmod(self.root, 0o700)
+        self._sessions: dict[str, SessionState] = {}
+        self._lock = threading.Lock()
+        atexit.register(self.close)
+
+    def get(self, session_id: str | None) -> SessionState | None:
+        """The session with this id, or ``None``."""
+        if not session_id:
+            return None
+        with self._lock:
+            return self._sessions.get(session_id)
+
+    def new(self) -> SessionState:
+        """A new session: a random id (32 bytes), CSRF token and work folder."""
+        folder = self.root / secrets.token_hex(16)
+        folder.mkdir(mode=0o700)
+        state = SessionState(session_id=secrets.token_urlsafe(32),
+                             csrf_token=secrets.token_urlsafe(32), folder=folder)
+        with self._lock:
+            self._sessions[state.session_id] = state
+        return state
+
+    def close(self) -> None:
+        """Forget every session and remove the work folder (idempotent)."""
+        with self._lock:
+            self._sessions.clear()
+        shutil.rmtree(self.root, ignore_errors=True)
