@@ -45,7 +45,7 @@ def create_app(settings: Settings) -> Starlette:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from . import pages
+    from . import pages, release_pages
     from .security import AccessMiddleware, CsrfError
     from .sessions import SessionStore
     from .uploads import BadForm, TooLarge
@@ -76,6 +76,13 @@ def create_app(settings: Settings) -> Starlette:
         Route("/roles", pages.get_roles), Route("/roles", pages.post_roles, methods=["POST"]),
         Route("/roles/upload", pages.post_schema_upload, methods=["POST"]),
         Route("/roles/schema.toml", pages.get_schema_file),
+        Route("/risk", release_pages.get_risk), Route("/protect", release_pages.get_protect),
+        Route("/protect", release_pages.post_protect, methods=["POST"]),
+        Route("/result", release_pages.get_result),
+        Route("/result/current", release_pages.post_current, methods=["POST"]),
+        Route("/result/report.html", release_pages.get_report),
+        Route("/export", release_pages.get_export),
+        Route("/export/{name}", release_pages.export_file),
         Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,

@@ -117,7 +117,8 @@ class AccessMiddleware:
         async def sender(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
-                headers += [*SECURITY_HEADERS,
+                own = {name.lower() for name, _ in headers}  # the report sets its own CSP
+                headers += [*(h for h in SECURITY_HEADERS if h[0] not in own),
                             *((b"set-cookie", c.encode("latin-1")) for c in cookies)]
                 message["headers"] = headers
             await send(message)

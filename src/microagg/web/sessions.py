@@ -54,12 +54,19 @@ class SessionState:
     """Column -> its schema entry (role, type, order, ...), as a TOML table."""
     reasons: dict[str, str] = field(default_factory=dict)
     """Column -> why the proposal guessed its role (empty once a schema is uploaded)."""
+    attempts: list[Any] = field(default_factory=list)
+    """The releases made in this session (:class:`microagg.web.protect.Attempt`), oldest
+    first."""
+    current: int | None = None
+    """Index in :attr:`attempts` of the one the Result and Export pages show."""
 
     def set_table(self, df: pd.DataFrame, source: str) -> None:
-        """A new table: its statistics computed once; the previous schema dropped."""
+        """A new table: its statistics computed once; the previous schema and attempts
+        dropped."""
         self.table, self.source = df, source
         self.stats = column_stats(df)
         self.schema, self.reasons = {}, {}
+        self.attempts, self.current = [], None
 
 
 class SessionStore:

@@ -1,0 +1,40 @@
+"""Screenshots of the workbench (issue 20): ``docs/images/workbench-<step>.png``.
+
+    python benchmarks/workbench_screenshots.py [--out docs/images]
+
+Starts ``microagg serve`` and drives Debian's Chromium with Playwright through the same
+steps as ``tests/web/test_browser.py`` (the bundled survey uploaded as a CSV, its roles set,
+then each later step the workbench has), saving a 1200x800 screenshot of each step. Needs
+Chromium on the PATH and the dev extra (Playwright; no browser download).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pathlib
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=pathlib.Path, default=ROOT / "docs" / "images")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    flow = importlib.import_module("tests.web.browser_flow")
+    missing = flow.browser_missing()
+    if missing:
+        raise SystemExit(missing)
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = pathlib.Path(folder)
+        flow.run_all(tmp, shots=args.out)
+    for path in sorted(args.out.glob("workbench-*.png")):
+        print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: "
+              f"{path.stat().st_size / 1024:.0f} KB")
+
+
+if __name__ == "__main__":
+    main()

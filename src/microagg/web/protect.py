@@ -1,0 +1,204 @@
+"""The Protect, Result and Export pages' logic: the form read into :func:`microagg.anonymize`
+keywords, each release kept as an attempt, and what the Export page hands out (never the
+original data).
+
+Form fields of the Protect page (stable names, also used by the browser tests): ``k``,
+``method``, ``l``, ``t``, ``epsilon``, ``bounds`` (``col=lo:hi`` separated by spaces),
+``params`` (method parameters ``name=value`` separated by spaces), ``random_state``
+(blank: a seed is drawn and recorded), ``csrf_token``; the button is ``id="protect"``.
+"""
+
+from __future__ import annotations
+
+import io
+import pathlib
+import secrets
+import shlex
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from microagg.exceptions import SchemaError
+from microagg.release import Release
+from microagg.schema import Schema, load_schema
+
+from . import roles
+
+__all__ = ["PROTECT_ERRORS", "Attempt", "build_schema", "methods", "parse_form",
+           "published_bytes", "recommended_method", "reproduction", "run_attempt"]
+
+PROTECT_ERRORS = (SchemaError, ValueError, TypeError)
+"""What building a release may raise for bad choices (the message is shown in the form)."""
+
+
+def methods() -> list[dict[str, str]]:
+    """Every method of the registry with its one-line summary and parameters (as
+    ``microagg methods`` lists them), then ``insensitive``, the partition of
+    differential privacy."""
+    from microagg.partition import PARTITIONERS
+
+    listed = [{"name": name, "summary": entry.summary,
+               "params": ", ".join(f"{p}={d!r}" for p, d in entry.params.items()
+                                   if p != "sensitive") or "-"}
+              for name, entry in PARTITIONERS.items()]
+    return [*listed, {"name": "insensitive", "params": "-", "summary": (
+        "the partition of an epsilon-differentially private release (with epsilon and "
+        "bounds): it does not depend on any one record")}]
+
+
+def recommended_method(schema: Mapping[str, Mapping[str, Any]]) -> str:
+    """mdav for numeric quasi-identifiers, mage when one is categorical (as ``sweep``)."""
+    categorical = any(entry.get("role") == "quasi-identifier"
+                      and entry.get("type") in ("categorical", "ordinal")
+                      for entry in schema.values())
+    return "mage" if categorical else "mdav"
+
+
+def build_schema(schema: Mapping[str, Mapping[str, Any]], folder: pathlib.Path) -> Schema:
+    """The session's schema as a :class:`~microagg.schema.Schema` (through its TOML text,
+    exactly what the Export page hands out)."""
+    file = folder / f"schema-{secrets.token_hex(8)}.toml"
+    file.write_text(roles.to_toml(schema), encoding="utf-8")
+    try:
+        return load_schema(file)
+    except SchemaError as error:
+        raise SchemaError(str(error).replace(repr(str(file)), "the schema")) from None
+    finally:
+        file.unlink(missing_ok=True)
+
+
+def _number(form: Mapping[str, str], name: str, kind: type) -> Any:
+    text = form.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        return kind(text)
+    except ValueError:
+        word = "a whole number" if kind is int else "a number"
+        raise ValueError(f"{name} must be {word}; got {text!r}.") from None
+
+
+def parse_form(form: Mapping[str, str]) -> dict[str, Any]:
+    """The Protect form as :func:`microagg.anonymize` keywords (``k``, ``method``, ``l``,
+    ``t``, ``epsilon``, ``bounds``, ``method_params``, ``random_state``); a ValueError with
+    the CLI's message for a malformed field."""
+    import click
+
+    from microagg.cli._common import parse_bounds, parse_params
+
+    k = _number(form, "k", int)
+    if k is None:
+        raise ValueError("k is required (k >= 2).")
+    options: dict[str, Any] = {"k": k, "method": form.get("method", "").strip() or None}
+    for name in ("l", "t", "epsilon"):
+        options[name] = _number(form, name, float)
+    seed = _number(form, "random_state", int)
+    options["random_state"] = seed if seed is not None else secrets.randbelow(2**31)
+    try:
+        options["bounds"] = parse_bounds(form.get("bounds", "").split() or None)
+        options["method_params"] = parse_params(form.get("params", "").split()) or None
+    except click.UsageError as error:
+        raise ValueError(error.message) from None
+    return options
+
+
+@dataclass
+class Attempt:
+    """One release made in the session, with the choices that made it."""
+
+    number: int
+    options: dict[str, Any]
+    release: Release
+    seconds: float
+    schema: dict[str, dict[str, Any]]
+    made_at: str = field(default_factory=lambda: time.strftime("%H:%M:%S"))
+    _report: str | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    @property
+    def figures(self) -> dict[str, str]:
+        """The key figures shown side by side: achieved k, headline loss and risk."""
+        from microagg.metrics.headline import headline_loss, headline_risk
+
+        out = {"k": str(self.release.k)}
+        for key, found in (("loss", headline_loss(self.release.metrics)),
+                           ("risk", headline_risk(self.release.metrics))):
+            out[key] = f"{found[0].short} {found[1]:.2f} %" if found else "-"
+        return out
+
+    def report(self, original: pd.DataFrame) -> str:
+        """The HTML report (rendered once, on first use; a second caller waits for it)."""
+        with self._lock:
+            if self._report is None:
+                from microagg.report import render_report
+
+                self._report = render_report(self.release, original)
+            return self._report
+
+
+def run_attempt(df: pd.DataFrame, schema: dict[str, dict[str, Any]], folder: pathlib.Path,
+                options: dict[str, Any], number: int) -> Attempt:
+    """The release of ``df`` under ``schema`` with the form's ``options`` (run in a worker
+    thread by the page); the Request's errors propagate (:data:`PROTECT_ERRORS`)."""
+    import microagg
+
+    started = time.perf_counter()
+    release = microagg.anonymize(df, schema=build_schema(schema, folder), **options)
+    return Attempt(number, dict(options), release, time.perf_counter() - started,
+                   {name: dict(entry) for name, entry in schema.items()})
+
+
+def published_bytes(attempt: Attempt, suffix: str) -> bytes:
+    """The published table as ``suffix`` (``.csv`` or ``.parquet``), written as the CLI
+    writes it (whole numbers as integers), so the reproduction gives the same bytes."""
+    import tempfile
+
+    from microagg.cli._anonymize_run import whole_numbers_as_integers
+    from microagg.io import write_table
+
+    frame = whole_numbers_as_integers(attempt.release.data,
+                                      attempt.release.params.get("rounding") or {})
+    with tempfile.TemporaryDirectory() as folder:
+        path = pathlib.Path(folder) / f"published{suffix}"
+        write_table(frame, path)
+        return path.read_bytes()
+
+
+def _float(value: float) -> str:
+    return repr(int(value)) if float(value).is_integer() else repr(value)
+
+
+def reproduction(attempt: Attempt, input_name: str = "INPUT.csv") -> dict[str, str]:
+    """The exact ``microagg anonymize`` command and the Python call that give this release
+    again (the seed included: internal material, not for publication)."""
+    o = attempt.options
+    args = ["microagg", "anonymize", input_name, "--schema", "schema.toml", "-k", str(o["k"])]
+    python = [f"k={o['k']}"]
+    if o.get("method"):
+        args += ["-m", o["method"]]
+        python.append(f"method={o['method']!r}")
+    for flag, name in (("-l", "l"), ("-t", "t"), ("--epsilon", "epsilon")):
+        if o.get(name) is not None:
+            args += [flag, _float(o[name])]
+            python.append(f"{name}={o[name]!r}")
+    for column, (low, high) in (o.get("bounds") or {}).items():
+        args += ["--bounds", f"{column}={_float(low)}:{_float(high)}"]
+    if o.get("bounds"):
+        python.append(f"bounds={o['bounds']!r}")
+    for name, value in (o.get("method_params") or {}).items():
+        args += ["--param", f"{name}={value}"]
+    if o.get("method_params"):
+        python.append(f"method_params={o['method_params']!r}")
+    args += ["--random-state", str(o["random_state"]), "-o", "out.csv"]
+    python.append(f"random_state={o['random_state']}")
+    code = io.StringIO()
+    code.write("import microagg\nfrom microagg.io import read_table\n"
+               "from microagg.schema import load_schema\n\n"
+               f"df = read_table({input_name!r})\n"
+               f"release = microagg.anonymize(df, schema=load_schema('schema.toml'), "
+               f"{', '.join(python)})\n")
+    return {"command": shlex.join(args), "python": code.getvalue(), "args": shlex.join(args[1:])}

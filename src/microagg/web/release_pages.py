@@ -1,0 +1,254 @@
+"""Route handlers of the Risk, Protect, Result and Export pages (issue 20, steps 3 to 6).
+
+Routes (stable, also used by the browser tests): ``GET /risk``; ``GET /protect``,
+``POST /protect`` (the form of :mod:`microagg.web.protect`); ``GET /result``,
+``POST /result/current`` (field ``attempt``: make that attempt current, "go back"),
+``GET /result/report.html`` (the report, with its own CSP so that it may be framed by the
+Result page); ``GET /export`` and its downloads ``/export/published.csv``,
+``/export/published.parquet``, ``/export/report.html``, ``/export/summary.json``,
+``/export/schema.toml``, ``/export/reproduce.txt``. The original table is never offered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from . import protect, roles
+from .pages import _ensure_schema, render
+from .protect import PROTECT_ERRORS, Attempt
+from .security import check_csrf, session_of
+from .sessions import SessionState
+from .uploads import read_form
+
+__all__ = ["REPORT_CSP", "export_file", "get_export", "get_protect", "get_report",
+           "get_result", "get_risk", "post_current", "post_protect"]
+
+REPORT_CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+              "frame-ancestors 'self'; form-action 'none'; base-uri 'none'")
+"""The report's own policy: nothing loaded from anywhere, no script; framed only by the
+workbench itself (the pages keep ``frame-ancestors 'none'``)."""
+_ROLES_FIRST = "Open a table on the Data page and check its roles on the Roles page first."
+
+
+def _see(path: str) -> RedirectResponse:
+    return RedirectResponse(path, status_code=303)
+
+
+def _current(session: SessionState) -> Attempt | None:
+    if session.current is None:
+        return None
+    attempt: Attempt = session.attempts[session.current]
+    return attempt
+
+
+# ------------------------------------------------------------------------------ risk page
+
+def _risk_figures(session: SessionState) -> dict[str, Any]:
+    """Class sizes and record risk of the quasi-identifiers (and survey risk with SUDA2
+    when the schema has a weight or household), before any protection."""
+    from microagg.check import check_table
+
+    assert session.table is not None
+    schema = protect.build_schema(session.schema, session.folder)
+    keys = list(schema.quasi_identifiers)
+    if not keys:
+        raise ValueError("The schema has no quasi-identifier: mark some on the Roles page.")
+    checked = check_table(session.table, quasi_identifiers=keys,
+                          sensitive=list(schema.sensitive), closeness=False)
+    figures: dict[str, Any] = {"keys": keys, "check": checked.summary(), "survey": None}
+    if schema.weight or schema.household:
+        from microagg.cli.risk import file_risk
+
+        survey = file_risk(session.table, keys, weights=schema.weight,
+                           households=schema.household, threshold=0.05, ks=(2, 3, 5),
+                           missing="any", suda=True)
+        figures["survey"] = _survey_rows(survey)
+    return figures
+
+
+def _survey_rows(figures: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The survey risk and SUDA2 figures a reader needs, each with what it means."""
+    s, suda = figures["survey_risk"], figures.get("suda") or {}
+    rows = [("global risk", f"{s['global_risk_pct']:.3g} %", "mean individual "
+             "re-identification risk, estimated from the sampling weights"),
+            ("expected re-identifications", f"{s['expected_reidentifications']:.1f}",
+             "sum of the individual risks over the records"),
+            ("largest individual risk", f"{100 * s['max_risk']:.3g} %", "the record most "
+             "at risk"),
+            (f"records above {100 * s['threshold']:g} %", f"{s['n_above_threshold']:,}",
+             "records whose individual risk passes the usual limit")]
+    rows += [(f"records violating {k}-anonymity", f"{n:,}", f"records sharing their keys "
+              f"with fewer than {int(k) - 1} others in the sample")
+             for k, n in s.get("k_anonymity_violations", {}).items()]
+    if s.get("household_risk_pct") is not None:
+        rows.append(("household risk", f"{s['household_risk_pct']:.3g} %", "chance that "
+                     "some member of a household is re-identified, on average"))
+    if suda:
+        rows += [("SUDA2 records with a special unique", f"{suda['records_with_msu']:,}",
+                  "records unique on a small subset of their keys (minimal sample uniques)"),
+                 ("SUDA2 largest DIS score", f"{suda['dis_score_max']:.3g}",
+                  "estimated chance that such a sample unique is unique in the population")]
+    return rows
+
+
+async def get_risk(request: Request) -> Response:
+    """The Risk page: what needs protecting (ex-ante risk of the quasi-identifiers)."""
+    session = session_of(request)
+    problems = _ensure_schema(session)
+    if session.table is None or not session.schema or problems:
+        return render(request, "risk.html", title="Risk", page_name="risk",
+                      errors=problems, message=_ROLES_FIRST, figures=None)
+    try:
+        figures = await run_in_threadpool(_risk_figures, session)
+    except PROTECT_ERRORS as error:
+        return render(request, "risk.html", status=400, title="Risk", page_name="risk",
+                      errors=[str(error)], message=None, figures=None)
+    return render(request, "risk.html", title="Risk", page_name="risk", errors=[],
+                  message=None, figures=figures)
+
+
+# --------------------------------------------------------------------------- protect page
+
+def protect_page(request: Request, *, errors: list[str] | None = None, status: int = 200,
+                 values: dict[str, str] | None = None) -> HTMLResponse:
+    """The Protect page: privacy model and method, with the recommended default."""
+    session = session_of(request)
+    problems = _ensure_schema(session) + list(errors or [])
+    recommended = protect.recommended_method(session.schema)
+    shown = {"k": "5", "method": recommended, "l": "", "t": "", "epsilon": "", "bounds": "",
+             "params": "", "random_state": "", **(values or {})}
+    return render(request, "protect.html", status=status, title="Protect",
+                  page_name="protect", errors=problems, message=None,
+                  ready=session.table is not None and bool(session.schema),
+                  methods=protect.methods(), recommended=recommended, values=shown)
+
+
+async def get_protect(request: Request) -> Response:
+    """The Protect page with the recommended defaults."""
+    return protect_page(request)
+
+
+async def post_protect(request: Request) -> Response:
+    """Build the release in a worker thread; the Request's message in the form if it fails."""
+    form = await read_form(request)
+    session = session_of(request)
+    check_csrf(session, form.get("csrf_token"))
+    if session.table is None or _ensure_schema(session):
+        return _see("/protect")
+    values = {name: form.get(name, "") for name in ("k", "method", "l", "t", "epsilon",
+                                                    "bounds", "params", "random_state")}
+    try:
+        options = protect.parse_form(form)
+        attempt = await run_in_threadpool(protect.run_attempt, session.table, session.schema,
+                                          session.folder, options, len(session.attempts) + 1)
+    except PROTECT_ERRORS as error:
+        return protect_page(request, errors=[str(error)], status=400, values=values)
+    session.attempts.append(attempt)
+    session.current = len(session.attempts) - 1
+    return _see("/result")
+
+
+# ---------------------------------------------------------------------------- result page
+
+async def get_result(request: Request) -> Response:
+    """The Result page: the checks and warnings, the embedded report, the attempts."""
+    session = session_of(request)
+    attempt = _current(session)
+    checks = []
+    if attempt is not None:
+        for name, check in attempt.release.checks.items():
+            detail = {k: v for k, v in check.items()
+                      if k != "model" and not isinstance(v, Mapping)}
+            checks.append({"name": name, "model": check.get("model", ""),
+                           "detail": ", ".join(f"{k} {v}" for k, v in detail.items())})
+    return render(request, "result.html", title="Result", page_name="result", errors=[],
+                  message=None, attempt=attempt, checks=checks, attempts=session.attempts,
+                  current=session.current, schema_changed=attempt is not None
+                  and attempt.schema != session.schema)
+
+
+async def post_current(request: Request) -> Response:
+    """Make an earlier attempt current (field ``attempt``: its number)."""
+    form = await read_form(request)
+    session = session_of(request)
+    check_csrf(session, form.get("csrf_token"))
+    text = form.get("attempt", "")
+    if not text.isdigit() or not 1 <= int(text) <= len(session.attempts):
+        return HTMLResponse(f"No attempt {text!r} in this session.", status_code=400)
+    session.current = int(text) - 1
+    return _see("/result")
+
+
+async def get_report(request: Request) -> Response:
+    """The current attempt's HTML report, framed by the Result page."""
+    session = session_of(request)
+    attempt = _current(session)
+    if attempt is None or session.table is None:
+        return _see("/result")
+    html = await run_in_threadpool(attempt.report, session.table)
+    return HTMLResponse(html, headers={"content-security-policy": REPORT_CSP,
+                                       "x-frame-options": "SAMEORIGIN"})
+
+
+# ---------------------------------------------------------------------------- export page
+
+async def get_export(request: Request) -> Response:
+    """The Export page: the downloads of the current attempt and its reproduction."""
+    session = session_of(request)
+    attempt = _current(session)
+    script = protect.reproduction(attempt, _input_name(session)) if attempt else None
+    return render(request, "export.html", title="Export", page_name="export", errors=[],
+                  message=None, attempt=attempt, script=script)
+
+
+def _input_name(session: SessionState) -> str:
+    source = session.source or ""
+    return source if source.lower().endswith((".csv", ".tsv", ".parquet", ".xlsx")) \
+        and "/" not in source and " " not in source else "INPUT.csv"
+
+
+_DOWNLOADS = {
+    "published.csv": "text/csv; charset=utf-8",
+    "published.parquet": "application/vnd.apache.parquet",
+    "report.html": "text/html; charset=utf-8",
+    "summary.json": "application/json",
+    "schema.toml": "application/toml; charset=utf-8",
+    "reproduce.txt": "text/plain; charset=utf-8",
+}
+
+
+def _content(session: SessionState, attempt: Attempt, name: str) -> bytes:
+    if name.startswith("published."):
+        return protect.published_bytes(attempt, "." + name.split(".", 1)[1])
+    if name == "report.html":
+        assert session.table is not None
+        return attempt.report(session.table).encode("utf-8")
+    if name == "summary.json":
+        return (attempt.release.to_json() + "\n").encode("utf-8")
+    if name == "schema.toml":
+        return roles.to_toml(attempt.schema).encode("utf-8")
+    script = protect.reproduction(attempt, _input_name(session))
+    return (f"# Internal: contains the seed; do not publish.\n{script['command']}\n\n"
+            f"{script['python']}").encode()
+
+
+async def export_file(request: Request) -> Response:
+    """One download of the current attempt (``name`` in the path; never the original)."""
+    session = session_of(request)
+    name = request.path_params["name"]
+    attempt = _current(session)
+    if name not in _DOWNLOADS:
+        return HTMLResponse("Not a download of the workbench.", status_code=404)
+    if attempt is None:
+        return _see("/export")
+    content = await run_in_threadpool(_content, session, attempt, name)
+    headers = {"content-disposition": f'attachment; filename="{name}"'}
+    if name == "report.html":
+        headers["content-security-policy"] = REPORT_CSP
+    return Response(content, media_type=_DOWNLOADS[name], headers=headers)
+

@@ -1,0 +1,267 @@
+"""The Risk, Protect, Result and Export pages (issue 20, steps 3 to 6)."""
+
+from __future__ import annotations
+
+import html
+import io
+import pathlib
+import re
+
+import pandas as pd
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+from typer.testing import CliRunner
+
+from microagg.cli import app as cli_app
+from microagg.datasets import load_dataset
+
+from .conftest import csrf, upload
+
+NEW_PAGES = ["/risk", "/protect", "/result", "/export"]
+
+
+def _census(client: TestClient) -> None:
+    response = client.post("/data/dataset", data={"dataset": "census",
+                                                  "csrf_token": csrf(client)})
+    assert response.status_code == 200
+
+
+def _protect(client: TestClient, **fields: str) -> object:
+    data = {"k": "5", "method": "mdav", "random_state": "7", **fields}
+    return client.post("/protect", data={**data, "csrf_token": csrf(client, "/protect")})
+
+
+@pytest.fixture
+def released(client: TestClient) -> TestClient:
+    """A client with Census open and one k = 5 release made from the form."""
+    _census(client)
+    response = _protect(client)
+    assert response.status_code == 200  # type: ignore[attr-defined]
+    return client
+
+
+@pytest.mark.parametrize("path", NEW_PAGES)
+def test_every_new_page_renders_without_a_table(client: TestClient, path: str) -> None:
+    response = client.get(path)
+    assert response.status_code == 200
+    assert "<main>" in response.text
+    assert re.search(r'href="/(data|protect)"', response.text)
+
+
+@pytest.mark.parametrize("path", [*NEW_PAGES, "/result/report.html", "/export/published.csv"])
+def test_every_new_page_needs_the_token(app: Starlette, path: str) -> None:
+    response = TestClient(app).get(path)
+    assert response.status_code == 403
+    assert "access token" in response.text
+
+
+@pytest.mark.parametrize(("path", "data"), [
+    ("/protect", {"k": "5", "method": "mdav"}),
+    ("/result/current", {"attempt": "1"}),
+])
+def test_posts_without_csrf_are_forbidden(released: TestClient, path: str,
+                                          data: dict[str, str]) -> None:
+    response = released.post(path, data=data)
+    assert response.status_code == 403
+    assert "CSRF" in response.text
+    bad = released.post(path, data={**data, "csrf_token": "wrong"})
+    assert bad.status_code == 403
+
+
+def test_protect_page_lists_methods_and_recommends_mdav(client: TestClient) -> None:
+    _census(client)
+    page = client.get("/protect").text
+    assert "Method (recommended: mdav)" in page
+    assert '<option value="mdav" selected>mdav (recommended)</option>' in page
+    assert "<th scope=\"row\">mage</th>" in page
+    for name in ("k", "method", "l", "t", "epsilon", "bounds", "params", "random_state"):
+        assert f'name="{name}"' in page
+
+
+def test_protect_recommends_mage_with_a_categorical_quasi_identifier(
+        client: TestClient) -> None:
+    upload(client, "people.csv", b"age,zone,income\n30,a,1\n40,b,2\n50,a,3\n60,b,4\n")
+    roles = client.get("/roles").text
+    assert "zone" in roles
+    page = client.get("/protect").text
+    assert "Method (recommended: mage)" in page
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"k": "1"}, "The 'k' parameter of anonymize must be an int >= 2. Got 1 instead."),
+    ({"method": "nosuch"}, "Unknown method 'nosuch'. Valid methods:"),
+    ({"l": "2"}, "l-diversity needs at least one sensitive column"),
+    ({"k": "five"}, "k must be a whole number; got 'five'."),
+    ({"bounds": "AGI=0"}, "--bounds must look like column=lower:upper"),
+    ({"params": "gamma"}, "--param must look like name=value."),
+    ({"params": "gamma=0.5"}, "Unknown parameter(s) gamma for method 'mdav'."),
+    ({"t": "0.2"}, "t-closeness needs at least one sensitive column"),
+    ({"epsilon": "1"}, "the differentially private release needs the insensitive partition"),
+])
+def test_protect_form_errors_show_the_requests_message(client: TestClient,
+                                                       fields: dict[str, str],
+                                                       message: str) -> None:
+    _census(client)
+    response = _protect(client, **fields)
+    assert response.status_code == 400  # type: ignore[attr-defined]
+    text = html.unescape(response.text)  # type: ignore[attr-defined]
+    assert message in text
+    assert 'role="alert"' in text
+    for name, value in fields.items():  # the form keeps what was typed
+        assert f'name="{name}"' in text and value in text
+
+
+def test_census_k5_release_shows_achieved_k_checks_and_report(released: TestClient) -> None:
+    page = released.get("/result").text
+    assert '<strong id="achieved-k">5</strong>' in page
+    assert '<table id="checks">' in page and "k_anonymity" in page
+    assert '<iframe id="report"' in page and 'src="/result/report.html"' in page
+    report = released.get("/result/report.html")
+    assert report.status_code == 200
+    assert "microagg release report" in report.text
+    assert len(report.headers.get_list("content-security-policy")) == 1
+    csp = report.headers["content-security-policy"]
+    assert "frame-ancestors 'self'" in csp and "script-src" not in csp
+    assert report.headers["x-frame-options"] == "SAMEORIGIN"
+    assert released.get("/result").headers["x-frame-options"] == "DENY"
+
+
+def test_downloaded_csv_is_k_anonymous(released: TestClient) -> None:
+    response = released.get("/export/published.csv")
+    assert response.status_code == 200
+    assert "attachment" in response.headers["content-disposition"]
+    published = pd.read_csv(io.BytesIO(response.content))
+    original = load_dataset("census").data
+    assert list(published.columns) == list(original.columns)
+    assert published.groupby(list(published.columns)).size().min() >= 5
+    assert not published.equals(original)
+    parquet = pd.read_parquet(io.BytesIO(released.get("/export/published.parquet").content))
+    assert parquet.groupby(list(parquet.columns)).size().min() >= 5
+
+
+def test_other_downloads(released: TestClient) -> None:
+    summary = released.get("/export/summary.json").json()
+    assert summary["checks"]["k_anonymity"]["achieved"] == 5
+    assert summary["seed"] == 7
+    assert "[columns.AGI]" in released.get("/export/schema.toml").text
+    report = released.get("/export/report.html")
+    assert "microagg release report" in report.text
+    page = released.get("/export").text
+    public = page[page.index('<ul id="downloads">'):page.index('id="internal-note"')]
+    assert re.findall(r'href="([^"]+)"', public) == ["/export/published.csv",
+                                                     "/export/published.parquet"]
+    assert "seed" not in released.get("/export/published.csv").text
+    script = released.get("/export/reproduce.txt").text
+    assert "--random-state 7" in script and "microagg.anonymize(" in script
+
+
+def test_export_never_offers_the_original(released: TestClient) -> None:
+    page = released.get("/export").text
+    links = re.findall(r'href="(/export/[^"]+)"', page)
+    assert sorted(links) == sorted(f"/export/{name}" for name in (
+        "published.csv", "published.parquet", "report.html", "summary.json", "schema.toml",
+        "reproduce.txt"))
+    for name in ("original.csv", "data.csv", "..%2Fdata"):
+        assert released.get(f"/export/{name}").status_code == 404
+
+
+def _bounds() -> str:
+    df = load_dataset("census").data
+    return " ".join(f"{col}={df[col].min()}:{df[col].max()}" for col in df.columns)
+
+
+@pytest.mark.parametrize("fields", [{}, {"method": "insensitive", "epsilon": "1"}])
+def test_reproduction_command_gives_the_same_file(released: TestClient,
+                                                  tmp_path: pathlib.Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  fields: dict[str, str]) -> None:
+    if fields:
+        response = _protect(released, **{**fields, "bounds": _bounds()})
+        assert 'id="achieved-k">5<' in response.text  # type: ignore[attr-defined]
+    page = html.unescape(released.get("/export").text)
+    found = re.search(r'<pre id="command">microagg (.*?)</pre>', page)
+    assert found is not None
+    args = found.group(1).split()
+    assert args[:2] == ["anonymize", "INPUT.csv"]
+    assert "--random-state" in args and "7" in args
+    assert ("--epsilon" in args) == bool(fields)
+    load_dataset("census").data.to_csv(tmp_path / "INPUT.csv", index=False)
+    (tmp_path / "schema.toml").write_bytes(released.get("/export/schema.toml").content)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli_app, args)
+    assert result.exit_code == 0, result.output
+    ours = released.get("/export/published.csv").content
+    if not fields:
+        assert (tmp_path / "out.csv").read_bytes() == ours
+        return
+    assert 'id="dp-note"' in page  # the noise never comes from the seed: not reproducible
+    again = pd.read_csv(tmp_path / "out.csv")
+    assert list(again.columns) == list(pd.read_csv(io.BytesIO(ours)).columns)
+    assert again.groupby(list(again.columns)).size().min() >= 5
+
+
+def test_two_attempts_side_by_side_then_go_back(released: TestClient) -> None:
+    assert _protect(released, k="10").status_code == 200  # type: ignore[attr-defined]
+    page = released.get("/result").text
+    assert '<strong id="achieved-k">10</strong>' in page
+    rows = re.findall(r"<tr[^>]*><th scope=\"row\">(\d)</th>", page)
+    assert rows == ["1", "2"]
+    assert 'id="attempt-1"' in page and 'id="attempt-2"' not in page
+    response = released.post("/result/current", data={"attempt": "1",
+                                                      "csrf_token": csrf(released, "/result")})
+    assert '<strong id="achieved-k">5</strong>' in response.text
+    published = pd.read_csv(io.BytesIO(released.get("/export/published.csv").content))
+    assert published.groupby(list(published.columns)).size().min() >= 5
+    bad = released.post("/result/current", data={"attempt": "9",
+                                                 "csrf_token": csrf(released, "/result")})
+    assert bad.status_code == 400
+    assert "No attempt" in bad.text
+
+
+def test_result_page_escapes_column_names(client: TestClient) -> None:
+    name = "<script>alert(1)</script>"
+    rows = "\n".join(f"{(i * 7) % 13},{i % 5}" for i in range(40))
+    upload(client, "evil.csv", f"{name},b\n{rows}\n".encode())
+    assert client.get("/roles").status_code == 200
+    response = _protect(client, k="3")
+    assert response.status_code == 200  # type: ignore[attr-defined]
+    page = client.get("/result").text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script>" not in page
+    assert "<script>alert" not in client.get("/result/report.html").text
+
+
+def test_risk_page_shows_class_sizes(client: TestClient) -> None:
+    _census(client)
+    page = client.get("/risk").text
+    assert '<table id="class-risk">' in page
+    assert '<td id="k-before">1</td>' in page
+
+
+def test_risk_page_shows_survey_risk_with_a_weight(client: TestClient) -> None:
+    client.post("/data/dataset", data={"dataset": "survey", "csrf_token": csrf(client)})
+    page = client.get("/risk").text
+    assert '<table id="class-risk">' in page
+    assert '<table id="survey-risk">' in page
+    assert "SUDA2" in page
+
+
+def test_protect_form_escapes_what_was_typed(client: TestClient) -> None:
+    _census(client)
+    response = _protect(client, params="<script>x=1</script>")
+    assert response.status_code == 400  # type: ignore[attr-defined]
+    text = response.text  # type: ignore[attr-defined]
+    assert "<script>" not in text
+    assert "&lt;script&gt;x=1&lt;/script&gt;" in text
+
+
+def test_risk_page_without_a_quasi_identifier_says_so(client: TestClient) -> None:
+    _census(client)
+    client.get("/roles")
+    roles = {f"role-{i}": "other" for i in range(13)}
+    client.post("/roles", data={**roles, "csrf_token": csrf(client, "/roles")})
+    response = client.get("/risk")
+    assert response.status_code == 400
+    assert "quasi-identifier" in html.unescape(response.text)
+    assert 'role="alert"' in response.text
