@@ -201,6 +201,16 @@ def explain(key: str) -> str:
     return ""
 
 
+def _first_present(measures: tuple[Measure, ...], metrics: Mapping[str, Any]
+                   ) -> tuple[Measure, float] | None:
+    """The first of ``measures`` the release has, with its value in percent."""
+    for measure in measures:
+        value = measure.percent(metrics)
+        if value is not None:
+            return measure, value
+    return None
+
+
 def headline_loss(metrics: Mapping[str, Any]) -> tuple[Measure, float] | None:
     """The loss a reader sees first and its value in percent: NCP for a generalized release
     (it has ``ncp``), else SSE/SST; ``None`` when the release has neither.
@@ -211,11 +221,7 @@ def headline_loss(metrics: Mapping[str, Any]) -> tuple[Measure, float] | None:
     >>> measure.key, value
     ('ncp', 20.0)
     """
-    for measure in (GENERALIZED_LOSS, NUMERIC_LOSS):
-        value = measure.percent(metrics)
-        if value is not None:
-            return measure, value
-    return None
+    return _first_present((GENERALIZED_LOSS, NUMERIC_LOSS), metrics)
 
 
 def headline_risk(metrics: Mapping[str, Any]) -> tuple[Measure, float] | None:
@@ -228,11 +234,7 @@ def headline_risk(metrics: Mapping[str, Any]) -> tuple[Measure, float] | None:
     >>> measure.label, value
     ('re-identification risk by class', 20.0)
     """
-    for measure in (NUMERIC_RISK, CLASS_RISK):
-        value = measure.percent(metrics)
-        if value is not None:
-            return measure, value
-    return None
+    return _first_present((NUMERIC_RISK, CLASS_RISK), metrics)
 
 
 def class_risk(classes: ArrayLike) -> float:
