@@ -90,6 +90,22 @@ def test_release_is_frozen(people):
         release.params["k"] = 1  # type: ignore[index]
 
 
+def test_release_pickles_and_stays_read_only(people):
+    """The workbench hands releases from its worker process (pickled): nothing is lost and
+    the read-only mappings stay read-only."""
+    import pickle
+
+    release = run(people, l=2)
+    again = pickle.loads(pickle.dumps(release))
+    assert again.to_json() == release.to_json()
+    pd.testing.assert_frame_equal(again.data, release.data)
+    np.testing.assert_array_equal(again.labels, release.labels)
+    with pytest.raises(TypeError):
+        again.params["k"] = 1  # type: ignore[index]
+    with pytest.raises(TypeError):
+        again.checks["k_anonymity"]["achieved"] = 1  # type: ignore[index]
+
+
 @pytest.mark.parametrize("method", ["mdav", "mdav1", "md", "cbfs", "vmdav"])
 @pytest.mark.parametrize("aggregation", ["mean", "median", "mode"])
 def test_every_method_and_aggregation_is_verified(people, method, aggregation):

@@ -113,6 +113,16 @@ class Server:
     def work_folders(self) -> list[pathlib.Path]:
         return sorted(self.tmp.glob("microagg-serve-*"))
 
+    def children(self) -> list[int]:
+        """The process ids of its children (the worker processes), from ``/proc``."""
+        found = []
+        for stat in pathlib.Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                if int(fields[1]) == self.process.pid:
+                    found.append(int(stat.parent.name))
+        return found
+
     def stop(self) -> int:
         """Ctrl-C, as a user stops it; its exit status."""
         if self.process.poll() is None:
@@ -223,6 +233,21 @@ class Flow:
         self.shot("risk")
         return int(self.page.locator("#k-before").inner_text())
 
+    def sweep(self, ks: str, pick: int) -> None:
+        """The Sweep page: run mdav over ``ks``, then pick the map's point of k = ``pick``,
+        which opens the Protect page with that k and method."""
+        from playwright.sync_api import expect
+
+        page = self.page
+        self.step("Sweep")
+        page.fill("#k", ks)
+        page.click("#sweep")
+        expect(page.locator("#sweep-map")).to_be_visible(timeout=60_000)
+        self.shot("sweep", full_page=True)
+        page.locator("#sweep-map a.point", has_text=f"k={pick}").first.locator("circle").click()
+        expect(page.get_by_role("heading", name="Protect", exact=True)).to_be_visible()
+        expect(page.locator("#k")).to_have_value(str(pick))
+
     def protect(self, k: int, seed: int = 0) -> None:
         """The Protect page: k and the seed (the recommended method), then Protect."""
         from playwright.sync_api import expect
@@ -237,7 +262,7 @@ class Flow:
             page.click("#protect")
         assert posted.value.status == 303, f"Protect answered {posted.value.status}"
         expect(page.get_by_role("heading", name="Result", exact=True)).to_be_visible(
-            timeout=15_000)
+            timeout=60_000)  # a loaded machine may show the progress page first
 
     def result(self) -> int:
         """The Result page: the checks re-made on the release; the k achieved."""
@@ -259,6 +284,24 @@ class Flow:
         return path
 
 
+def _still_running(pids: list[int], seconds: float = 10.0) -> list[str]:
+    """Those of ``pids`` still running after up to ``seconds`` (with their command lines);
+    the server's helper processes exit when they see it gone."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = {pid: pathlib.Path(f"/proc/{pid}/cmdline") for pid in pids}
+        alive = []
+        for pid, cmdline in left.items():
+            with contextlib.suppress(OSError):
+                text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":  # a zombie has exited
+                    alive.append(f"{pid}: {text}")
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.1)
+
+
 @dataclass
 class Outcome:
     """What the flow saw: k before and after, and the downloaded file."""
@@ -268,6 +311,8 @@ class Outcome:
     published: pathlib.Path
     server_status: int
     work_folders_left: list[pathlib.Path]
+    workers_before_stop: list[int]
+    workers_left: list[str]
 
 
 def run_all(tmp: pathlib.Path, k: int = 5, shots: pathlib.Path | None = None) -> Outcome:
@@ -280,8 +325,12 @@ def run_all(tmp: pathlib.Path, k: int = 5, shots: pathlib.Path | None = None) ->
             flow.data(server.url, table, rows=5000)
             flow.roles(ROLES)
             k_before = flow.risk()
+            flow.sweep("3 5 10", pick=k)
             flow.protect(k)
             k_achieved = flow.result()
             published = flow.export(tmp / "downloads")
+        workers = server.children()
         status = server.stop()
-    return Outcome(k_before, k_achieved, published, status, server.work_folders())
+    left = _still_running(workers)
+    return Outcome(k_before, k_achieved, published, status, server.work_folders(), workers,
+                   left)

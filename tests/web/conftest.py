@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pathlib
 import re
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +17,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from microagg.web import Settings, create_app
+from microagg.web.jobs import JobRunner
 
 TOKEN = "test-token-" + "x" * 32
 
@@ -41,9 +43,18 @@ def make_settings(tmp_path: pathlib.Path, **changes: object) -> Settings:
     return Settings(**options)  # type: ignore[arg-type]
 
 
+@pytest.fixture(scope="session")
+def runner() -> Iterator[JobRunner]:
+    """The worker processes, shared by the tests' apps (each start costs about 1.5 s)."""
+    shared = JobRunner(2)
+    shared.start()
+    yield shared
+    shared.close()
+
+
 @pytest.fixture
-def app(tmp_path: pathlib.Path) -> Iterator[Starlette]:
-    application = create_app(make_settings(tmp_path))
+def app(tmp_path: pathlib.Path, runner: JobRunner) -> Iterator[Starlette]:
+    application = create_app(make_settings(tmp_path), runner=runner)
     yield application
     application.state.store.close()
 
@@ -52,6 +63,17 @@ def app(tmp_path: pathlib.Path) -> Iterator[Starlette]:
 def client(app: Starlette) -> Iterator[TestClient]:
     with signed_in(app) as opened:
         yield opened
+
+
+def settled(client: TestClient, response, seconds: float = 120.0):  # type: ignore[no-untyped-def]
+    """``response``, or, if it is a job's progress page (the job took longer than the form
+    waits), the page the job leads to once it ends (followed as the page's refresh does)."""
+    deadline = time.monotonic() + seconds
+    while response.url.path.startswith("/jobs/"):
+        assert time.monotonic() < deadline, f"the job at {response.url.path} did not end"
+        time.sleep(0.2)
+        response = client.get(response.url.path)
+    return response
 
 
 def upload(client: TestClient, name: str, content: bytes, *, path: str = "/data/upload",

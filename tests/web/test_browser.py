@@ -41,3 +41,5 @@ def test_upload_to_export_in_chromium_gives_a_k_anonymous_file(tmp_path: pathlib
     # Ctrl-C stopped the server cleanly and removed its work folder
     assert outcome.server_status == 0
     assert outcome.work_folders_left == []
+    # and its worker processes (releases run in them) are gone with it
+    assert outcome.workers_before_stop and outcome.workers_left == []

@@ -203,6 +203,47 @@ def test_roles_edited_and_saved(client: TestClient) -> None:
     assert _role_row(client.get("/roles").text, 11) == ("sensitive", "categorical")
 
 
+def _details(html: str, i: int) -> str:
+    found = re.search(rf'name="details-{i}" type="text" value="([^"]*)"', html)
+    assert found is not None
+    return found.group(1)
+
+
+def test_details_set_rounding_bounds_and_date_precision(client: TestClient) -> None:
+    """income (7): rounded to hundreds with public bounds; date_of_birth (8): published as
+    months; then the TOML download carries them and the form shows them again."""
+    _open(client, "survey")
+    fields = _form(client.get("/roles").text) | {
+        "details-7": "round=-2 bounds=0:1e6", "details-8": "publish=month"}
+    saved = client.post("/roles", data=fields)
+    assert saved.status_code == 200, saved.text
+    assert _details(saved.text, 7) == "bounds=0:1000000 round=-2"
+    assert _details(saved.text, 8) == "publish=month"
+    toml = client.get("/roles/schema.toml").text
+    assert "bounds = [0.0, 1000000.0]" in toml and "round = -2" in toml
+    assert 'publish = "month"' in toml
+    cleared = client.post("/roles", data=_form(saved.text) | {"details-7": ""})
+    assert _details(cleared.text, 7) == "" and "round = -2" not in client.get(
+        "/roles/schema.toml").text
+
+
+@pytest.mark.parametrize(("details", "message"), [
+    ("rounding=2", "&#39;rounding=2&#39; is not a detail; allowed: bounds=LOWER:UPPER"),
+    ("bounds=5", "bounds must be LOWER:UPPER (two numbers); got &#39;5&#39;"),
+    ("round=two", "round must be a whole number of digits or none; got &#39;two&#39;"),
+    ("format='%d", "No closing quotation"),
+    ("publish=week", "publish"),
+])
+def test_bad_details_name_the_column_and_the_syntax(client: TestClient, details: str,
+                                                    message: str) -> None:
+    _open(client, "survey")
+    response = client.post("/roles", data=_form(client.get("/roles").text)
+                           | {"details-7": details if "publish" not in details else "",
+                              "details-8": details if "publish" in details else ""})
+    assert response.status_code == 400
+    assert message in response.text
+
+
 def test_an_unknown_role_is_an_error(client: TestClient) -> None:
     _open(client, "survey")
     fields = _form(client.get("/roles").text) | {"role-2": "boss"}
@@ -252,7 +293,7 @@ def test_a_toml_with_errors_shows_them_all(client: TestClient) -> None:
                            files={"file": ("bad.toml", text.encode())})
     assert response.status_code == 400
     html = response.text
-    for problem in ("hierarchy files cannot be used in the workbench yet",
+    for problem in ("is not a file uploaded in this session; the workbench opens no other file",
                     "role must be one of identifier", "got &#39;boss&#39;",
                     "type must be one of numeric", "unknown key(s) [&#39;colour&#39;]",
                     "no column has role = &#34;quasi-identifier&#34;"):

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from microagg.cli import app as cli_app
 from microagg.datasets import load_dataset
 
-from .conftest import csrf, upload
+from .conftest import csrf, settled, upload
 
 NEW_PAGES = ["/risk", "/protect", "/result", "/export"]
 
@@ -29,7 +29,8 @@ def _census(client: TestClient) -> None:
 
 def _protect(client: TestClient, **fields: str) -> object:
     data = {"k": "5", "method": "mdav", "random_state": "7", **fields}
-    return client.post("/protect", data={**data, "csrf_token": csrf(client, "/protect")})
+    return settled(client, client.post("/protect",
+                                       data={**data, "csrf_token": csrf(client, "/protect")}))
 
 
 @pytest.fixture
@@ -150,7 +151,8 @@ def test_other_downloads(released: TestClient) -> None:
     page = released.get("/export").text
     public = page[page.index('<ul id="downloads">'):page.index('id="internal-note"')]
     assert re.findall(r'href="([^"]+)"', public) == ["/export/published.csv",
-                                                     "/export/published.parquet"]
+                                                     "/export/published.parquet",
+                                                     "/export/published.sqlite"]
     assert "seed" not in released.get("/export/published.csv").text
     script = released.get("/export/reproduce.txt").text
     assert "--random-state 7" in script and "microagg.anonymize(" in script
@@ -160,8 +162,8 @@ def test_export_never_offers_the_original(released: TestClient) -> None:
     page = released.get("/export").text
     links = re.findall(r'href="(/export/[^"]+)"', page)
     assert sorted(links) == sorted(f"/export/{name}" for name in (
-        "published.csv", "published.parquet", "report.html", "summary.json", "schema.toml",
-        "reproduce.txt"))
+        "published.csv", "published.parquet", "published.sqlite", "report.html",
+        "summary.json", "schema.toml", "reproduce.txt"))
     for name in ("original.csv", "data.csv", "..%2Fdata"):
         assert released.get(f"/export/{name}").status_code == 404
 

@@ -7,6 +7,7 @@ import os
 import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,32 @@ def to_plain(value: Any) -> Any:
         return value.item()
     if isinstance(value, os.PathLike):
         return os.fspath(value)
+    return value
+
+
+class _ReadOnly(dict):
+    """A read-only mapping while pickled (``MappingProxyType`` cannot be pickled)."""
+
+
+def _thawed(value: Any) -> Any:
+    """``value`` with every read-only mapping (at any depth) as a :class:`_ReadOnly`."""
+    if isinstance(value, MappingProxyType):
+        return _ReadOnly({k: _thawed(v) for k, v in value.items()})
+    if isinstance(value, dict):
+        return type(value)({k: _thawed(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        return type(value)(_thawed(v) for v in value)
+    return value
+
+
+def _frozen(value: Any) -> Any:
+    """The inverse of :func:`_thawed`."""
+    if isinstance(value, _ReadOnly):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, dict):
+        return {k: _frozen(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
+        return type(value)(_frozen(v) for v in value)
     return value
 
 
@@ -123,6 +150,14 @@ class Release:
     def to_json(self, *, indent: int | None = 2) -> str:
         """:meth:`summary` as a JSON string."""
         return json.dumps(self.summary(), indent=indent)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Picklable state (to hand a release from a worker process to the workbench)."""
+        return {name: _thawed(value) for name, value in self.__dict__.items()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, _frozen(value))
 
     def __repr__(self) -> str:
         loss = ", ".join(f"{name}={self.metrics[name]:.4f}"

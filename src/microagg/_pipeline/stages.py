@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
@@ -29,8 +30,10 @@ def run(request: Request, *, progress: Progress | None = None) -> Release:
     numbers rounded and verified again (:func:`~microagg._pipeline.publish.finish`).
 
     ``progress(grouped, n_samples)``, when given, is called as a partitioner that measures
-    its progress groups records (exact MDAV on large inputs; :mod:`microagg._progress`)."""
-    with reporting(progress):
+    its progress groups records (exact MDAV on large inputs; :mod:`microagg._progress`);
+    ``None`` keeps the callback already listening (:func:`~microagg._progress.reporting`
+    around :func:`microagg.anonymize`), if any."""
+    with reporting(progress) if progress is not None else contextlib.nullcontext():
         if request.kind == "mixed":
             from .mixed import run_mixed
 

@@ -18,6 +18,7 @@ WEB_MODULES = ("starlette", "jinja2", "python_multipart", "uvicorn")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 PORTS = (1, 65535)
 UPLOAD_MB = (1, 100_000)
+JOBS = (1, 64)
 
 
 def require_web() -> None:
@@ -30,8 +31,8 @@ def require_web() -> None:
                               "installed): pip install 'microagg[web]'") from None
 
 
-def startup(*, host: str, port: int, data_dir: pathlib.Path | None, max_upload_mb: int
-            ) -> tuple[Settings, list[str]]:
+def startup(*, host: str, port: int, data_dir: pathlib.Path | None, max_upload_mb: int,
+            max_jobs: int = 2) -> tuple[Settings, list[str]]:
     """The server's settings (a new access token) and the warnings to print, options
     checked; no server is started."""
     require_web()
@@ -42,6 +43,8 @@ def startup(*, host: str, port: int, data_dir: pathlib.Path | None, max_upload_m
     if not UPLOAD_MB[0] <= max_upload_mb <= UPLOAD_MB[1]:
         raise UsageError(f"--max-upload-mb must be in [{UPLOAD_MB[0]}, {UPLOAD_MB[1]}]; got "
                          f"{max_upload_mb}.")
+    if not JOBS[0] <= max_jobs <= JOBS[1]:
+        raise UsageError(f"--max-jobs must be in [{JOBS[0]}, {JOBS[1]}]; got {max_jobs}.")
     if data_dir is not None and not data_dir.expanduser().is_dir():
         raise UsageError(f"--data-dir {str(data_dir)!r} is not a folder.")
     warnings = []
@@ -51,7 +54,7 @@ def startup(*, host: str, port: int, data_dir: pathlib.Path | None, max_upload_m
                         "token protects it, and the connection is not encrypted.")
     settings = Settings(host=host, port=port,
                         data_dir=data_dir.expanduser().resolve() if data_dir else None,
-                        max_upload_bytes=max_upload_mb * 1024 * 1024)
+                        max_upload_bytes=max_upload_mb * 1024 * 1024, max_jobs=max_jobs)
     return settings, warnings
 
 
@@ -69,11 +72,14 @@ def serve(
         "--no-browser", help="Do not open a web browser.")] = False,
     max_upload_mb: Annotated[int, typer.Option(
         "--max-upload-mb", help="Largest upload, in MB.")] = 200,
+    max_jobs: Annotated[int, typer.Option(
+        "--max-jobs", help="Releases and sweeps that may run at once (each in its own "
+        "process).")] = 2,
 ) -> None:
     """Start the local web workbench (needs the web extra: pip install 'microagg\\[web]')."""
     with user_errors():
         settings, warnings = startup(host=host, port=port, data_dir=data_dir,
-                                     max_upload_mb=max_upload_mb)
+                                     max_upload_mb=max_upload_mb, max_jobs=max_jobs)
     for warning in warnings:
         stderr().print(Text(warning, style="bold yellow"), soft_wrap=True)
     stdout().print(Text(f"microagg workbench: open {settings.url}  (Ctrl-C stops it and "

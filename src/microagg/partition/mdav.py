@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -19,6 +21,7 @@ from ._kernels import (
     sq_dist_one,
     take_group,
 )
+from ._threads import ThreadChooser
 
 __all__ = ["cbfs", "mdav", "mdav1", "vmdav"]
 
@@ -183,29 +186,51 @@ def _mdav_kernel(X, k, threshold):  # pragma: no cover - numba
                         threshold, m, g)
 
 
-def _mdav_reporting(X: NDArray[np.float64], k: int, threshold: int,
-                    report: Callable[[int, int], None]) -> NDArray[np.intp]:
-    """:func:`_mdav_kernel` cut into calls of about 1/200 of the records each, calling
-    ``report(grouped, n)`` before the first and after each; the same labels."""
+ADAPTIVE_MIN_ROWS = 20_000
+"""From this many records on, exact MDAV runs in stretches whose threads are chosen by their
+measured speed (:mod:`._threads`); below, one kernel call (at most about a second)."""
+
+
+def _mdav_stretches(X: NDArray[np.float64], k: int, threshold: int,
+                    report: Callable[[int, int], None] | None) -> NDArray[np.intp]:
+    """:func:`_mdav_kernel` cut into calls of about 1/200 of the records each: the same
+    labels. Each call's threads are chosen by :class:`._threads.ThreadChooser`, and
+    ``report(grouped, n)``, when given, is called before the first call and after each."""
     n = X.shape[0]
     work = _mdav_start(X)
     steps = max(1, n // (400 * k))
     m, g = n, 0
-    report(0, n)
-    while m >= threshold * k:
-        m, g = _mdav_steps(*work, k, threshold, m, g, steps)
-        report(n - m, n)
+    given = numba.get_num_threads()
+    chooser = ThreadChooser(given)
+    if report is not None:
+        report(0, n)
+    try:
+        while m >= threshold * k:
+            threads = chooser.next_threads()
+            numba.set_num_threads(threads)
+            started = time.perf_counter()
+            left, g = _mdav_steps(*work, k, threshold, m, g,
+                                  max(1, steps // 4) if chooser.probing else steps)
+            chooser.record(threads, float(m) * (m - left), time.perf_counter() - started)
+            m = left
+            if report is not None:
+                report(n - m, n)
+    finally:
+        numba.set_num_threads(given)
     labels: NDArray[np.intp] = _mdav_finish(X, *work, k, threshold, m, g)
-    report(n, n)
+    if report is not None:
+        report(n, n)
     return labels
 
 
 def _run_mdav(X: NDArray[np.float64], k: int, threshold: int) -> NDArray[np.intp]:
-    """One kernel call, or calls in chunks when a progress callback is listening
-    (:mod:`microagg._progress`) and the input is large enough for it to matter."""
+    """One kernel call for small inputs; else calls in stretches that report progress to a
+    listening callback (:mod:`microagg._progress`) and choose their threads by speed."""
     report = current_progress()
-    if report is not None and X.shape[0] >= PROGRESS_MIN_ROWS:
-        return _mdav_reporting(X, k, threshold, report)
+    n = X.shape[0]
+    if (report is not None and n >= PROGRESS_MIN_ROWS) or (
+            n >= ADAPTIVE_MIN_ROWS and numba.get_num_threads() > 1):
+        return _mdav_stretches(X, k, threshold, report)
     labels: NDArray[np.intp] = _mdav_kernel(X, k, threshold)
     return labels
 

@@ -18,24 +18,31 @@ from .settings import Settings
 if TYPE_CHECKING:
     from starlette.applications import Starlette
 
+    from .jobs import JobRunner
+
 __all__ = ["Settings", "create_app"]
 
 _HERE = pathlib.Path(__file__).parent
 
 
-def create_app(settings: Settings) -> Starlette:
+def create_app(settings: Settings, *, runner: JobRunner | None = None) -> Starlette:
     """The workbench as a Starlette app (its work folder removed at shutdown and at exit).
 
     Parameters
     ----------
     settings : Settings
         The token, limits and folders.
+    runner : JobRunner, default=None
+        The worker processes that run releases and sweeps; ``None``: the app's own (up to
+        ``settings.max_jobs``, one started and warmed up at start-up, all stopped at
+        shutdown). A runner given here is started and stopped by its owner.
 
     Returns
     -------
     starlette.applications.Starlette
-        With ``app.state.settings``, ``app.state.store`` (the sessions) and
-        ``app.state.templates`` (the Jinja2 environment).
+        With ``app.state.settings``, ``app.state.store`` (the sessions),
+        ``app.state.runner`` (the jobs) and ``app.state.templates`` (the Jinja2
+        environment).
     """
     import jinja2
     from starlette.applications import Starlette
@@ -45,18 +52,25 @@ def create_app(settings: Settings) -> Starlette:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from . import pages, release_pages
+    from . import hierarchies, job_pages, pages, release_pages, sweep_page
+    from .jobs import JobRunner
     from .security import AccessMiddleware, CsrfError
     from .sessions import SessionStore
     from .uploads import BadForm, TooLarge
 
-    store = SessionStore(settings.work_dir)
+    store = SessionStore(settings.work_dir, idle_seconds=settings.session_idle_hours * 3600)
+    own_runner = runner is None
+    jobs = JobRunner(settings.max_jobs) if runner is None else runner
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if own_runner:
+            jobs.start()
         try:
             yield
         finally:
+            if own_runner:
+                jobs.close()
             store.close()
 
     async def forbidden(request: Request, exc: Exception) -> Response:
@@ -83,6 +97,14 @@ def create_app(settings: Settings) -> Starlette:
         Route("/result/report.html", release_pages.get_report),
         Route("/export", release_pages.get_export),
         Route("/export/{name}", release_pages.export_file),
+        Route("/jobs/{job_id}", job_pages.get_job),
+        Route("/jobs/{job_id}/cancel", job_pages.cancel_job, methods=["POST"]),
+        # sweep view, hierarchies (helper)
+        Route("/sweep", sweep_page.get_sweep),
+        Route("/sweep", sweep_page.post_sweep, methods=["POST"]),
+        Route("/roles/hierarchy", hierarchies.post_hierarchy, methods=["POST"]),
+        Route("/roles/hierarchy/remove", hierarchies.post_remove_hierarchy, methods=["POST"]),
+        Route("/export/hierarchies/{name}", hierarchies.export_hierarchy),
         Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
@@ -90,7 +112,7 @@ def create_app(settings: Settings) -> Starlette:
                                            port=settings.port)],
                     exception_handlers={CsrfError: forbidden, TooLarge: too_large,
                                         BadForm: bad_form})
-    app.state.settings, app.state.store = settings, store
+    app.state.settings, app.state.store, app.state.runner = settings, store, jobs
     app.state.templates = jinja2.Environment(
         loader=jinja2.FileSystemLoader(_HERE / "templates"),
         autoescape=jinja2.select_autoescape(["html"], default=True),

@@ -36,8 +36,10 @@ def render(request: Request, template: str, *, status: int = 200, **context: Any
     """A page of ``template`` with the session's CSRF token and table name."""
     session = session_of(request)
     env = request.app.state.templates
+    running = [job for job in session.jobs.values() if job.running]
     html = env.get_template(template).render(csrf_token=session.csrf_token,
-                                             source=session.source, **context)
+                                             source=session.source, running_jobs=running,
+                                             **context)
     return HTMLResponse(html, status_code=status)
 
 
@@ -217,15 +219,20 @@ def _ensure_schema(session: SessionState) -> list[str]:
 def roles_page(request: Request, *, errors: list[str] | None = None, status: int = 200,
                message: str | None = None) -> HTMLResponse:
     """The Roles page: every column's role and type, with the reason of the proposal."""
+    from .hierarchies import described
+
     session = session_of(request)
     problems = _ensure_schema(session) + list(errors or [])
     columns = [{"name": name, "role": entry.get("role"), "type": entry.get("type"),
                 "order": ", ".join(map(str, entry.get("order") or [])),
+                "details": roles.details_text(entry),
                 "reason": session.reasons.get(name, "")}
                for name, entry in session.schema.items()]
     return render(request, "roles.html", status=status if not problems else 400,
                   title="Roles", page_name="roles", errors=problems, message=message,
-                  columns=columns, roles=roles.ROLES, types=roles.TYPES)
+                  columns=columns, roles=roles.ROLES, types=roles.TYPES,
+                  details=roles.DETAILS,
+                  hierarchies=described(session.schema, session.folder))
 
 
 async def get_roles(request: Request) -> Response:
@@ -238,7 +245,10 @@ async def post_roles(request: Request) -> Response:
     check_csrf(session, form.get("csrf_token"))
     if session.table is None:
         return _see("/roles")
-    session.schema = roles.from_form(form, session.schema)
+    try:
+        session.schema = roles.from_form(form, session.schema)
+    except ValueError as error:
+        return roles_page(request, errors=[str(error)])
     problems = roles.validate(session.schema, session.folder, session.table)
     if problems:
         return roles_page(request, errors=problems)
@@ -269,17 +279,21 @@ def _schema_text(upload: Upload) -> str:
 
 
 async def post_schema_upload(request: Request) -> Response:
+    from .hierarchies import hierarchy_problems, stored_files
+
     upload = await _received(request)
     session = session_of(request)
     if session.table is None or upload.path is None or not upload.filename:
         upload.discard()
         return roles_page(request, errors=["Open a table, then choose a schema file."])
     try:
-        schema, problems = roles.from_toml(_schema_text(upload))
+        schema, problems = roles.from_toml(_schema_text(upload),
+                                           stored=stored_files(session.folder))
     except ValueError as error:
         return roles_page(request, errors=[str(error)])
     if schema is not None:
         problems += roles.validate(schema, session.folder, session.table)
+        problems += hierarchy_problems(schema, session.folder, session.table)
     if problems:
         return roles_page(request, errors=[f"{upload.filename}: {p}" for p in problems])
     assert schema is not None

@@ -16,7 +16,7 @@ import secrets
 import shlex
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,8 +28,18 @@ from microagg.schema import Schema, load_schema
 
 from . import roles
 
-__all__ = ["PROTECT_ERRORS", "Attempt", "build_schema", "methods", "parse_form",
-           "published_bytes", "recommended_method", "reproduction", "run_attempt"]
+__all__ = [
+    "PROTECT_ERRORS",
+    "Attempt",
+    "build_schema",
+    "make_attempt",
+    "methods",
+    "parse_form",
+    "published_bytes",
+    "recommended_method",
+    "release_for",
+    "reproduction",
+]
 
 PROTECT_ERRORS = (SchemaError, ValueError, TypeError)
 """What building a release may raise for bad choices (the message is shown in the form)."""
@@ -140,22 +150,37 @@ class Attempt:
             return self._report
 
 
-def run_attempt(df: pd.DataFrame, schema: dict[str, dict[str, Any]], folder: pathlib.Path,
-                options: dict[str, Any], number: int) -> Attempt:
-    """The release of ``df`` under ``schema`` with the form's ``options`` (run in a worker
-    thread by the page); the Request's errors propagate (:data:`PROTECT_ERRORS`)."""
+def release_for(df: pd.DataFrame, schema: dict[str, dict[str, Any]], folder: pathlib.Path,
+                options: dict[str, Any], *,
+                progress: Callable[[int, int, str], None] | None = None) -> Release:
+    """The release of ``df`` under ``schema`` with the form's ``options``: the job a worker
+    process runs (:mod:`microagg.web.jobs`). ``progress(grouped, n, unit)`` hears the
+    records grouped by a partitioner that measures them (:mod:`microagg._progress`); the
+    Request's errors propagate (:data:`PROTECT_ERRORS`)."""
     import microagg
+    from microagg._progress import reporting
 
-    started = time.perf_counter()
-    release = microagg.anonymize(df, schema=build_schema(schema, folder), **options)
-    return Attempt(number, dict(options), release, time.perf_counter() - started,
+    def grouped(done: int, total: int) -> None:
+        if progress is not None:
+            progress(done, total, "records grouped")
+
+    with reporting(grouped if progress is not None else None):
+        return microagg.anonymize(df, schema=build_schema(schema, folder), **options)
+
+
+def make_attempt(number: int, options: dict[str, Any], release: Release, seconds: float,
+                 schema: Mapping[str, Mapping[str, Any]]) -> Attempt:
+    """An :class:`Attempt` of a finished release (the choices copied, not shared)."""
+    return Attempt(number, dict(options), release, seconds,
                    {name: dict(entry) for name, entry in schema.items()})
 
 
 def published_bytes(attempt: Attempt, suffix: str) -> bytes:
-    """The published table as ``suffix`` (``.csv`` or ``.parquet``), written as the CLI
-    writes it (whole numbers as integers), so the reproduction gives the same bytes."""
+    """The published table as ``suffix`` (``.csv``, ``.parquet``, or ``.sqlite``: a
+    database with one table, ``published``), written as the CLI writes it (whole numbers
+    as integers), so the reproduction gives the same bytes."""
     import tempfile
+    import urllib.parse
 
     from microagg.cli._anonymize_run import whole_numbers_as_integers
     from microagg.io import write_table
@@ -164,7 +189,10 @@ def published_bytes(attempt: Attempt, suffix: str) -> bytes:
                                       attempt.release.params.get("rounding") or {})
     with tempfile.TemporaryDirectory() as folder:
         path = pathlib.Path(folder) / f"published{suffix}"
-        write_table(frame, path)
+        if suffix == ".sqlite":  # through microagg.sql, as `-o sqlite:///...?table=` writes
+            write_table(frame, f"sqlite:///{urllib.parse.quote(str(path))}?table=published")
+        else:
+            write_table(frame, path)
         return path.read_bytes()
 
 

@@ -5,7 +5,8 @@ Routes (stable, also used by the browser tests): ``GET /risk``; ``GET /protect``
 ``POST /result/current`` (field ``attempt``: make that attempt current, "go back"),
 ``GET /result/report.html`` (the report, with its own CSP so that it may be framed by the
 Result page); ``GET /export`` and its downloads ``/export/published.csv``,
-``/export/published.parquet``, ``/export/report.html``, ``/export/summary.json``,
+``/export/published.parquet``, ``/export/published.sqlite`` (table ``published``),
+``/export/report.html``, ``/export/summary.json``,
 ``/export/schema.toml``, ``/export/reproduce.txt``. The original table is never offered.
 """
 
@@ -18,7 +19,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from . import protect, roles
+from . import job_pages, protect, roles
+from .jobs import Job, RunnerBusy
 from .pages import _ensure_schema, render
 from .protect import PROTECT_ERRORS, Attempt
 from .security import check_csrf, session_of
@@ -115,7 +117,8 @@ async def get_risk(request: Request) -> Response:
 # --------------------------------------------------------------------------- protect page
 
 def protect_page(request: Request, *, errors: list[str] | None = None, status: int = 200,
-                 values: dict[str, str] | None = None) -> HTMLResponse:
+                 values: dict[str, str] | None = None, message: str | None = None,
+                 ) -> HTMLResponse:
     """The Protect page: privacy model and method, with the recommended default."""
     session = session_of(request)
     problems = _ensure_schema(session) + list(errors or [])
@@ -123,34 +126,73 @@ def protect_page(request: Request, *, errors: list[str] | None = None, status: i
     shown = {"k": "5", "method": recommended, "l": "", "t": "", "epsilon": "", "bounds": "",
              "params": "", "random_state": "", **(values or {})}
     return render(request, "protect.html", status=status, title="Protect",
-                  page_name="protect", errors=problems, message=None,
+                  page_name="protect", errors=problems, message=message,
                   ready=session.table is not None and bool(session.schema),
                   methods=protect.methods(), recommended=recommended, values=shown)
 
 
+def prefilled(query: Mapping[str, str]) -> dict[str, str]:
+    """The Protect form's fields given in the address (a point picked on the Sweep page):
+    ``k`` (a whole number >= 2), ``method`` (a known one), ``l`` (>= 1) and ``t`` (in
+    [0, 1]); each one that is not valid is ignored."""
+    values: dict[str, str] = {}
+    k = query.get("k", "")
+    if k.isascii() and k.isdigit() and 2 <= int(k) <= 10**9:
+        values["k"] = str(int(k))
+    method = query.get("method", "")
+    if method in {m["name"] for m in protect.methods()}:
+        values["method"] = method
+    for name, low, high in (("l", 1.0, 1e9), ("t", 0.0, 1.0)):
+        try:
+            number = float(query.get(name, ""))
+        except ValueError:
+            continue
+        if low <= number <= high:
+            values[name] = f"{number:g}"
+    return values
+
+
 async def get_protect(request: Request) -> Response:
-    """The Protect page with the recommended defaults."""
-    return protect_page(request)
+    """The Protect page with the recommended defaults, or the choices given in the address
+    (``?k=5&method=mdav``, from the Sweep page)."""
+    return protect_page(request, values=prefilled(request.query_params))
 
 
 async def post_protect(request: Request) -> Response:
-    """Build the release in a worker thread; the Request's message in the form if it fails."""
+    """Start the release in a worker process (:mod:`microagg.web.jobs`); a short one goes
+    straight to the Result page, a long one shows its progress; the Request's message in
+    the form if it fails."""
     form = await read_form(request)
     session = session_of(request)
     check_csrf(session, form.get("csrf_token"))
     if session.table is None or _ensure_schema(session):
         return _see("/protect")
+    running = job_pages.running_job(request, "protect")
+    if running is not None:
+        return _see(f"/jobs/{running.id}")
     values = {name: form.get(name, "") for name in ("k", "method", "l", "t", "epsilon",
                                                     "bounds", "params", "random_state")}
     try:
         options = protect.parse_form(form)
-        attempt = await run_in_threadpool(protect.run_attempt, session.table, session.schema,
-                                          session.folder, options, len(session.attempts) + 1)
     except PROTECT_ERRORS as error:
         return protect_page(request, errors=[str(error)], status=400, values=values)
-    session.attempts.append(attempt)
-    session.current = len(session.attempts) - 1
-    return _see("/result")
+    table, schema = session.table, {name: dict(e) for name, e in session.schema.items()}
+
+    def keep(job: Job) -> None:
+        if session.table is table:  # not if another table was opened meanwhile
+            number = session.attempts[-1].number + 1 if session.attempts else 1
+            session.add_attempt(protect.make_attempt(number, options, job.result,
+                                                     job.seconds, schema))
+
+    method = options["method"] or protect.recommended_method(schema)
+    try:
+        job = job_pages.start_job(
+            request, protect.release_for, (table, schema, session.folder, options),
+            kind="protect", label=f"{method}, k = {options['k']}",
+            then=job_pages.Then("/result", protect_page, values), on_done=keep)
+    except RunnerBusy as error:
+        return protect_page(request, errors=[str(error)], status=503, values=values)
+    return await job_pages.job_response(request, job)
 
 
 # ---------------------------------------------------------------------------- result page
@@ -178,9 +220,10 @@ async def post_current(request: Request) -> Response:
     session = session_of(request)
     check_csrf(session, form.get("csrf_token"))
     text = form.get("attempt", "")
-    if not text.isdigit() or not 1 <= int(text) <= len(session.attempts):
+    numbers = [attempt.number for attempt in session.attempts]
+    if not text.isascii() or not text.isdigit() or int(text) not in numbers:
         return HTMLResponse(f"No attempt {text!r} in this session.", status_code=400)
-    session.current = int(text) - 1
+    session.current = numbers.index(int(text))
     return _see("/result")
 
 
@@ -215,6 +258,7 @@ def _input_name(session: SessionState) -> str:
 _DOWNLOADS = {
     "published.csv": "text/csv; charset=utf-8",
     "published.parquet": "application/vnd.apache.parquet",
+    "published.sqlite": "application/vnd.sqlite3",
     "report.html": "text/html; charset=utf-8",
     "summary.json": "application/json",
     "schema.toml": "application/toml; charset=utf-8",

@@ -14,12 +14,16 @@ import secrets
 import shutil
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["ColumnStats", "SessionState", "SessionStore", "column_stats"]
+__all__ = ["MAX_ATTEMPTS", "ColumnStats", "SessionState", "SessionStore", "column_stats"]
+
+MAX_ATTEMPTS = 20
+"""Attempts a session keeps (the oldest are forgotten: each holds a published table)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,24 @@ class SessionState:
     first."""
     current: int | None = None
     """Index in :attr:`attempts` of the one the Result and Export pages show."""
+    sweep: Any = None
+    """The last sweep of this session (:class:`microagg.web.sweep_page.SweepResult`)."""
+    jobs: dict[str, Any] = field(default_factory=dict)
+    """The jobs this session started (:class:`microagg.web.jobs.Job`), by id."""
+    last_seen: float = field(default_factory=time.monotonic)
+    """When a request of this session last arrived (sessions idle too long are forgotten)."""
+
+    @property
+    def busy(self) -> bool:
+        """Whether one of its jobs is running."""
+        return any(job.running for job in self.jobs.values())
+
+    def add_attempt(self, attempt: Any, limit: int = MAX_ATTEMPTS) -> None:
+        """Keep ``attempt`` as the current one; beyond ``limit`` attempts the oldest is
+        forgotten (each holds a copy of the table)."""
+        self.attempts.append(attempt)
+        del self.attempts[:-limit]
+        self.current = len(self.attempts) - 1
 
     def set_table(self, df: pd.DataFrame, source: str) -> None:
         """A new table: its statistics computed once; the previous schema and attempts
@@ -72,7 +94,9 @@ class SessionState:
 class SessionStore:
     """Sessions by id, and the private work folder they live in."""
 
-    def __init__(self, work_dir: pathlib.Path | None = None) -> None:
+    def __init__(self, work_dir: pathlib.Path | None = None, *,
+                 idle_seconds: float = 12 * 3600) -> None:
+        self.idle_seconds = idle_seconds
         self.root = pathlib.Path(tempfile.mkdtemp(prefix="microagg-serve-", dir=work_dir))
         os.chmod(self.root, 0o700)
         self._sessions: dict[str, SessionState] = {}
@@ -84,10 +108,28 @@ class SessionStore:
         if not session_id:
             return None
         with self._lock:
-            return self._sessions.get(session_id)
+            state = self._sessions.get(session_id)
+            if state is not None:
+                state.last_seen = time.monotonic()
+            return state
+
+    def expire(self) -> int:
+        """Forget the sessions idle for more than ``idle_seconds`` (their tables and work
+        folders; not one whose job still runs); how many."""
+        now = time.monotonic()
+        with self._lock:
+            old = [s for s in self._sessions.values()
+                   if now - s.last_seen > self.idle_seconds and not s.busy]
+            for state in old:
+                del self._sessions[state.session_id]
+        for state in old:
+            shutil.rmtree(state.folder, ignore_errors=True)
+        return len(old)
 
     def new(self) -> SessionState:
-        """A new session: a random id (32 bytes), CSRF token and work folder."""
+        """A new session: a random id (32 bytes), CSRF token and work folder (the idle
+        sessions are forgotten first)."""
+        self.expire()
         folder = self.root / secrets.token_hex(16)
         folder.mkdir(mode=0o700)
         state = SessionState(session_id=secrets.token_urlsafe(32),

@@ -32,6 +32,12 @@ class Settings:
         The access token every request must carry (in the URL once, then a cookie).
     work_dir : pathlib.Path or None
         Where the private (0700) temporary folder is made; ``None``: the system's.
+    max_jobs : int
+        Releases and sweeps that may run at once, each in its own worker process.
+    progress_after : float
+        Seconds a form waits for its job before showing the progress page instead.
+    session_idle_hours : float
+        A session unused for longer is forgotten (its tables and work folder removed).
     """
 
     host: str = "127.0.0.1"
@@ -40,6 +46,9 @@ class Settings:
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
     token: str = field(default_factory=_new_token, repr=False)
     work_dir: pathlib.Path | None = None
+    max_jobs: int = 2
+    progress_after: float = 1.5
+    session_idle_hours: float = 12.0
 
     @property
     def url(self) -> str:
