@@ -9,8 +9,9 @@ requested again (first page, and page 1000 of the preview). Reported: the upload
 median of 20 renders of each page. Goal: under 200 ms a page.
 
 Then Census is opened, and the Protect form posted with k = 5 (mdav) five times: the time
-from the POST to the Result page shown (the redirect followed; the report is loaded by the
-page's frame afterwards, so it is timed on its own). Goal: under 2 s from click to result.
+from the POST to the Result page shown (the release made in the warm worker process, the
+redirect followed; the report is loaded by the page's frame afterwards, so it is timed on
+its own). Goal: under 2 s from click to result.
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ def _census_click_to_result(client: TestClient, runs: int = 5
                 "csrf_token": token("/protect")}
         start = time.perf_counter()
         response = client.post("/protect", data=form)
+        while response.url.path.startswith("/jobs/"):  # longer than the form waits
+            time.sleep(0.05)  # (a browser follows the progress page's refresh, each 1 s)
+            response = client.get(response.url.path)
         clicks.append(time.perf_counter() - start)
         assert response.status_code == 200 and 'id="achieved-k">5<' in response.text
         start = time.perf_counter()

@@ -20,7 +20,7 @@ from microagg.web.jobs import Job, JobRunner, RunnerBusy
 from microagg.web.protect import release_for
 from microagg.web.sessions import SessionStore
 
-from .conftest import csrf, make_settings, signed_in, upload
+from .conftest import csrf, make_settings, settled, signed_in, upload
 
 LONG_ROWS = 120_000
 
@@ -219,3 +219,20 @@ def test_a_sweep_runs_as_a_job_with_runs_done_and_cancel(long_client: TestClient
     cancelled = long_client.post(f"/jobs/{job_id}/cancel",
                                  data={"csrf_token": csrf(long_client)})
     assert "Cancelled after" in cancelled.text and 'value="3 5"' in cancelled.text
+
+
+def test_the_report_is_drawn_in_a_worker_process(client: TestClient, monkeypatch) -> None:
+    """Drawing the report's figures would hold the server's interpreter: it happens in a
+    worker (the server's own render_report is broken here, and the report still comes)."""
+    import microagg.report
+
+    def broken(*args: object, **kwargs: object) -> str:
+        raise AssertionError("the report was drawn in the server's process")
+
+    client.post("/data/dataset", data={"dataset": "census", "csrf_token": csrf(client)})
+    response = settled(client, client.post("/protect", data={
+        "k": "5", "method": "mdav", "random_state": "0", "csrf_token": csrf(client, "/protect")}))
+    assert 'id="achieved-k"' in response.text
+    monkeypatch.setattr(microagg.report, "render_report", broken)
+    report = client.get("/result/report.html")
+    assert report.status_code == 200 and "<html" in report.text.lower()

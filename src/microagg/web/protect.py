@@ -27,6 +27,7 @@ from microagg.release import Release
 from microagg.schema import Schema, load_schema
 
 from . import roles
+from .jobs import JobRunner, RunnerBusy
 
 __all__ = [
     "PROTECT_ERRORS",
@@ -140,14 +141,31 @@ class Attempt:
             out[key] = f"{found[0].short} {found[1]:.2f} %" if found else "-"
         return out
 
-    def report(self, original: pd.DataFrame) -> str:
-        """The HTML report (rendered once, on first use; a second caller waits for it)."""
+    def report(self, original: pd.DataFrame, runner: JobRunner | None = None) -> str:
+        """The HTML report, rendered once, on first use (a second caller waits for it): in
+        a worker process of ``runner`` when one is free, so that drawing its figures does
+        not hold the server's interpreter; else here."""
         with self._lock:
+            if self._report is None and runner is not None:
+                try:
+                    job = runner.submit(report_html, (self.release, original), kind="report",
+                                        label=f"report of attempt {self.number}")
+                except RunnerBusy:
+                    job = None
+                if job is not None and job.wait() and job.state == "done":
+                    self._report = str(job.result)
             if self._report is None:
-                from microagg.report import render_report
-
-                self._report = render_report(self.release, original)
+                self._report = report_html(self.release, original)
             return self._report
+
+
+def report_html(release: Release, original: pd.DataFrame, *,
+                progress: Callable[[int, int, str], None] | None = None) -> str:
+    """The release's HTML report (:func:`microagg.report.render_report`); a job of a worker
+    process (``progress`` unused: it does not measure itself)."""
+    from microagg.report import render_report
+
+    return render_report(release, original)
 
 
 def release_for(df: pd.DataFrame, schema: dict[str, dict[str, Any]], folder: pathlib.Path,

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from . import job_pages, protect, roles
-from .jobs import Job, RunnerBusy
+from .jobs import Job, JobRunner, RunnerBusy
 from .pages import _ensure_schema, render
 from .protect import PROTECT_ERRORS, Attempt
 from .security import check_csrf, session_of
@@ -233,7 +233,7 @@ async def get_report(request: Request) -> Response:
     attempt = _current(session)
     if attempt is None or session.table is None:
         return _see("/result")
-    html = await run_in_threadpool(attempt.report, session.table)
+    html = await run_in_threadpool(attempt.report, session.table, job_pages.runner_of(request))
     return HTMLResponse(html, headers={"content-security-policy": REPORT_CSP,
                                        "x-frame-options": "SAMEORIGIN"})
 
@@ -266,12 +266,13 @@ _DOWNLOADS = {
 }
 
 
-def _content(session: SessionState, attempt: Attempt, name: str) -> bytes:
+def _content(session: SessionState, attempt: Attempt, name: str, runner: JobRunner
+             ) -> bytes:
     if name.startswith("published."):
         return protect.published_bytes(attempt, "." + name.split(".", 1)[1])
     if name == "report.html":
         assert session.table is not None
-        return attempt.report(session.table).encode("utf-8")
+        return attempt.report(session.table, runner).encode("utf-8")
     if name == "summary.json":
         return (attempt.release.to_json() + "\n").encode("utf-8")
     if name == "schema.toml":
@@ -290,7 +291,8 @@ async def export_file(request: Request) -> Response:
         return HTMLResponse("Not a download of the workbench.", status_code=404)
     if attempt is None:
         return _see("/export")
-    content = await run_in_threadpool(_content, session, attempt, name)
+    content = await run_in_threadpool(_content, session, attempt, name,
+                                      job_pages.runner_of(request))
     headers = {"content-disposition": f'attachment; filename="{name}"'}
     if name == "report.html":
         headers["content-security-policy"] = REPORT_CSP
