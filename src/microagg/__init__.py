@@ -3,6 +3,7 @@
 Public API
 ----------
 anonymize          DataFrame in, verified :class:`Release` out.
+anonymize_series   Time series (one column per time point) in, verified :class:`Release` out.
 Release            The published data with its parameters, seed, checks, metrics, warnings.
 MicroAggregator    scikit-learn style clusterer (``fit_predict`` / ``labels_``).
 partition          the partitioners: ``partition.PARTITIONERS`` (registry by name) and
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs; loaded on a
     from .hierarchy import Hierarchy
     from .partition import PARTITIONERS
     from .release import Release, anonymize
+    from .series import anonymize_series
 
 __all__ = [
     "PARTITIONERS",
@@ -54,6 +56,7 @@ __all__ = [
     "SchemaError",
     "__version__",
     "anonymize",
+    "anonymize_series",
     "load_dataset",
     "partition",
 ]
@@ -70,6 +73,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Release": (".release", "Release"),
     "SchemaError": (".exceptions", "SchemaError"),
     "anonymize": (".release", "anonymize"),
+    "anonymize_series": (".series.release", "anonymize_series"),
     "load_dataset": (".datasets", "load_dataset"),
     "partition": (".partition", None),
 }

@@ -21,6 +21,8 @@ from numpy.typing import ArrayLike, NDArray
 from .._constraints import Anything, Constraint, InstanceOf, Interval, Options, validate_params
 from .._validation import RandomState
 from ..fuzzy import fuzzy_partition
+from ..semantic.mdav import semantic_mdav
+from ..series.mdav import series_mdav
 from .categorical import mdav_categorical
 from .cdt import cdt
 from .density import dba, mdav2
@@ -56,6 +58,7 @@ __all__ = [
     "partition",
     "projected_optimal_univariate",
     "quality_mode",
+    "series_mdav",
     "tfrp",
     "top_down",
     "vmdav",
@@ -314,6 +317,23 @@ _ENTRIES = (
         for ordering, label in (("npn", "Nearest-point-next"), ("mdav", "MDAV group"),
                                 ("md", "MD group"), ("cbfs", "CBFS group"))
     ),
+    Partitioner(
+        "series-mdav", series_mdav,
+        "Time series (one column per time point): MDAV under the Euclidean distance, or "
+        "under DTW computed on demand (Sakoe-Chiba band); see microagg series.",
+        "Nin & Torra, RSCTC 2006, LNCS 4259; Nin & Torra, Inf. Sci. 179 (2009)",
+        fixed_size=True, params={"distance": "euclidean", "band": None},
+        constraints={"distance": (Options(("euclidean", "dtw")),),
+                     "band": (None, Interval(int, 0, None, closed="left"))}),
+    Partitioner(
+        "semantic-mdav", semantic_mdav,
+        "Semantic MDAV: categories compared in a taxonomy (hierarchy or WordNet) by a "
+        "semantic distance, semantic centroids; see microagg semantic.",
+        "Martinez, Sanchez & Valls, Computers & Security 31 (2012); Sanchez, Batet, Isern & "
+        "Valls, Expert Syst. Appl. 39 (2012)", fixed_size=True, mixed=True,
+        params={"ontology": "hierarchy", "distance": "feature"},
+        constraints={"ontology": (Options(("hierarchy", "wordnet")),),
+                     "distance": (Options(("feature", "wu-palmer", "ic")),)}),
 )
 
 PARTITIONERS: Mapping[str, Partitioner] = MappingProxyType({p.name: p for p in _ENTRIES})
