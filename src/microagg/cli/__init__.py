@@ -1,5 +1,5 @@
 """Command-line interface: ``microagg anonymize | check | risk | sweep | report | series |
-semantic | init-schema | methods | datasets | doctor | serve``.
+semantic | documents | init-schema | methods | datasets | doctor | serve``.
 
 One module per command; :mod:`microagg.cli._common` holds the app, the consoles, the error
 handling (exit 2 for a user error, 3 for a broken guarantee) and the option parsers.
@@ -22,7 +22,7 @@ _LAZY = ("EXIT_BUG", "EXIT_USER_ERROR", "PROGRESS_DELAY", "UsageError", "app")
 
 # importing a command module registers it; this order is the order of `microagg --help`
 _COMMAND_MODULES = ("anonymize", "check", "risk", "report", "sweep", "stream", "graph",
-                    "series", "semantic", "catalog", "doctor", "serve")
+                    "series", "semantic", "documents", "catalog", "doctor", "serve")
 
 
 def _load_app() -> Any:

@@ -1,0 +1,41 @@
+"""Spherical microaggregation of documents (Abril, Navarro-Arribas & Torra 2015): sparse
+TF-IDF vectors grouped by cosine similarity, each published as its group's unit centroid.
+
+:func:`spherical_mdav` (the partition, on a sparse matrix), :func:`spherical_centroids`,
+:func:`anonymize_documents` (the release), :class:`PublishedDocuments` (what it publishes),
+:func:`load_published` and :func:`wordnet_glosses` (a real corpus read offline). Names load
+on first access (PEP 562): importing the package loads neither pandas nor scikit-learn.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["PublishedDocuments", "anonymize_documents", "load_published",
+           "spherical_centroids", "spherical_mdav", "wordnet_glosses"]
+
+_LAZY = {
+    "PublishedDocuments": ".published",
+    "anonymize_documents": ".release",
+    "load_published": ".published",
+    "spherical_centroids": ".mdav",
+    "spherical_mdav": ".mdav",
+    "wordnet_glosses": ".corpus",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first access and keep it in the module's globals."""
+    try:
+        module = importlib.import_module(_LAZY[name], __name__)
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the public ones not loaded yet included."""
+    return sorted(set(globals()) | set(__all__))
