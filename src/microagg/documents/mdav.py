@@ -12,9 +12,9 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .._validation import RandomState, check_k, check_random_state
+from .._validation import RandomState, check_k, check_matrix, check_random_state
 
-__all__ = ["check_sparse_rows", "spherical_centroids", "spherical_mdav"]
+__all__ = ["check_sparse_rows", "spherical_centroids", "spherical_mdav", "spherical_partition"]
 
 _CALLER = "spherical_mdav"
 
@@ -86,6 +86,30 @@ def spherical_mdav(X: Any, k: int, *, random_state: RandomState = None) -> NDArr
     k = check_k(k, n_samples=X.shape[0], caller=_CALLER)
     check_random_state(random_state)
     return _spherical_mdav_labels(X, k)
+
+
+def spherical_partition(X: Any, k: int, *, random_state: RandomState = None
+                        ) -> NDArray[np.intp]:
+    """:func:`spherical_mdav` on the rows of ``X`` made unit vectors (the registry's entry
+    ``spherical-mdav``: groups records by the direction of their vector, cosine similarity).
+
+    Rows of zeros stay zero (similarity 0 to every direction). Through
+    :func:`microagg.anonymize` the columns are z-scored first, so the cosine is taken between
+    scaled records; documents go through :func:`microagg.documents.anonymize_documents` (TF-IDF
+    rows, never densified).
+
+    Examples
+    --------
+    >>> X = np.array([[2.0, 0], [4.0, 0.4], [1.0, 0.1], [0, 3.0], [0.2, 5.0], [0, 1.0]])
+    >>> spherical_partition(X, 3).tolist()
+    [0, 0, 0, 1, 1, 1]
+    """
+    if not sp.issparse(X):  # the registry's dense X: its checks and messages first
+        X = check_matrix(X, caller="spherical-mdav")
+    rows = check_sparse_rows(X, caller="spherical-mdav")
+    norms = np.sqrt(np.asarray(rows.multiply(rows).sum(axis=1)).ravel())
+    scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    return spherical_mdav(sp.diags(scale) @ rows, k, random_state=random_state)
 
 
 def _k_most_similar(sims: NDArray[np.float64], k: int) -> NDArray[np.intp]:

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._constraints import Anything, Constraint, InstanceOf, Interval, Options, validate_params
 from .._validation import RandomState
+from ..documents.mdav import spherical_partition
 from ..fuzzy import fuzzy_partition
 from ..semantic.mdav import semantic_mdav
 from ..series.mdav import series_mdav
@@ -59,6 +60,7 @@ __all__ = [
     "projected_optimal_univariate",
     "quality_mode",
     "series_mdav",
+    "spherical_partition",
     "tfrp",
     "top_down",
     "vmdav",
@@ -334,6 +336,11 @@ _ENTRIES = (
         params={"ontology": "hierarchy", "distance": "feature"},
         constraints={"ontology": (Options(("hierarchy", "wordnet")),),
                      "distance": (Options(("feature", "wu-palmer", "ic")),)}),
+    Partitioner(
+        "spherical-mdav", spherical_partition,
+        "Spherical MDAV: records grouped by the direction of their vector (cosine), groups "
+        "of k; for documents (sparse TF-IDF) see microagg documents.",
+        "Abril, Navarro-Arribas & Torra, Computers & Security 49 (2015)", fixed_size=True),
 )
 
 PARTITIONERS: Mapping[str, Partitioner] = MappingProxyType({p.name: p for p in _ENTRIES})
