@@ -31,6 +31,8 @@ from .extremes import kward, md, tfrp
 from .local_search import quality_mode, resolve_time_limit
 from .mdav import cbfs, mdav, mdav1, vmdav
 from .mixed import MixedData, mage
+from .scale import CONSTRAINTS as _SCALE_CONSTRAINTS
+from .scale import mdav_scale
 from .sorting import meansort_ps, mhm, multidsort_ps
 from .top_down import bottom_up, top_down
 from .univariate import optimal_univariate, projected_optimal_univariate
@@ -52,6 +54,7 @@ __all__ = [
     "mdav1",
     "mdav2",
     "mdav_categorical",
+    "mdav_scale",
     "meansort_ps",
     "mhm",
     "multidsort_ps",
@@ -308,6 +311,14 @@ _ENTRIES = (
                      "rounds": (Interval(int, 0, None, closed="left"),),
                      "time_limit": (None, Options(("auto",)),
                                     Interval(float, 0, None, closed="neither"))}),
+    Partitioner(
+        "mdav-scale", mdav_scale,
+        "For large files: groups built from each record's nearest neighbours, then improved by "
+        "moving and swapping records between nearby groups; MDAV's loss or lower, far faster.",
+        "Laszlo & Mukherjee, IEEE TKDE 17(7) (2005) for CBFS; this package for the neighbour "
+        "lists and the local search", fixed_size=False,
+        params={"neighbours": 12, "sweeps": 100, "tol": 1e-3}, randomized=True,
+        constraints=_SCALE_CONSTRAINTS),
     *(
         Partitioner(
             f"mhm-{ordering}", partial(mhm, ordering=ordering),

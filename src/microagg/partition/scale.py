@@ -1,0 +1,213 @@
+"""mdav-scale: MDAV-quality partitions of large files in near-linear time.
+
+Exact MDAV costs O(n^2 p / k) (about 4.5 minutes at 10^6 x 10 records) and blocking it
+(:mod:`~microagg.partition.blocking`) buys speed with information loss at the block borders.
+mdav-scale takes another way:
+
+1. **Neighbour lists.** Every record gets a list of :data:`CANDIDATES` near records: the
+   records are cut into leaves of at most :data:`LEAF_SIZE` by :data:`TREES` k-d trees, the
+   first on the data, the others on random rotations of it (their borders fall elsewhere),
+   and all pairs within a leaf are compared; then :data:`REFINE` rounds of NN-descent offer
+   each record its neighbours' neighbours. O(n p (TREES LEAF_SIZE + REFINE DEPTH^2)).
+2. **Start: CBFS on the lists.** As in CBFS (Laszlo & Mukherjee 2005), the record farthest
+   from the centroid of the unassigned records forms a group with its k - 1 nearest
+   unassigned records; the nearest are looked up in its list (and its neighbours' lists
+   when that runs short) instead of by a pass over every record. The centroid is renewed
+   each time an eighth of the records left has been grouped. The few records left at the
+   end are grouped by exact MDAV (or join their nearest group when fewer than k). With
+   exact lists this is CBFS; with these lists its IL is a few per cent above MDAV's.
+3. **Local search.** Records move, or swap, between a group and its ``neighbours`` nearest
+   groups (by centroid) among the groups that hold its members' listed neighbours, whenever
+   that lowers the SSE, while every group keeps k..2k-1 records (the moves and swaps of
+   ``mdav-ls``). Sweeps repeat over the groups that changed, and their near groups, until
+   one gains less than ``tol`` of the SSE. Each sweep is O(n (p k neighbours)).
+
+Memory is O(n (p + CANDIDATES)); nothing is quadratic in n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._constraints import Constraint, Interval, validate_params
+from .._validation import RandomState, check_k, check_magnitude, check_matrix, resolve_seed
+from ._scale_kernels import (
+    greedy_groups,
+    group_state,
+    kd_leaves,
+    near_groups,
+    near_in_leaves,
+    refine_lists,
+    sweep,
+)
+from .blocking import blocked_partition
+from .mdav import mdav
+
+__all__ = ["CANDIDATES", "CONSTRAINTS", "LEAF_SIZE", "NEIGHBOURS", "mdav_scale"]
+
+LEAF_SIZE = 128
+"""Records per k-d tree leaf when the neighbour lists are built (step 1)."""
+
+CANDIDATES = 8
+"""Length of each record's neighbour list (step 1); ``k + 3`` when that is longer."""
+
+TREES = 4
+"""k-d trees whose leaves give the first neighbour lists (step 1)."""
+
+REFINE = 2
+"""Rounds of neighbour-of-neighbour refinement of the lists (step 1)."""
+
+DEPTH = 8
+"""Entries of the lists used by the refinement and by the search for near groups."""
+
+NEIGHBOURS = 12
+"""Default number of near groups searched around each group (step 3)."""
+
+CONSTRAINTS: Mapping[str, tuple[Constraint, ...]] = {
+    "neighbours": (Interval(int, 1, None, closed="left"),),
+    "sweeps": (Interval(int, 0, None, closed="left"),),
+    "tol": (Interval(float, 0, None, closed="left"),),
+}
+"""The allowed values of the parameters (the registry entry uses them too)."""
+
+_EXACT_LEFTOVERS = 20_000  # records left over grouped by exact MDAV (more: in blocks of this)
+
+
+def _rotation(rng: np.random.Generator, p: int) -> NDArray[np.float64]:
+    """A random orthogonal p x p matrix (QR of a Gaussian matrix, signs fixed)."""
+    q, r = np.linalg.qr(rng.standard_normal((p, p)))
+    return np.asarray(q * np.where(np.diag(r) < 0, -1.0, 1.0), dtype=np.float64)
+
+
+def _near_lists(Xs: NDArray[np.float64], starts: NDArray[np.int64], width: int,
+                rng: np.random.Generator) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Step 1 on ``Xs`` in the leaf order of the first tree (leaves ``starts``): each row's
+    ``width`` nearest rows found, by distance (-1 pads short lists)."""
+    n, p = Xs.shape
+    near_d = np.full((n, width), np.inf)
+    near_i = np.full((n, width), -1, dtype=np.int64)
+    near_in_leaves(Xs, np.arange(n, dtype=np.int64), starts, near_d, near_i)
+    for _ in range(TREES - 1):
+        order, leaves = kd_leaves(np.ascontiguousarray(Xs @ _rotation(rng, p)), LEAF_SIZE)
+        near_in_leaves(Xs, order, leaves, near_d, near_i)
+    for _ in range(REFINE):
+        near_d, near_i = refine_lists(Xs, near_d, near_i, min(DEPTH, width))
+    return near_d, near_i
+
+
+def _start(Xs: NDArray[np.float64], k: int, starts: NDArray[np.int64],
+           rng: np.random.Generator) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Steps 1-2 on ``Xs`` in leaf order (``starts``): the labels and the neighbour lists."""
+    near_d, near_i = _near_lists(Xs, starts, max(CANDIDATES, k + 3), rng)
+    labels, g = greedy_groups(Xs, near_i, near_d, k)
+    left = np.flatnonzero(labels < 0)
+    if left.size >= k:  # the records no seed could reach: MDAV, in blocks if they are many
+        rest = np.ascontiguousarray(Xs[left])
+        labels[left] = g + (mdav(rest, k) if left.size <= _EXACT_LEFTOVERS else
+                            blocked_partition(rest, k, block_size=_EXACT_LEFTOVERS, n_jobs=1))
+    elif left.size:  # fewer than k: each joins the group of its nearest grouped neighbour
+        for i in left:
+            grouped = [c for c in near_i[i] if c >= 0 and labels[c] >= 0]
+            if not grouped:  # none in its list: the nearest grouped record
+                done = np.flatnonzero(labels >= 0)
+                grouped = [done[np.argmin(((Xs[done] - Xs[i]) ** 2).sum(axis=1))]]
+            labels[i] = labels[grouped[0]]
+    return labels, near_i
+
+
+def _improve(Xs: NDArray[np.float64], labels: NDArray[np.int64], near_rec: NDArray[np.int64],
+             k: int, *, neighbours: int, sweeps: int, tol: float) -> NDArray[np.int64]:
+    """Step 3: sweeps of moves and swaps between near groups (in place; returns labels)."""
+    n_groups = int(labels.max()) + 1
+    if n_groups < 2 or sweeps == 0:
+        return labels
+    cap = max(2 * k - 1, int(np.bincount(labels).max()))
+    state = group_state(Xs, labels, n_groups, cap)
+    sums, count = state[0], state[1]
+    sse = float((Xs * Xs).sum() - ((sums * sums).sum(axis=1) / count).sum())
+    spread = float(((Xs - Xs.mean(axis=0)) ** 2).sum()) / Xs.shape[0]
+    if spread == 0.0:  # all records alike: nothing can improve
+        return labels
+    active = np.ones(n_groups, dtype=np.bool_)
+    width = min(neighbours, n_groups - 1)
+    for _ in range(sweeps):
+        near = near_groups(state[2], labels, state[3], count, near_rec,
+                           min(DEPTH, near_rec.shape[1]), width, active)
+        next_active = np.zeros(n_groups, dtype=np.bool_)
+        # a change must gain more than rounding in the running sums could fake
+        gain, changes = sweep(Xs, labels, near, k, cap, 1e-9 * spread, state, active,
+                              next_active, 2 * k)
+        sse -= gain
+        active = next_active
+        if changes == 0 or gain <= tol * sse:
+            break
+    return labels
+
+
+def mdav_scale(X: ArrayLike, k: int, *, random_state: RandomState = None,
+               neighbours: int = NEIGHBOURS, sweeps: int = 100, tol: float = 1e-3
+               ) -> NDArray[np.intp]:
+    """Partition a large file with MDAV's quality or better in near-linear time (mdav-scale).
+
+    CBFS on approximate neighbour lists, then a local search of moves and swaps between
+    groups with near centroids (module docstring). The local search never raises the SSE,
+    and on the benchmark files (10^5 and 10^6 records, 10 columns, k = 5) the result has a
+    lower information loss than exact MDAV at a fraction of its time.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Scaled numeric quasi-identifiers; must be finite.
+    k : int
+        Minimum group size, ``k >= 2``.
+    random_state : None, int or numpy.random.Generator, default=None
+        Seeds the random rotations of the k-d trees.
+    neighbours : int, default=12
+        Near groups searched around each group, ``>= 1``; more is slower and a little better.
+    sweeps : int, default=100
+        Most local-search sweeps, ``>= 0`` (0: the CBFS start alone).
+    tol : float, default=1e-3
+        Stop once a sweep lowers the SSE by less than this fraction of it, ``>= 0``.
+
+    Returns
+    -------
+    labels : ndarray of shape (n_samples,), dtype=intp
+        Group of each record, consecutive from 0; every group has at least k records (and,
+        except for groups of the start that were larger, at most 2k - 1).
+
+    References
+    ----------
+    Laszlo, M. and Mukherjee, S. "Minimum spanning tree partitioning algorithm for
+    microaggregation." IEEE TKDE 17(7) (2005) (CBFS); Domingo-Ferrer, J. and Torra, V.
+    "Ordinal, continuous and heterogeneous k-anonymity through microaggregation." Data Min.
+    Knowl. Disc. 11 (2005) (MDAV, the baseline); the local search is that of ``mdav-ls``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(1000, 3))
+    >>> labels = mdav_scale(X, 5, random_state=0)
+    >>> int(np.bincount(labels).min()) >= 5
+    True
+    """
+    A = check_matrix(X, caller="mdav-scale")
+    check_magnitude(A, caller="mdav-scale")
+    k = check_k(k, n_samples=A.shape[0], caller="mdav-scale")
+    validate_params({"neighbours": neighbours, "sweeps": sweeps, "tol": tol}, CONSTRAINTS,
+                    caller="mdav-scale")
+    n = A.shape[0]
+    if n < 2 * k:
+        return np.zeros(n, dtype=np.intp)
+    _, rng = resolve_seed(random_state)
+    order, starts = kd_leaves(A, LEAF_SIZE)
+    Xs = np.ascontiguousarray(A[order])  # leaf order: near records near in memory
+    labels, near_rec = _start(Xs, k, starts, rng)
+    labels = _improve(Xs, labels, near_rec, k, neighbours=int(neighbours), sweeps=int(sweeps),
+                      tol=float(tol))
+    out = np.empty(n, dtype=np.intp)
+    out[order] = labels
+    _, out = np.unique(out, return_inverse=True)  # consecutive from 0
+    return out.ravel().astype(np.intp)
