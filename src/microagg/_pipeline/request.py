@@ -32,6 +32,7 @@ from .missing import check_missing
 from .publish import prepare as prepare_publishing
 from .published import check_keep, check_unmasked_identifiers
 from .rules import (
+    QUALITY_SCALE_ROWS,
     EngineRefusal,
     as_names,
     check_attribute_group_request,
@@ -149,9 +150,11 @@ class Request:
             df, quasi_identifiers, options = _with_schema(df, schema, quasi_identifiers,
                                                           options)
         if options.get("refine") is not None:
+            large = (runner.reads_files or options.get("blocking") is not None
+                     or len(df) >= QUALITY_SCALE_ROWS)
             method, params = quality_mode_request(options.get("method"),
                                                   options.get("method_params"),
-                                                  options["refine"])
+                                                  options["refine"], large=large)
             options = {**options, "method": method, "method_params": params}
         whole = not runner.reads_files
         fields = _roles(df, quasi_identifiers, options, whole=whole)

@@ -277,14 +277,24 @@ def check_dp_request(df: pd.DataFrame, qi: tuple[str, ...], ids: tuple[str, ...]
                           + " ".join(problems))
 
 
+QUALITY_SCALE_ROWS = 50_000
+"""From this many records on (and always with blocking or an engine that reads files), the
+quality mode runs ``mdav-scale`` (near-linear) instead of ``mdav-ls`` (whose neighbour
+groups and MDAV-2 / TFRP-2 starts are quadratic in the number of groups)."""
+
+
 def quality_mode_request(method: str | None, method_params: Mapping[str, Any] | None,
-                         seconds: Any) -> tuple[str, dict[str, Any]]:
+                         seconds: Any, *, large: bool = False) -> tuple[str, dict[str, Any]]:
     """The quality mode (``refine=seconds``): ``method`` improved by local search (mdav-ls,
-    started from ``method``, ``"auto"`` when none or mdav-ls) for at most ``seconds``."""
+    started from ``method``, ``"auto"`` when none or mdav-ls) for at most ``seconds``; on
+    ``large`` data (:data:`QUALITY_SCALE_ROWS`, blocking, file engines) with no method,
+    mdav or mdav-scale named: ``mdav-scale``, its local search stopped after ``seconds``."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer,
                                                              np.floating)) or not seconds > 0:
         raise ValueError(f"The 'refine' parameter must be a number of seconds > 0. "
                          f"Got {seconds!r} instead.")
+    if large and method in (None, "mdav", "mdav-scale"):
+        return "mdav-scale", {**dict(method_params or {}), "time_limit": float(seconds)}
     start = "auto" if method in (None, "mdav-ls") else method
     return "mdav-ls", {**dict(method_params or {}), "start": start,
                        "time_limit": float(seconds), "rounds": 10**9}

@@ -266,8 +266,9 @@ def anonymize(
         float | None,
         typer.Option("--refine", metavar="SECONDS", show_default=False,
                      help="Quality mode: improve the method's partition by local search "
-                          "(mdav-ls) for at most this many seconds. The result then "
-                          "depends on the machine's speed."),
+                          "for at most this many seconds (mdav-ls; mdav-scale from 50,000 "
+                          "records, with --blocking, or with --engine file / dask). The "
+                          "result then depends on the machine's speed."),
     ] = None,
     missing: Annotated[
         str,

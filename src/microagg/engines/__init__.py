@@ -36,9 +36,10 @@ digits). ``rounding`` counts only when columns are named: the engines that read 
 themselves publish unrounded means (no integer rounding by default), so ``rounding=False``
 asks nothing of them."""
 
-NUMERIC_BLOCKED = frozenset({"n_jobs"})
+NUMERIC_BLOCKED = frozenset({"n_jobs", "refine"})
 """What the file engine runs besides numeric microaggregation by group means, block by
-block: worker processes (``n_jobs``)."""
+block: worker processes (``n_jobs``) and the quality mode (``refine``: mdav-scale block by
+block)."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,8 @@ ENGINES: Mapping[str, Engine] = MappingProxyType({
                    blocks=True, stages=_STAGES),
     "dask": Engine("dask", "dask", "A Dask cluster (a scheduler address, or a local cluster of "
                    "one worker per CPU).", "microagg.engines.dask_file:run_dask_file",
-                   reads_files=True, runs=frozenset(), blocks=True, stages=_STAGES),
+                   reads_files=True, runs=frozenset({"refine"}), blocks=True,
+                   stages=_STAGES),
     "stream": Engine("stream", "stream", "Records as they arrive: each published within a "
                      "delay bound, in a group of at least k that never changes.",
                      "microagg.engines.stream_csv:stream_csv", reads_files=True,

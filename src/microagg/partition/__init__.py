@@ -317,7 +317,8 @@ _ENTRIES = (
         "moving and swapping records between nearby groups; MDAV's loss or lower, far faster.",
         "Laszlo & Mukherjee, IEEE TKDE 17(7) (2005) for CBFS; this package for the neighbour "
         "lists and the local search", fixed_size=False,
-        params={"neighbours": 12, "sweeps": 100, "tol": 1e-3}, randomized=True,
+        params={"neighbours": 12, "sweeps": 100, "tol": 1e-3, "time_limit": None},
+        randomized=True,
         constraints=_SCALE_CONSTRAINTS),
     *(
         Partitioner(

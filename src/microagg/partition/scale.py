@@ -27,6 +27,8 @@ Memory is O(n (p + CANDIDATES)); nothing is quadratic in n.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Mapping
 
 import numpy as np
@@ -70,6 +72,7 @@ CONSTRAINTS: Mapping[str, tuple[Constraint, ...]] = {
     "neighbours": (Interval(int, 1, None, closed="left"),),
     "sweeps": (Interval(int, 0, None, closed="left"),),
     "tol": (Interval(float, 0, None, closed="left"),),
+    "time_limit": (None, Interval(float, 0, None, closed="neither")),
 }
 """The allowed values of the parameters (the registry entry uses them too)."""
 
@@ -119,8 +122,10 @@ def _start(Xs: NDArray[np.float64], k: int, starts: NDArray[np.int64],
 
 
 def _improve(Xs: NDArray[np.float64], labels: NDArray[np.int64], near_rec: NDArray[np.int64],
-             k: int, *, neighbours: int, sweeps: int, tol: float) -> NDArray[np.int64]:
-    """Step 3: sweeps of moves and swaps between near groups (in place; returns labels)."""
+             k: int, *, neighbours: int, sweeps: int, tol: float,
+             deadline: float = math.inf) -> NDArray[np.int64]:
+    """Step 3: sweeps of moves and swaps between near groups (in place; returns labels); no
+    sweep starts after ``deadline`` (``time.perf_counter()``)."""
     n_groups = int(labels.max()) + 1
     if n_groups < 2 or sweeps == 0:
         return labels
@@ -134,6 +139,8 @@ def _improve(Xs: NDArray[np.float64], labels: NDArray[np.int64], near_rec: NDArr
     active = np.ones(n_groups, dtype=np.bool_)
     width = min(neighbours, n_groups - 1)
     for _ in range(sweeps):
+        if time.perf_counter() > deadline:
+            break
         near = near_groups(state[2], labels, state[3], count, near_rec,
                            min(DEPTH, near_rec.shape[1]), width, active)
         next_active = np.zeros(n_groups, dtype=np.bool_)
@@ -148,8 +155,8 @@ def _improve(Xs: NDArray[np.float64], labels: NDArray[np.int64], near_rec: NDArr
 
 
 def mdav_scale(X: ArrayLike, k: int, *, random_state: RandomState = None,
-               neighbours: int = NEIGHBOURS, sweeps: int = 100, tol: float = 1e-3
-               ) -> NDArray[np.intp]:
+               neighbours: int = NEIGHBOURS, sweeps: int = 100, tol: float = 1e-3,
+               time_limit: float | None = None) -> NDArray[np.intp]:
     """Partition a large file with MDAV's quality or better in near-linear time (mdav-scale).
 
     CBFS on approximate neighbour lists, then a local search of moves and swaps between
@@ -171,6 +178,9 @@ def mdav_scale(X: ArrayLike, k: int, *, random_state: RandomState = None,
         Most local-search sweeps, ``>= 0`` (0: the CBFS start alone).
     tol : float, default=1e-3
         Stop once a sweep lowers the SSE by less than this fraction of it, ``>= 0``.
+    time_limit : float, default=None
+        Seconds after which no further sweep starts (``> 0``; the start is always completed:
+        the quality mode's ``refine`` budget on large data); ``None``: no limit.
 
     Returns
     -------
@@ -196,8 +206,9 @@ def mdav_scale(X: ArrayLike, k: int, *, random_state: RandomState = None,
     A = check_matrix(X, caller="mdav-scale")
     check_magnitude(A, caller="mdav-scale")
     k = check_k(k, n_samples=A.shape[0], caller="mdav-scale")
-    validate_params({"neighbours": neighbours, "sweeps": sweeps, "tol": tol}, CONSTRAINTS,
-                    caller="mdav-scale")
+    validate_params({"neighbours": neighbours, "sweeps": sweeps, "tol": tol,
+                     "time_limit": time_limit}, CONSTRAINTS, caller="mdav-scale")
+    started = time.perf_counter()
     n = A.shape[0]
     if n < 2 * k:
         return np.zeros(n, dtype=np.intp)
@@ -205,8 +216,9 @@ def mdav_scale(X: ArrayLike, k: int, *, random_state: RandomState = None,
     order, starts = kd_leaves(A, LEAF_SIZE)
     Xs = np.ascontiguousarray(A[order])  # leaf order: near records near in memory
     labels, near_rec = _start(Xs, k, starts, rng)
+    deadline = math.inf if time_limit is None else started + float(time_limit)
     labels = _improve(Xs, labels, near_rec, k, neighbours=int(neighbours), sweeps=int(sweeps),
-                      tol=float(tol))
+                      tol=float(tol), deadline=deadline)
     out = np.empty(n, dtype=np.intp)
     out[order] = labels
     _, out = np.unique(out, return_inverse=True)  # consecutive from 0
