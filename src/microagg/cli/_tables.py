@@ -33,13 +33,22 @@ def _budget_text(budget: Any) -> str:
     return f"{budget['seconds']:g} s ({source}), {reached}; {budget['spent']:.1f} s spent"
 
 
-def _table(rows: Rows) -> Table:
-    table = Table(title="microagg release", show_header=False, title_justify="left")
+def key_value_table(title: str, rows: Rows, warnings: tuple[str, ...] | list[str] = ()
+                    ) -> Table:
+    """The two-column table every command prints after a run (names in bold; values as
+    plain text, never markup), then one ``warning`` row per warning."""
+    table = Table(title=title, show_header=False, title_justify="left")
     table.add_column("", style="bold")
     table.add_column("")
     for name, value in rows:
         table.add_row(name, Text(value))
+    for warning in warnings:
+        table.add_row("warning", Text(warning))
     return table
+
+
+def _table(rows: Rows) -> Table:
+    return key_value_table("microagg release", rows)
 
 
 def _head_rows(release: Release, source: str, output: pathlib.Path | str) -> Rows:

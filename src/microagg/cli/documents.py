@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from microagg.cli._common import RandomStateOption, SepOption, app, stdout, user_errors
+
+from ._tables import key_value_table
 
 if TYPE_CHECKING:
     from microagg._pipeline.result import Release
@@ -150,11 +151,4 @@ def _summary(release: Release, output: str) -> Table:
              ("seed", str(release.seed)),
              ("time (s)", f"{sum(release.timings.values()):.2f}"),
              ("written", output)]
-    out = Table(title="microagg documents", show_header=False, title_justify="left")
-    out.add_column("", style="bold")
-    out.add_column("")
-    for name, value in rows:
-        out.add_row(name, Text(value))
-    for warning in release.warnings:
-        out.add_row("warning", Text(warning))
-    return out
+    return key_value_table("microagg documents", rows, release.warnings)

@@ -8,7 +8,6 @@ import time
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from microagg.cli._common import (
@@ -20,6 +19,8 @@ from microagg.cli._common import (
     user_errors,
 )
 
+from ._tables import key_value_table
+
 graph_app = typer.Typer(
     help="Graphs (edge-list CSV with source,target, or GraphML): k-degree anonymity "
          "(Liu & Terzi) and neighbourhood k-anonymity (seed 001, Definition 1). Needs "
@@ -29,15 +30,6 @@ graph_app = typer.Typer(
 app.add_typer(graph_app, name="graph")
 
 _MODELS = ("degree", "neighbourhood")
-
-
-def _table(title: str, rows: list[tuple[str, str]]) -> Table:
-    table = Table(title=title, show_header=False, title_justify="left")
-    table.add_column("", style="bold")
-    table.add_column("")
-    for name, value in rows:
-        table.add_row(name, Text(value))
-    return table
 
 
 @graph_app.command("anonymize")
@@ -147,7 +139,7 @@ def graph_anonymize(
             write_text_atomic(json.dumps(plain_json(summary), indent=2) + "\n", summary_out)
     rows += [("seed", str(summary["seed"])), ("time (s)", f"{time.perf_counter() - start:.2f}")]
     console = stdout()
-    console.print(_table("microagg graph release", rows))
+    console.print(key_value_table("microagg graph release", rows))
     for note in notes:
         console.print(Text(f"Warning: {note}", style="yellow"), soft_wrap=True)
 
@@ -168,4 +160,4 @@ def graph_check(
         rows = [("vertices / edges", f"{G.number_of_nodes():,} / {G.number_of_edges():,}"),
                 ("k, neighbourhoods (Definition 1)", str(graph_k_anonymity(G))),
                 ("k, degrees", str(degree_k_anonymity(G)))]
-    stdout().print(_table(f"microagg graph check: {input_path}", rows))
+    stdout().print(key_value_table(f"microagg graph check: {input_path}", rows))

@@ -8,8 +8,6 @@ import pathlib
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
 from microagg.cli._common import (
     RandomStateOption,
@@ -22,6 +20,8 @@ from microagg.cli._common import (
     stdout,
     user_errors,
 )
+
+from ._tables import key_value_table
 
 
 def _parse_synsets(items: list[str] | None) -> dict[str, dict[str, str]]:
@@ -139,10 +139,6 @@ def semantic(
 
 
 def _print(release: Any, source: str, output: pathlib.Path | None) -> None:
-    out = Table(title=f"microagg semantic: {source}", show_header=False,
-                title_justify="left")
-    out.add_column("", style="bold")
-    out.add_column("")
     m = release.metrics
     rows = [("rows / groups", f"{release.n_rows:,} / {m['n_groups']:,}"),
             ("k required / achieved", f"{release.params['k']} / {release.k}"),
@@ -153,6 +149,4 @@ def _print(release: Any, source: str, output: pathlib.Path | None) -> None:
              for c, loss in m["semantic_information_loss_columns"].items()]
     rows += [("seed", str(release.seed)), ("time (s)", f"{release.timings['total']:.2f}"),
              ("written to", str(output) if output else "(not written: give -o)")]
-    for name, value in rows:
-        out.add_row(name, Text(value))
-    stdout().print(out)
+    stdout().print(key_value_table(f"microagg semantic: {source}", rows))

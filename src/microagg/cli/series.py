@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from microagg.cli._common import (
     RandomStateOption,
@@ -18,6 +17,8 @@ from microagg.cli._common import (
     stdout,
     user_errors,
 )
+
+from ._tables import key_value_table
 
 if TYPE_CHECKING:
     from microagg._pipeline.result import Release
@@ -120,11 +121,4 @@ def _summary(release: Release, output: str) -> Table:
              ("seed", str(release.seed)),
              ("time (s)", f"{sum(release.timings.values()):.2f}"),
              ("written", output)]
-    out = Table(title="microagg series", show_header=False, title_justify="left")
-    out.add_column("", style="bold")
-    out.add_column("")
-    for name, value in rows:
-        out.add_row(name, Text(value))
-    for warning in release.warnings:
-        out.add_row("warning", Text(warning))
-    return out
+    return key_value_table("microagg series", rows, release.warnings)

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._jit import njit
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
+from ._scale_kernels import group_state
 
 __all__ = ["default_time_limit", "local_search", "quality_mode", "resolve_time_limit"]
 
@@ -45,24 +46,6 @@ def resolve_time_limit(n_samples: int, params: dict[str, Any]) -> dict[str, Any]
     if params.get("time_limit", "auto") == "auto":
         params["time_limit"] = default_time_limit(n_samples)
     return params
-
-
-@njit(cache=True)
-def _group_state(X, labels, n_groups, cap):  # pragma: no cover - numba
-    """Sums, counts and member lists (n_groups x cap) of a partition, and each row's slot."""
-    n, p = X.shape
-    sums = np.zeros((n_groups, p))
-    count = np.zeros(n_groups, dtype=np.int64)
-    members = np.full((n_groups, cap), -1, dtype=np.int64)
-    slot = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        g = labels[i]
-        members[g, count[g]] = i
-        slot[i] = count[g]
-        count[g] += 1
-        for j in range(p):
-            sums[g, j] += X[i, j]
-    return sums, count, members, slot
 
 
 @njit(cache=True)
@@ -157,7 +140,7 @@ def _descend(X, labels, k, cap, order, width, tol, max_passes):  # pragma: no co
     """
     n, p = X.shape
     n_groups = int(labels.max()) + 1
-    sums, count, members, slot = _group_state(X, labels, n_groups, cap)
+    sums, count, _, members, slot = group_state(X, labels, n_groups, cap)
     a_c = np.empty(p)
     b_c = np.empty(p)
     gain = 0.0
