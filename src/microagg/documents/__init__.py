@@ -9,8 +9,7 @@ on first access (PEP 562): importing the package loads neither pandas nor scikit
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .._lazy import lazy_names
 
 __all__ = ["PublishedDocuments", "anonymize_documents", "load_published",
            "spherical_centroids", "spherical_mdav", "wordnet_glosses"]
@@ -25,17 +24,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name on first access and keep it in the module's globals."""
-    try:
-        module = importlib.import_module(_LAZY[name], __name__)
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's names, the public ones not loaded yet included."""
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__, globals())
