@@ -1,0 +1,155 @@
+"""Exact pricing by anchored enumeration with pruning (validation assumed done).
+
+For each row ``i`` it finds ``rho_i = min_{S containing i, |S| in [k, 2k-1]} rc(S) / |S|`` by
+depth-first enumeration over the rows that can be in such a group, or, where the enumeration
+exceeds its node budget, falls back to the anchored lower bound of that row. Either way
+``sum(u) + sum_i rho_i`` is a proved lower bound (see
+:func:`~microagg.bounds._pricing.anchored_bound`); when every row is enumerated and no group
+of negative reduced cost is left it equals the LP optimum.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .._jit import njit
+
+
+@njit(cache=True)
+def _candidates(X, i, u, table, s, target):  # pragma: no cover - numba
+    """Rows ``j`` that may share a size-``s`` group with ``i`` whose ``rc / s < target``,
+    sorted by ``u`` descending, and the anchored lower bound of ``rc / s`` at ``i``."""
+    n, p = X.shape
+    e = np.empty(n)
+    for j in range(n):
+        acc = 0.0
+        for f in range(p):
+            diff = X[i, f] - X[j, f]
+            acc += diff * diff
+        e[j] = (acc + table[j, s - 2]) / (2.0 * s) - u[j]
+    e[i] = np.inf
+    small = np.sort(np.partition(e, s - 2)[: s - 1])
+    base = table[i, s - 1] / (2.0 * s) - u[i]
+    low = (base + small.sum()) / s
+    rest = base + small[: s - 2].sum()
+    keep = np.zeros(n, dtype=np.bool_)
+    for j in range(n):
+        if j == i:
+            continue
+        forced = base + small.sum() if e[j] <= small[s - 2] else rest + e[j]
+        keep[j] = forced < target * s
+    cand = np.flatnonzero(keep)
+    order = np.argsort(-u[cand])
+    return cand[order], low
+
+
+@njit(cache=True)
+def _enumerate(X, u, i, cand, s, best, budget):  # pragma: no cover - numba
+    """Smallest ``rc(S)`` over ``S = {i} + (s - 1) of cand`` below ``best``; nodes used.
+
+    Prunes with ``SSE(S) >= SSE(P)`` for ``P`` inside ``S`` and ``u(S) <= u(P) +`` the next
+    ``r`` values of ``u`` (``cand`` is sorted by ``u`` descending)."""
+    c = cand.shape[0]
+    p = X.shape[1]
+    r_need = s - 1
+    if c < r_need:
+        return best, np.full(s, -1, dtype=np.int64), 0
+    pref = np.zeros(c + 1)
+    for t in range(c):
+        pref[t + 1] = pref[t] + u[cand[t]]
+    pos = np.full(s, -1, dtype=np.int64)
+    means = np.zeros((s, p))
+    sse = np.zeros(s)
+    usum = np.zeros(s)
+    means[0] = X[i]
+    usum[0] = u[i]
+    arg = np.full(s, -1, dtype=np.int64)
+    nodes = 0
+    depth = 1
+    pos[1] = -1
+    while depth >= 1:
+        pos[depth] += 1
+        t = pos[depth]
+        left = r_need - depth  # picks after this one
+        if t > c - 1 - left or nodes > budget:
+            depth -= 1
+            continue
+        nodes += 1
+        j = cand[t]
+        d = 0.0
+        for f in range(p):
+            diff = X[j, f] - means[depth - 1, f]
+            d += diff * diff
+        sse[depth] = sse[depth - 1] + depth / (depth + 1.0) * d
+        usum[depth] = usum[depth - 1] + u[j]
+        if sse[depth] - usum[depth] - (pref[t + 1 + left] - pref[t + 1]) >= best:
+            continue
+        for f in range(p):
+            means[depth, f] = means[depth - 1, f] + (X[j, f] - means[depth - 1, f]) / (depth + 1.0)
+        if left == 0:
+            best = sse[depth] - usum[depth]
+            arg[0] = i
+            for q in range(1, s):
+                arg[q] = cand[pos[q]]
+            continue
+        depth += 1
+        pos[depth] = t
+    return best, arg, nodes
+
+
+@njit(cache=True)
+def _price_all(X, u, table, k, incumbent, budget, rows):  # pragma: no cover - numba
+    """Per row of ``rows``: ``rho_i`` (exact or its anchored lower bound), whether exact,
+    best group."""
+    n = rows.shape[0]
+    top = min(2 * k - 1, X.shape[0])
+    rho = np.empty(n)
+    exact = np.ones(n, dtype=np.bool_)
+    groups = np.full((n, top), -1, dtype=np.int64)
+    for r in range(n):
+        i = rows[r]
+        best = incumbent[i]  # rc / s of a known group holding i: an upper bound on rho_i
+        lowest = np.inf
+        for s in range(k, top + 1):
+            cand, low = _candidates(X, i, u, table, s, best)
+            value, arg, nodes = _enumerate(X, u, i, cand, s, best * s, budget)
+            if nodes > budget:
+                exact[r] = False
+                lowest = min(lowest, low)
+            elif value / s < best:
+                best = value / s
+                groups[r, :] = -1
+                groups[r, :s] = arg
+        rho[r] = min(best, lowest)
+    return rho, exact, groups
+
+
+def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray[np.float64],
+                  k: int, incumbent: NDArray[np.float64], budget: int = 200_000,
+                  deadline: float = np.inf) -> tuple[float, bool, list[NDArray[np.intp]], float]:
+    """Proved bound ``sum(u) + sum_i rho_i``, whether every row was exact, the groups of
+    negative reduced cost found, and the smallest ``rho_i``.
+
+    ``incumbent[i]`` must be ``rc(S) / |S|`` of some group ``S`` of ``k .. 2k-1`` rows
+    holding ``i`` (or ``+inf``): only groups below it are searched. Rows are priced in
+    chunks; past ``deadline`` (``time.perf_counter()``) the round stops and its bound is
+    ``-inf`` (the groups found so far are still returned).
+    """
+    n = X.shape[0]
+    parts = []
+    for lo in range(0, n, 64):
+        rows = np.arange(lo, min(lo + 64, n), dtype=np.int64)
+        parts.append(_price_all(X, u, table, k, incumbent, budget, rows))
+        if time.perf_counter() > deadline and lo + 64 < n:
+            found = [np.sort(g[g >= 0]).astype(np.intp) for p in parts
+                     for g, r in zip(p[2], p[0], strict=True) if g[0] >= 0 and r < -1e-12]
+            return -np.inf, False, found, -np.inf
+    rho = np.concatenate([p[0] for p in parts])
+    exact = np.concatenate([p[1] for p in parts])
+    groups = np.concatenate([p[2] for p in parts])
+    found = [np.sort(g[g >= 0]).astype(np.intp) for g, r in zip(groups, rho, strict=True)
+             if g[0] >= 0 and r < -1e-12]
+    return float(u.sum() + rho.sum()), bool(exact.all()), found, float(rho.min())

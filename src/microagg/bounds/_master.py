@@ -1,0 +1,165 @@
+"""The restricted master LP of column generation and its loop (validation assumed done)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import linprog
+from scipy.sparse import csc_matrix
+
+from ._exact import exact_pricing
+from ._pricing import (
+    brute_force_min_rc,
+    greedy_columns,
+    knn_sums,
+    knn_table,
+    neighbours,
+    rc_lower_bound,
+    sse_of,
+)
+
+_TOL = 1e-9
+
+
+@dataclass
+class ColumnPool:
+    """Distinct groups (sorted row indices) and their SSE."""
+
+    X: NDArray[np.float64]
+    members: list[NDArray[np.intp]] = field(default_factory=list)
+    costs: list[float] = field(default_factory=list)
+    seen: set[bytes] = field(default_factory=set)
+
+    def add(self, group: NDArray[np.intp]) -> bool:
+        """Add one group; False when it was there already."""
+        group = np.sort(np.asarray(group, dtype=np.intp))
+        key = group.tobytes()
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        self.members.append(group)
+        self.costs.append(sse_of(self.X, group))
+        return True
+
+    def add_partition(self, labels: NDArray[np.intp]) -> None:
+        """Add every group of a partition."""
+        order = np.argsort(labels, kind="stable")
+        cuts = np.flatnonzero(np.diff(labels[order])) + 1
+        for group in np.split(order, cuts):
+            self.add(group)
+
+    def matrix(self) -> csc_matrix:
+        """The n x (number of columns) 0/1 incidence matrix."""
+        n = self.X.shape[0]
+        rows = np.concatenate(self.members)
+        ptr = np.concatenate([[0], np.cumsum([len(m) for m in self.members])])
+        return csc_matrix((np.ones(rows.size), rows, ptr), shape=(n, len(self.members)))
+
+
+def solve_master(pool: ColumnPool) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
+    """Solve ``min c x, A x = 1, x >= 0`` with HiGHS: value, duals ``u`` and ``x``."""
+    n = pool.X.shape[0]
+    res = linprog(np.asarray(pool.costs), A_eq=pool.matrix(), b_eq=np.ones(n),
+                  bounds=(0, None), method="highs")
+    if res.status != 0:
+        raise RuntimeError(f"the restricted master LP failed: {res.message}")
+    return float(res.fun), np.asarray(res.eqlin.marginals, dtype=np.float64), res.x
+
+
+@dataclass
+class Progress:
+    """What the loop reached."""
+
+    lp_value: float = np.inf
+    certified: float = -np.inf
+    duals: NDArray[np.float64] | None = None
+    min_rc_bound: float = -np.inf
+    exact: bool = False
+    iterations: int = 0
+    history: list[tuple[float, float]] = field(default_factory=list)
+
+
+def column_generation(X: NDArray[np.float64], k: int, pool: ColumnPool, *, time_limit: float,
+                      exact_pricing: bool, width: int, max_new: int) -> Progress:
+    """Alternate master LP and pricing until pricing finds nothing or time is up.
+
+    After every LP the Lagrangian bound ``sum(u) + m * min(0, L)`` is computed, with ``L``
+    the exact minimum reduced cost (``exact_pricing``) or :func:`rc_lower_bound`, and
+    ``m = n // k`` the most groups a partition can have; the best bound seen is kept.
+    """
+    start = time.perf_counter()
+    n = X.shape[0]
+    m = n // k
+    knn = knn_sums(X, k)
+    _, nbr = neighbours(X, min(n, max(width, 2 * k)))
+    prog = Progress()
+    while True:
+        value, u, _ = solve_master(pool)
+        prog.iterations += 1
+        prog.lp_value, prog.duals = value, u
+        if exact_pricing:
+            low, best = brute_force_min_rc(X, u, k)
+            new = [np.asarray(best, dtype=np.intp)] if low < -_TOL else []
+        else:
+            low = rc_lower_bound(knn, u, k)
+            new, _ = greedy_columns(X, u, nbr, k, _TOL * max(1.0, abs(value)))
+        bound = float(u.sum()) + m * min(0.0, low)
+        if bound > prog.certified:
+            prog.certified, prog.min_rc_bound = bound, low
+        prog.history.append((value, bound))
+        added = sum(pool.add(g) for g in _cheapest(X, u, new, max_new))
+        if added == 0:
+            prog.exact = exact_pricing
+            break
+        if time.perf_counter() - start > time_limit:
+            break
+    return prog
+
+
+def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: Progress, *,
+                       time_limit: float, max_new: int) -> float:
+    """Rounds of master LP and :func:`~microagg.bounds._exact.exact_pricing`; best bound.
+
+    Each round's ``sum(u) + sum_i rho_i`` is proved whatever ``u`` is (rows whose enumeration
+    ran out of nodes use their anchored lower bound), so the best over the rounds is kept;
+    when every row was enumerated and no negative column is left the LP is optimal. A round
+    cut off by the time limit gives no bound.
+    """
+    start = time.perf_counter()
+    table = knn_table(X, k)
+    best = -np.inf
+    while time.perf_counter() - start < time_limit:
+        value, u, _ = solve_master(pool)
+        prog.iterations += 1
+        prog.lp_value, prog.duals = value, u
+        bound, exact, found, _ = exact_pricing(X, u, table, k, incumbents(pool, u, k),
+                                               deadline=start + time_limit)
+        bound -= 1e-9 * (abs(bound) + float(np.abs(u).sum()))  # rounding of the sums
+        best = max(best, bound)
+        prog.history.append((value, bound))
+        added = sum(pool.add(g) for g in _cheapest(X, u, found, max_new))
+        if added == 0:
+            prog.exact = exact
+            break
+    return best
+
+
+def incumbents(pool: ColumnPool, u: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """Per row, the least ``rc(S) / |S|`` over pool groups of ``k .. 2k-1`` rows holding it."""
+    inc = np.full(pool.X.shape[0], np.inf)
+    for group, cost in zip(pool.members, pool.costs, strict=True):
+        if k <= group.size < 2 * k:
+            np.minimum.at(inc, group, (cost - float(u[group].sum())) / group.size)
+    return inc
+
+
+def _cheapest(X: NDArray[np.float64], u: NDArray[np.float64], groups: list[NDArray[np.intp]],
+              limit: int) -> list[NDArray[np.intp]]:
+    """The ``limit`` groups of lowest reduced cost."""
+    if len(groups) <= limit:
+        return groups
+    rc = np.array([sse_of(X, g) - float(u[g].sum()) for g in groups])
+    return [groups[i] for i in np.argsort(rc, kind="stable")[:limit]]

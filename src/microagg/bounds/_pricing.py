@@ -1,0 +1,254 @@
+"""Pricing for the set-partitioning LP: heuristic column search, the certified lower bound on
+the reduced cost, and brute-force exact pricing for tiny instances (tests only)."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.neighbors import NearestNeighbors
+
+from .._jit import njit
+
+__all__ = ["brute_force_columns", "brute_force_min_rc", "greedy_columns", "knn_sums",
+           "neighbours", "rc_lower_bound", "sse_of"]
+
+
+def sse_of(X: NDArray[np.float64], members: NDArray[np.intp]) -> float:
+    """SSE of one group: squared distances of its rows to their mean."""
+    block = X[members]
+    return float(((block - block.mean(axis=0)) ** 2).sum())
+
+
+def neighbours(X: NDArray[np.float64], width: int) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
+    """Squared distances and indices of each row's ``width`` nearest rows (itself first)."""
+    width = min(width, X.shape[0])
+    dist, idx = NearestNeighbors(n_neighbors=width).fit(X).kneighbors(X)
+    # a duplicate may come before the row itself: put the row first, keep the rest sorted
+    for i in np.flatnonzero(idx[:, 0] != np.arange(X.shape[0])):
+        pos = int(np.flatnonzero(idx[i] == i)[0]) if (idx[i] == i).any() else width - 1
+        idx[i, 1:pos + 1] = idx[i, :pos].copy()
+        dist[i, 1:pos + 1] = dist[i, :pos].copy()
+        idx[i, 0], dist[i, 0] = i, 0.0
+    return np.ascontiguousarray(dist**2), np.ascontiguousarray(idx, dtype=np.intp)
+
+
+def knn_sums(X: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """``D[i, s - k]``: sum of the ``s - 1`` smallest squared distances from row ``i`` to the
+    other rows, for every size ``s`` in ``k .. min(2k - 1, n)``."""
+    n = X.shape[0]
+    top = min(2 * k - 1, n)
+    sq, _ = neighbours(X, top)
+    cum = np.cumsum(sq[:, 1:], axis=1)  # cum[:, t - 1]: the t nearest other rows
+    return np.ascontiguousarray(cum[:, k - 2:top - 1])
+
+
+def rc_lower_bound(knn: NDArray[np.float64], u: NDArray[np.float64], k: int) -> float:
+    """A proved lower bound on ``min rc(S) = SSE(S) - sum_{i in S} u_i`` over ``|S| in [k, 2k-1]``.
+
+    For a group ``S`` of size ``s`` with mean ``c``,
+    ``SSE(S) = (1 / (2s)) sum_{i, j in S} ||x_i - x_j||^2
+    = sum_{i in S} (1 / (2s)) sum_{j in S, j != i} ||x_i - x_j||^2``.
+    The inner sum has ``s - 1`` terms, so it is at least ``D_i(s - 1)``, the sum of the
+    ``s - 1`` smallest squared distances from ``i`` to any other row. Hence
+    ``rc(S) >= sum_{i in S} a_i(s)`` with ``a_i(s) = D_i(s - 1) / (2s) - u_i``, and the right
+    side over all ``S`` of size ``s`` is smallest when ``S`` holds the ``s`` rows of smallest
+    ``a_i(s)``. The minimum of that over ``s`` bounds ``min rc`` from below.
+
+    Parameters
+    ----------
+    knn : ndarray of shape (n_samples, n_sizes)
+        :func:`knn_sums` of the data.
+    u : ndarray of shape (n_samples,)
+        Dual values (any real numbers: the bound holds for every ``u``).
+    k : int
+        Minimum group size.
+
+    Returns
+    -------
+    float
+    """
+    best = np.inf
+    for col in range(knn.shape[1]):
+        s = k + col
+        a = knn[:, col] / (2.0 * s) - u
+        best = min(best, float(np.partition(a, s - 1)[:s].sum()))
+    return best
+
+
+@njit(cache=True)
+def _grow(X, u, nbr, k, start):  # pragma: no cover - numba
+    """Greedy group around ``start`` among its neighbours: best reduced cost, members, size."""
+    width = nbr.shape[1]
+    p = X.shape[1]
+    top = min(2 * k - 1, width)
+    used = np.zeros(width, dtype=np.bool_)
+    mean = X[start].copy()
+    order = np.empty(top, dtype=np.int64)
+    order[0] = start
+    used[0] = True
+    sse = 0.0
+    usum = u[start]
+    best_rc = np.inf
+    best_size = 0
+    for size in range(1, top):
+        pick = -1
+        pick_delta = np.inf
+        for t in range(1, width):
+            if used[t]:
+                continue
+            j = nbr[start, t]
+            d = 0.0
+            for f in range(p):
+                diff = X[j, f] - mean[f]
+                d += diff * diff
+            delta = size / (size + 1.0) * d - u[j]
+            if delta < pick_delta:
+                pick_delta = delta
+                pick = t
+        if pick < 0:
+            break
+        used[pick] = True
+        j = nbr[start, pick]
+        d = 0.0
+        for f in range(p):
+            diff = X[j, f] - mean[f]
+            d += diff * diff
+        sse += size / (size + 1.0) * d
+        usum += u[j]
+        for f in range(p):
+            mean[f] += (X[j, f] - mean[f]) / (size + 1.0)
+        order[size] = j
+        if size + 1 >= k and sse - usum < best_rc:
+            best_rc = sse - usum
+            best_size = size + 1
+    return best_rc, order, best_size
+
+
+@njit(cache=True)
+def _greedy_all(X, u, nbr, k, tol):  # pragma: no cover - numba
+    """:func:`_grow` from every row; rows whose best group has reduced cost < ``-tol``."""
+    n = X.shape[0]
+    top = min(2 * k - 1, nbr.shape[1])
+    cols = np.full((n, top), -1, dtype=np.int64)
+    rcs = np.empty(n)
+    for i in range(n):
+        rc, order, size = _grow(X, u, nbr, k, i)
+        rcs[i] = rc
+        if rc < -tol:
+            for t in range(size):
+                cols[i, t] = order[t]
+    return cols, rcs
+
+
+def greedy_columns(X: NDArray[np.float64], u: NDArray[np.float64], nbr: NDArray[np.intp],
+                   k: int, tol: float) -> tuple[list[NDArray[np.intp]], float]:
+    """Negative-reduced-cost groups found greedily from each row, and the best reduced cost."""
+    cols, rcs = _greedy_all(X, u, nbr.astype(np.int64), k, tol)
+    found = [np.sort(row[row >= 0]).astype(np.intp) for row in cols if row[0] >= 0]
+    return found, float(rcs.min()) if rcs.size else 0.0
+
+
+def brute_force_columns(n: int, k: int) -> list[tuple[int, ...]]:
+    """Every subset of ``range(n)`` of size ``k .. 2k - 1`` (tiny ``n`` only)."""
+    if n > 14:
+        raise ValueError(f"brute force is for n_samples <= 14. Got n_samples={n}.")
+    return [S for s in range(k, min(2 * k - 1, n) + 1) for S in combinations(range(n), s)]
+
+
+def brute_force_min_rc(X: NDArray[np.float64], u: NDArray[np.float64],
+                       k: int) -> tuple[float, tuple[int, ...]]:
+    """Exact ``min rc(S)`` over ``|S| in [k, 2k-1]`` by enumeration, and the minimising group."""
+    best = np.inf
+    arg: tuple[int, ...] = ()
+    for S in brute_force_columns(X.shape[0], k):
+        rc = sse_of(X, np.asarray(S)) - float(u[list(S)].sum())
+        if rc < best:
+            best, arg = rc, S
+    return best, arg
+
+
+def knn_table(X: NDArray[np.float64], k: int) -> NDArray[np.float64]:
+    """``T[i, t]``: sum of the ``t`` smallest squared distances from row ``i`` to the other
+    rows, ``t = 0 .. min(2k - 2, n - 1)``."""
+    sq, _ = neighbours(X, min(2 * k - 1, X.shape[0]))
+    out = np.zeros((X.shape[0], sq.shape[1]))
+    out[:, 1:] = np.cumsum(sq[:, 1:], axis=1)
+    return out
+
+
+@njit(cache=True)
+def _star(X, i, u, table, s, d2, e):  # pragma: no cover - numba
+    """``e_ij(s)`` for every ``j`` (``+inf`` at ``i``) and the bound of ``rc / s`` at ``i``."""
+    n, p = X.shape
+    for j in range(n):
+        acc = 0.0
+        for f in range(p):
+            diff = X[i, f] - X[j, f]
+            acc += diff * diff
+        d2[j] = acc
+        e[j] = (acc + table[j, s - 2]) / (2.0 * s) - u[j]
+    e[i] = np.inf
+    part = np.partition(e, s - 2)
+    total = table[i, s - 1] / (2.0 * s) - u[i]
+    for q in range(s - 1):
+        total += part[q]
+    return total / s, part[s - 2]
+
+
+@njit(cache=True)
+def _anchored(X, u, table, k):  # pragma: no cover - numba
+    """Per-row ``rho_i`` of :func:`anchored_bound` and a supergradient of the bound in ``u``."""
+    n = X.shape[0]
+    top = min(2 * k - 1, n)
+    rho = np.empty(n)
+    grad = np.ones(n)
+    d2 = np.empty(n)
+    e = np.empty(n)
+    for i in range(n):
+        best = np.inf
+        best_s = k
+        for s in range(k, top + 1):
+            value, _ = _star(X, i, u, table, s, d2, e)
+            if value < best:
+                best = value
+                best_s = s
+        rho[i] = best
+        _, cut = _star(X, i, u, table, best_s, d2, e)
+        grad[i] -= 1.0 / best_s
+        taken = 0
+        for j in range(n):  # the s - 1 rows of the minimum (ties: the first ones)
+            if taken < best_s - 1 and e[j] < cut:
+                grad[j] -= 1.0 / best_s
+                taken += 1
+        for j in range(n):
+            if taken < best_s - 1 and e[j] == cut:
+                grad[j] -= 1.0 / best_s
+                taken += 1
+    return rho, grad
+
+
+def anchored_bound(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray[np.float64],
+                   k: int) -> tuple[float, NDArray[np.float64]]:
+    """A proved lower bound on the SSE of every partition into groups of ``k .. 2k-1`` rows.
+
+    For any partition ``P`` and any ``u``, ``SSE(P) = sum(u) + sum_{S in P} rc(S)
+    = sum(u) + sum_i rc(S_i) / |S_i|`` (``S_i`` the group of row ``i``), so
+    ``SSE(P) >= sum(u) + sum_i rho_i`` for any ``rho_i <= min_{S containing i} rc(S) / |S|``.
+    For ``S`` of size ``s`` holding ``i``, ``SSE(S) = sum_{j in S} (1/(2s)) sum_{l in S, l != j}
+    d_jl^2``; the term of ``i`` is at least ``T_i(s-1) / (2s)`` (its ``s-1`` nearest rows) and
+    the term of each ``j != i`` at least ``(d_ij^2 + T_j(s-2)) / (2s)`` (``i`` plus ``s-2``
+    other rows). So ``rc(S) >= T_i(s-1)/(2s) - u_i + sum_{j in S, j != i} e_ij(s)`` with
+    ``e_ij(s) = (d_ij^2 + T_j(s-2))/(2s) - u_j``, whose minimum over ``S`` takes the ``s-1``
+    smallest ``e_ij(s)``; ``rho_i`` is the minimum over ``s`` of that divided by ``s``.
+    ``T`` is :func:`knn_table`. O(n^2 k p) per call.
+
+    Returns
+    -------
+    bound : float
+    grad : ndarray of shape (n_samples,)
+        A supergradient of the bound (a concave function of ``u``).
+    """
+    rho, grad = _anchored(X, u, table, k)
+    return float(u.sum() + rho.sum()), grad
