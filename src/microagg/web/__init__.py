@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import pathlib
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .settings import Settings
 
@@ -49,10 +49,7 @@ def create_app(settings: Settings, *, runner: JobRunner | None = None) -> Starle
     from starlette.middleware import Middleware
     from starlette.requests import Request
     from starlette.responses import PlainTextResponse, Response
-    from starlette.routing import Mount, Route
-    from starlette.staticfiles import StaticFiles
 
-    from . import hierarchies, job_pages, pages, release_pages, sweep_page
     from .jobs import JobRunner
     from .security import AccessMiddleware, CsrfError
     from .sessions import SessionStore
@@ -82,7 +79,28 @@ def create_app(settings: Settings, *, runner: JobRunner | None = None) -> Starle
     async def too_large(request: Request, exc: Exception) -> Response:
         return PlainTextResponse(str(exc), status_code=413)
 
-    routes = [
+    app = Starlette(routes=_routes(), lifespan=lifespan,
+                    middleware=[Middleware(AccessMiddleware, token=settings.token, store=store,
+                                           port=settings.port)],
+                    exception_handlers={CsrfError: forbidden, TooLarge: too_large,
+                                        BadForm: bad_form})
+    app.state.settings, app.state.store, app.state.runner = settings, store, jobs
+    app.state.templates = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_HERE / "templates"),
+        autoescape=jinja2.select_autoescape(["html"], default=True),
+        undefined=jinja2.StrictUndefined)
+    return app
+
+
+def _routes() -> list[Any]:
+    """Every page, form and download of the workbench (the paths are stable: the tests and
+    the browser flow use them)."""
+    from starlette.routing import Mount, Route
+    from starlette.staticfiles import StaticFiles
+
+    from . import hierarchies, job_pages, pages, release_pages, sweep_page
+
+    return [
         Route("/", pages.home), Route("/data", pages.get_data),
         Route("/data/upload", pages.post_upload, methods=["POST"]),
         Route("/data/dataset", pages.post_dataset, methods=["POST"]),
@@ -99,7 +117,6 @@ def create_app(settings: Settings, *, runner: JobRunner | None = None) -> Starle
         Route("/export/{name}", release_pages.export_file),
         Route("/jobs/{job_id}", job_pages.get_job),
         Route("/jobs/{job_id}/cancel", job_pages.cancel_job, methods=["POST"]),
-        # sweep view, hierarchies (helper)
         Route("/sweep", sweep_page.get_sweep),
         Route("/sweep", sweep_page.post_sweep, methods=["POST"]),
         Route("/roles/hierarchy", hierarchies.post_hierarchy, methods=["POST"]),
@@ -107,14 +124,3 @@ def create_app(settings: Settings, *, runner: JobRunner | None = None) -> Starle
         Route("/export/hierarchies/{name}", hierarchies.export_hierarchy),
         Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan,
-                    middleware=[Middleware(AccessMiddleware, token=settings.token, store=store,
-                                           port=settings.port)],
-                    exception_handlers={CsrfError: forbidden, TooLarge: too_large,
-                                        BadForm: bad_form})
-    app.state.settings, app.state.store, app.state.runner = settings, store, jobs
-    app.state.templates = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(_HERE / "templates"),
-        autoescape=jinja2.select_autoescape(["html"], default=True),
-        undefined=jinja2.StrictUndefined)
-    return app
