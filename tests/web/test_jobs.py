@@ -82,6 +82,21 @@ def test_a_release_after_a_cancel_still_works(runner: JobRunner,
     assert job.result.k >= 4 and len(job.result.data) == 200
 
 
+def test_an_idle_worker_that_died_is_replaced(tmp_path: pathlib.Path) -> None:
+    single = JobRunner(1)
+    try:
+        single._spare()  # the warm idle worker, now
+        single._idle[0].process.kill()
+        single._idle[0].process.join(5)
+        data = pd.DataFrame({"x": np.arange(20.0)})
+        job = single.submit(release_for, (data, {"x": {"role": "quasi-identifier"}},
+                                          tmp_path, {"k": 4, "random_state": 0}),
+                            kind="protect", label="mdav, k = 4")
+        assert job.wait(60) and job.state == "done", job.error
+    finally:
+        single.close()
+
+
 def test_a_requests_error_comes_back_as_the_users_message(
         runner: JobRunner, tmp_path: pathlib.Path) -> None:
     data = pd.DataFrame({"x": [1.0, 2.0, 3.0]})

@@ -157,6 +157,7 @@ class _Worker:
                                        name="microagg-worker")
         self.process.start()
         child.close()
+        self._stopping = threading.Lock()  # a cancel and the job's own thread may both stop it
 
     def alive(self) -> bool:
         return self.process.is_alive()
@@ -164,9 +165,10 @@ class _Worker:
     def stop(self) -> None:
         """Kill it now (a cancelled job, or the server stopping); the pipe stays open for
         the thread that follows its job, which closes it (:meth:`discard`)."""
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join(timeout=5)
+        with self._stopping:  # one waitpid at a time: two at once can leave it unreaped
+            if self.process.is_alive():
+                self.process.kill()
+            self.process.join(timeout=5)
 
     def discard(self) -> None:
         """Kill it and close the pipe (no thread follows it any more)."""
@@ -228,11 +230,20 @@ class JobRunner:
                     f"{len(self._busy)} jobs are running already, the most this workbench "
                     f"runs at once (--max-jobs {self.max_workers}): wait for one to finish "
                     f"or cancel it.")
-            worker = self._idle.pop() if self._idle else _Worker()
+            worker = self._take_idle() or _Worker()
             self._busy[job.id] = worker
         threading.Thread(target=self._watch, args=(job, worker, function, args, on_done),
                          daemon=True, name=f"microagg-job-{job.id}").start()
         return job
+
+    def _take_idle(self) -> _Worker | None:
+        """An idle worker that is still alive (one that died while idle is discarded)."""
+        while self._idle:
+            worker = self._idle.pop()
+            if worker.alive():
+                return worker
+            worker.discard()
+        return None
 
     def _watch(self, job: Job, worker: _Worker, function: Callable[..., Any],
                args: tuple[Any, ...], on_done: Callable[[Job], None] | None) -> None:
