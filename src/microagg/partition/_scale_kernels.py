@@ -26,6 +26,7 @@ __all__ = [
     "near_groups",
     "near_in_leaves",
     "refine_lists",
+    "sq_rows",
     "sweep",
 ]
 
@@ -63,7 +64,8 @@ def _sq_point(X, i, c, g):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _sq_rows(X, i, r):  # pragma: no cover - numba
+def sq_rows(X, i, r):  # pragma: no cover - numba
+    """Squared distance between rows ``i`` and ``r`` of ``X``."""
     s = 0.0
     for j in range(X.shape[1]):
         diff = X[i, j] - X[r, j]
@@ -158,7 +160,7 @@ def _best_change(X, a, near, k, cap, tol, state, dxa, ey, ryb):  # pragma: no co
                 if lhs - c * bound * bound >= best:
                     continue
                 y = members[b, v]
-                delta = lhs - c * _sq_rows(X, x, y)
+                delta = lhs - c * sq_rows(X, x, y)
                 if delta < best:
                     best, best_x, best_b, best_y = delta, x, b, y
     return best, best_x, best_b, best_y
@@ -371,7 +373,7 @@ def _gather(X, r, cand, cand_d, labels, pick, pick_d):  # pragma: no cover - num
         for u in range(width):
             c2 = cand[c, u]
             if c2 >= 0 and c2 != r and labels[c2] < 0:
-                filled = _take(pick, pick_d, filled, need, _sq_rows(X, r, c2), c2)
+                filled = _take(pick, pick_d, filled, need, sq_rows(X, r, c2), c2)
     return filled
 
 
@@ -462,7 +464,7 @@ def refine_lists(X, near_d, near_i, depth):  # pragma: no cover - numba
                 c2 = near_i[c, u]
                 if c2 < 0 or c2 == i:
                     continue
-                d = _sq_rows(X, i, c2)
+                d = sq_rows(X, i, c2)
                 if d < new_d[i, width - 1]:
                     _offer(new_d, new_i, i, d, c2)
     return new_d, new_i

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._jit import njit
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
-from ._scale_kernels import group_state
+from ._scale_kernels import group_state, sq_rows
 
 __all__ = ["default_time_limit", "local_search", "quality_mode", "resolve_time_limit"]
 
@@ -78,15 +78,6 @@ def _sq(X, i, c):  # pragma: no cover - numba
     s = 0.0
     for j in range(X.shape[1]):
         diff = X[i, j] - c[j]
-        s += diff * diff
-    return s
-
-
-@njit(cache=True)
-def _sq_rows(X, i, r):  # pragma: no cover - numba
-    s = 0.0
-    for j in range(X.shape[1]):
-        diff = X[i, j] - X[r, j]
         s += diff * diff
     return s
 
@@ -174,7 +165,7 @@ def _descend(X, labels, k, cap, order, width, tol, max_passes):  # pragma: no co
                         best_y = -1
                 for v in range(nb):
                     y = members[b, v]
-                    dxy = _sq_rows(X, x, y)
+                    dxy = sq_rows(X, x, y)
                     delta = (_sq(X, y, a_c) - dxa - dxy / na
                              + dxb - _sq(X, y, b_c) - dxy / nb)
                     if delta < best:
@@ -203,7 +194,7 @@ def _kick(X, labels, xs, candidates):  # pragma: no cover - numba
             y = candidates[t, u]
             if labels[y] == labels[x]:
                 continue
-            d = _sq_rows(X, x, y)
+            d = sq_rows(X, x, y)
             if d < best_d:
                 best_d = d
                 best = y
