@@ -48,7 +48,7 @@ def anonymize(
     categorical_aggregation: str = "generalize",
     clustering_il: int | None = None,
     blocking: str | None = None,
-    block_size: int = 10_000,
+    block_size: int | None = None,
     n_jobs: int | None = None,
     missing: str = "pattern",
     schema: Schema | None = None,
@@ -118,8 +118,9 @@ def anonymize(
         Representative of nominal quasi-identifiers.
     clustering_il : int, default=None
         Also measure seed 001's clustering-based information loss with this many clusters.
-    blocking, block_size, n_jobs : default None, 10_000, None
-        Run ``method`` block by block (``"kd"``, ``"pca"``, ``"vp"``) in worker processes.
+    blocking, block_size, n_jobs : default None, None, None
+        Run ``method`` block by block (``"kd"``, ``"pca"``, ``"vp"``) in worker processes;
+        ``block_size=None``: the method's default (10,000; 100,000 for ``mdav-scale``).
     missing : {"pattern", "category", "impute:median", "impute:mean", "refuse"}, default="pattern"
         Missing quasi-identifier values: grouped only with records of the same missingness
         pattern and published as missing (small patterns merged, the cells blanked counted in

@@ -70,3 +70,100 @@ def test_the_file_engine_runs_the_quality_mode(tmp_path: pathlib.Path, frame) ->
     assert summary["checks"]["k_anonymity"]["achieved"] >= 5
     published = pd.read_csv(tmp_path / "out.csv")
     assert published.groupby(QI).size().min() >= 5
+
+
+# --- refinement across block borders (microagg.partition.regroup) --------------------------
+
+
+def _blocky(n: int = 2400, p: int = 4, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Records and a partition found in kd blocks of 300 (groups never cross a border)."""
+    X = np.random.default_rng(seed).normal(size=(n, p))
+    return X, _first_pass(X)
+
+
+def _sse(X: np.ndarray, labels: np.ndarray) -> float:
+    from microagg.metrics import sse
+
+    return float(sse(X, np.unique(labels, return_inverse=True)[1].ravel()))
+
+
+def _first_pass(X: np.ndarray) -> np.ndarray:
+    from microagg.partition.blocking import fit_block_tree, microaggregate_blocks
+
+    _, blocks = fit_block_tree(X, 300, min_size=5)
+    return microaggregate_blocks(X, blocks, 5, method="mdav-scale", seed=0, n_jobs=1)
+
+
+def test_refine_groups_lowers_the_sse_and_keeps_every_group() -> None:
+    from microagg.partition.scale import refine_groups
+
+    X, start = _blocky()
+    labels = start * 7 + 3  # any integer labels: they are kept
+    out = refine_groups(X, labels, 5, random_state=0)
+    assert set(np.unique(out)) == set(np.unique(labels))
+    assert np.unique(out, return_counts=True)[1].min() >= 5
+    assert _sse(X, out) < 0.99 * _sse(X, labels)
+    # refining again never raises it
+    assert _sse(X, refine_groups(X, out, 5, random_state=1)) <= _sse(X, out) + 1e-9
+
+
+def test_refine_groups_refuses_small_groups_and_wrong_labels() -> None:
+    from microagg.partition.scale import refine_groups
+
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    with pytest.raises(ValueError, match=r"at least k=5 records.*group 3 has 2"):
+        refine_groups(X, np.r_[np.zeros(9), np.ones(9) * 2, [3, 3]].astype(int), 5)
+    with pytest.raises(ValueError, match="labels must be 20 integers"):
+        refine_groups(X, np.zeros(19, dtype=int), 5)
+    with pytest.raises(ValueError, match="labels must be 20 integers"):
+        refine_groups(X, np.zeros(20), 5)
+
+
+def test_the_second_pass_mends_block_borders_in_memory() -> None:
+    from microagg.partition.blocking import blocked_partition
+    from microagg.partition.regroup import regroup_in_memory
+    from microagg.partition.scale import refine_groups
+
+    X, start = _blocky()
+    out = regroup_in_memory(X, start, 5, refine_groups, {}, seed=0, block_size=600)
+    assert np.unique(out, return_counts=True)[1].min() >= 5
+    assert _sse(X, out) < 0.99 * _sse(X, start)
+    # blocked_partition runs it for a method that has one (mdav-scale), not for mdav
+    both = blocked_partition(X, 5, method="mdav-scale", block_size=300, n_jobs=1,
+                             random_state=0)
+    assert _sse(X, both) < _sse(X, start)
+
+
+def test_block_size_defaults_to_the_method_s() -> None:
+    from microagg._pipeline.request import Request
+
+    df = pd.DataFrame(np.random.default_rng(0).normal(size=(50, 2)), columns=["a", "b"])
+    build = Request.build
+    assert build(df, quasi_identifiers=["a", "b"], k=3, blocking="kd").block_size == 10_000
+    assert build(df, quasi_identifiers=["a", "b"], k=3, blocking="kd",
+                 method="mdav-scale").block_size == 100_000
+    assert build(df, quasi_identifiers=["a", "b"], k=3, blocking="kd", refine=1,
+                 ).block_size == 100_000
+    assert build(df, quasi_identifiers=["a", "b"], k=3, blocking="kd", method="mdav-scale",
+                 block_size=500).block_size == 500
+
+
+def test_the_file_engine_refines_across_its_blocks(tmp_path: pathlib.Path, frame,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from microagg.engines import _file_regroup
+    from microagg.engines.file import anonymize_file
+
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    options = {"quasi_identifiers": QI, "k": 5, "block_size": 300, "n_jobs": 1,
+               "random_state": 0, "refine": 30.0}
+    monkeypatch.setattr(_file_regroup, "REGROUP_BLOCK", 10**9)  # no second pass
+    first = anonymize_file(tmp_path / "in.csv", tmp_path / "first.csv", **options)
+    assert "refinement_across_blocks" not in first.timings
+    monkeypatch.setattr(_file_regroup, "REGROUP_BLOCK", 1000)
+    both = anonymize_file(tmp_path / "in.csv", tmp_path / "both.csv", **options)
+    assert "refinement_across_blocks" in both.timings
+    assert both.metrics["information_loss"] < 0.99 * first.metrics["information_loss"]
+    assert both.checks["k_anonymity"]["achieved"] >= 5
+    published = pd.read_csv(tmp_path / "both.csv")
+    assert published.groupby(QI).size().min() >= 5
+    assert len(published) == len(frame)

@@ -305,13 +305,15 @@ def _blocking(fields: dict[str, Any], options: dict[str, Any], runner: Any, refu
     """``blocking`` and ``block_size`` checked once (``"kd"`` for an engine that always
     blocks); ``refused``: the release generalizes or is epsilon-DP."""
     blocking = options.get("blocking") or ("kd" if runner.blocks else None)
-    block_size = options.get("block_size", 10_000)
+    block_size = options.get("block_size")
     if blocking is None:
-        return {"blocking": None, "block_size": block_size}
+        return {"blocking": None, "block_size": 10_000 if block_size is None else block_size}
     if refused:
         raise SchemaError("blocking applies to numeric microaggregation: not to categorical "
                           "quasi-identifiers, cdt or the epsilon-DP release.")
     partitioner = get_partitioner(options.get("method") or "mdav")
+    if block_size is None:  # the method's own default (larger for mdav-scale)
+        block_size = partitioner.block_size
     return {"blocking": blocking,
             "block_size": check_blocking_request(partitioner, blocking, block_size,
                                                  fields["k"])}

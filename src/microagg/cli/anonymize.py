@@ -209,8 +209,10 @@ def anonymize(
                           "axis), pca (principal axis) or vp (vantage point) median splits."),
     ] = None,
     block_size: Annotated[
-        int, typer.Option("--block-size", help="Largest block with --blocking (>= 2k).")
-    ] = 10_000,
+        int | None, typer.Option("--block-size", show_default=False,
+                                 help="Largest block with --blocking (>= 2k; default 10,000, "
+                                      "100,000 for mdav-scale and --refine).")
+    ] = None,
     jobs: Annotated[
         int | None,
         typer.Option("--jobs", show_default=False,

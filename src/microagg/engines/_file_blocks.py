@@ -21,7 +21,7 @@ from ..exceptions import PrivacyViolationError, SchemaError
 from ..partition import get_partitioner
 from ..partition.blocking import blocked_partition, fit_block_tree, process_pool
 
-__all__ = ["Blocks", "microaggregate", "route"]
+__all__ = ["Blocks", "microaggregate", "plan_blocks", "route", "run_tasks"]
 
 
 @dataclass
@@ -74,11 +74,11 @@ def route(request: Request, chunks: Iterable[pd.DataFrame],
     if start != n:
         raise SchemaError(f"The input changed while it was read: {n} rows, then {start}.")
     counts = np.sum([o[1:] - o[:-1] for o in blocks.offsets], axis=0)
-    blocks.plan = _plan(counts, 2 * request.k)
+    blocks.plan = plan_blocks(counts, 2 * request.k)
     return blocks
 
 
-def _plan(counts: NDArray[np.int64], least: int) -> list[list[int]]:
+def plan_blocks(counts: NDArray[np.int64], least: int) -> list[list[int]]:
     """Consecutive blocks (the tree's spatial order) joined until each part has ``least``
     rows; a short tail joins the last part."""
     plan: list[list[int]] = []
@@ -115,18 +115,24 @@ def microaggregate(request: Request, blocks: Blocks, seed: int) -> None:
                       blocks.mean, blocks.scale, k, method, params, seed + i,
                       int(request.block_size), label_offset))
         label_offset += int(sum(b - a for _, a, b in pieces)) // k + 1
-    jobs = (os.cpu_count() or 1) if request.n_jobs is None else max(1, int(request.n_jobs))
-    if jobs == 1 or len(tasks) == 1:
-        outcomes = [_block_task(task) for task in tasks]
-    else:
-        with process_pool(min(jobs, len(tasks))) as pool:
-            outcomes = list(pool.map(_block_task, tasks, chunksize=1))
+    outcomes = run_tasks(_block_task, tasks, request.n_jobs)
     blocks.sse = float(sum(o[0] for o in outcomes))
     blocks.group_min = min(o[1] for o in outcomes)
     blocks.n_groups = sum(o[2] for o in outcomes)
     if blocks.group_min < k:
         raise PrivacyViolationError(f"A block produced a group of {blocks.group_min} < k={k} "
                                     "records. Nothing was written. This is a bug.")
+
+
+def run_tasks(task: Callable[[tuple[Any, ...]], tuple[float, int, int]],
+              tasks: list[tuple[Any, ...]], n_jobs: int | None) -> list[tuple[float, int, int]]:
+    """``task`` over ``tasks`` in ``n_jobs`` worker processes (``None``: one per CPU), or in
+    this process when one is asked for or there is one task; results in order."""
+    jobs = (os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
+    if jobs == 1 or len(tasks) == 1:
+        return [task(t) for t in tasks]
+    with process_pool(min(jobs, len(tasks))) as pool:
+        return list(pool.map(task, tasks, chunksize=1))
 
 
 def _block_task(args: tuple[Any, ...]) -> tuple[float, int, int]:

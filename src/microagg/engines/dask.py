@@ -134,7 +134,7 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     method: str = "mdav",
     identifiers: str | Sequence[str] = (),
     blocking: str = "kd",
-    block_size: int = 10_000,
+    block_size: int | None = None,
     sample_size: int = 200_000,
     random_state: RandomState = None,
     client: Client | None = None,
@@ -165,10 +165,11 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
         Direct identifiers: dropped.
     blocking : {"kd", "pca", "vp"}, default="kd"
         Split score of the block tree (:mod:`microagg.partition.blocking`).
-    block_size : int, default=10_000
+    block_size : int, default=None
         Target block size, ``>= 2k``. Routed blocks hold about ``block_size / 2`` to
         ``block_size`` rows (plus sampling variation); one above ``4 * block_size`` is
-        blocked again on its worker.
+        blocked again on its worker. ``None``: the method's default (10,000; 100,000 for
+        ``mdav-scale``).
     sample_size : int, default=200_000
         Rows sampled to fit the block tree (the whole file when it is smaller).
     random_state : None, int or numpy.random.Generator, default=None

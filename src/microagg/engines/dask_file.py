@@ -49,7 +49,7 @@ def anonymize_dask_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - t
                         output_path: str | os.PathLike[str], *,
                         quasi_identifiers: Sequence[str], k: int, method: str = "mdav",
                         identifiers: Sequence[str] = (), blocking: str = "kd",
-                        block_size: int = 10_000, random_state: RandomState = None,
+                        block_size: int | None = None, random_state: RandomState = None,
                         sep: str | None = None, scheduler: str | None = None,
                         blocksize: str = "64MB",
                         method_params: Mapping[str, Any] | None = None) -> Release:

@@ -13,6 +13,10 @@ Four streaming passes over the input, each holding one chunk (``chunk_rows`` row
    too large is blocked again in memory; blocks under 2k records join their neighbour in the
    tree's order), and their group means written to a file-backed result array
    (:mod:`._file_blocks`);
+   When the method has a ``refine_across`` local search (``mdav-scale``, the quality
+   mode's method for files), whole groups are then routed again by their centroids through
+   a second tree on a random rotation and each second block is improved by that search,
+   which mends the first blocks' borders (:mod:`._file_regroup`);
 4. **output**: the input is read again, its quasi-identifiers replaced, identifiers
    dropped, and the chunks written to a temporary file beside the output, which is then read
    back and verified (:class:`~microagg._pipeline.verify.GroupVerifier`: every published row
@@ -51,6 +55,7 @@ from .._pipeline.verify import GroupVerifier, group_k_check, k_check
 from .._validation import RandomState, resolve_seed
 from ._chunks import chunk_writer, iter_chunks, output_separator, quasi_identifier_chunk, read_back
 from ._file_blocks import Blocks, microaggregate, route
+from ._file_regroup import regroup
 from .files import constant_columns, engine_params, file_paths, file_request
 
 __all__ = ["anonymize_file", "iter_chunks", "run_file"]
@@ -78,10 +83,11 @@ class _Reading:
 def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the public face: one keyword per option
                    output_path: str | os.PathLike[str], *, quasi_identifiers: Sequence[str],
                    k: int, method: str = "mdav", identifiers: Sequence[str] = (),
-                   blocking: str = "kd", block_size: int = 10_000, sample_size: int = 200_000,
+                   blocking: str = "kd", block_size: int | None = None, sample_size: int = 200_000,
                    chunk_rows: int = 500_000, n_jobs: int | None = None,
                    random_state: RandomState = None, sep: str | None = None,
                    method_params: dict[str, Any] | None = None,
+                   refine: float | None = None,
                    workdir: str | os.PathLike[str] | None = None,
                    on_stage: Callable[[str], None] | None = None) -> Release:
     """Microaggregate a CSV or Parquet file larger than memory (see the module docstring).
@@ -100,8 +106,10 @@ def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the pu
     identifiers : sequence of str, default=()
         Columns dropped from the output. Every other column is copied unchanged.
     blocking : {"kd", "pca", "vp"}, default="kd"
-    block_size : int, default=10_000
-        Target block size (at least 2k); blocks routed by the sample vary around it.
+    block_size : int, default=None
+        Target block size (at least 2k; blocks routed by the sample vary around it).
+        ``None``: the method's default (10,000; 100,000 for ``mdav-scale``, the quality
+        mode's method).
     sample_size : int, default=200_000
         Rows sampled to fit the block tree.
     chunk_rows : int, default=500_000
@@ -114,6 +122,10 @@ def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the pu
         CSV separator (detected when omitted).
     method_params : dict, default=None
         Parameters of ``method``.
+    refine : float, default=None
+        The quality mode: seconds of local search (``> 0``); with ``method`` ``"mdav"``
+        (the default) or ``"mdav-scale"`` it runs ``mdav-scale`` in the blocks and then
+        across their borders (the module docstring, pass 3).
     workdir : path-like, default=None
         Where to create the private work folder (needs about 2 x n x p x 8 bytes; it holds
         the original values); ``None``: the system temporary folder (``$TMPDIR``).
@@ -138,7 +150,7 @@ def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the pu
     request = file_request(source, engine="file", sep=sep, quasi_identifiers=quasi_identifiers,
                            k=k, method=method, identifiers=identifiers, blocking=blocking,
                            block_size=block_size, n_jobs=n_jobs, random_state=random_state,
-                           method_params=method_params)
+                           method_params=method_params, refine=refine)
     return run_file(request, source, target, sep=sep, on_stage=on_stage,
                     sample_size=sample_size, chunk_rows=chunk_rows, workdir=workdir)
 
@@ -172,6 +184,9 @@ def run_file(request: Request, source: pathlib.Path, target: pathlib.Path, *,
         t = time.perf_counter()
         microaggregate(request, blocks, seed)
         timings["microaggregation"] = time.perf_counter() - t
+        t = time.perf_counter()
+        if regroup(request, blocks, reading.sample, seed):
+            timings["refinement_across_blocks"] = time.perf_counter() - t
         stage("writing")
         checks = _write_and_verify(request, reading, blocks, target, timings)
     finally:

@@ -32,7 +32,7 @@ from .local_search import quality_mode, resolve_time_limit
 from .mdav import cbfs, mdav, mdav1, vmdav
 from .mixed import MixedData, mage
 from .scale import CONSTRAINTS as _SCALE_CONSTRAINTS
-from .scale import mdav_scale
+from .scale import mdav_scale, refine_groups
 from .sorting import meansort_ps, mhm, multidsort_ps
 from .top_down import bottom_up, top_down
 from .univariate import optimal_univariate, projected_optimal_univariate
@@ -103,6 +103,15 @@ class Partitioner:
     publishes_value_sets: bool = False
     """Whether categories without a hierarchy are published as the set of the group's values
     (cdt, seed 004 Table 9) instead of their hierarchy's common ancestor."""
+    block_size: int = 10_000
+    """Default largest block when it runs block by block (the blocked, file and Dask
+    engines): 10,000 for the quadratic methods; larger for a near-linear one, whose larger
+    blocks lose less at their borders for no more time per record."""
+    refine_across: Callable[..., NDArray[np.intp]] | None = None
+    """A local search that improves a partition found block by block across the block
+    borders, called as ``refine_across(X, labels, k, random_state=..., **params)``: the
+    blocked, file and Dask engines run it on second blocks after the first pass
+    (:mod:`microagg.partition.regroup`); ``None``: the blocks are final."""
     normalization: str | None = None
     """Its own rescaling of ``X`` (``"minmax"``), done through its ``normalize`` parameter;
     ``None``: it uses ``X`` as given. See :meth:`params_for_scaling`."""
@@ -318,7 +327,7 @@ _ENTRIES = (
         "Laszlo & Mukherjee, IEEE TKDE 17(7) (2005) for CBFS; this package for the neighbour "
         "lists and the local search", fixed_size=False,
         params={"neighbours": 12, "sweeps": 100, "tol": 1e-3, "time_limit": None},
-        randomized=True,
+        randomized=True, refine_across=refine_groups, block_size=100_000,
         constraints=_SCALE_CONSTRAINTS),
     *(
         Partitioner(

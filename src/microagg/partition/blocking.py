@@ -351,7 +351,7 @@ def microaggregate_blocks(X: NDArray[np.float64], blocks: NDArray[np.intp], k: i
 
 
 def blocked_partition(X: ArrayLike, k: int, *, method: str = "mdav", blocking: str = "kd",
-                      block_size: int = 10_000, n_jobs: int | None = None,
+                      block_size: int | None = None, n_jobs: int | None = None,
                       random_state: RandomState = None, **params: Any) -> NDArray[np.intp]:
     """Any registered partitioner run block by block: the wrapper behind ``--blocking``.
 
@@ -365,9 +365,12 @@ def blocked_partition(X: ArrayLike, k: int, *, method: str = "mdav", blocking: s
         The partitioner run inside each block (a key of ``PARTITIONERS``).
     blocking : {"kd", "pca", "vp"}, default="kd"
         The split score (module docstring).
-    block_size : int, default=10_000
+    block_size : int, default=None
         Largest block; at least ``2k``. Smaller blocks are faster (MDAV's cost per block is
-        quadratic) and lose a little more information at block borders.
+        quadratic) and lose a little more information at block borders. ``None``: the
+        method's default (10,000; 100,000 for ``mdav-scale``). When the method has a
+        ``refine_across`` local search (``mdav-scale``), a second pass improves groups across
+        the block borders (:mod:`microagg.partition.regroup`).
     n_jobs : int, default=None
         Worker processes (``None``: one per CPU for files of :data:`PROCESSES_FROM` records
         or more, else none).
@@ -399,8 +402,15 @@ def blocked_partition(X: ArrayLike, k: int, *, method: str = "mdav", blocking: s
     A = check_matrix(X, caller="blocked_partition")
     k = check_k(k, n_samples=A.shape[0], caller="blocked_partition")
     inner = get_partitioner(method)
-    block_size = check_blocking(blocking, block_size, k=k, method=inner)
+    block_size = check_blocking(blocking, inner.block_size if block_size is None else block_size,
+                                k=k, method=inner)
     seed, _ = resolve_seed(random_state)
     _, blocks = fit_block_tree(A, int(block_size), blocking=blocking, min_size=k)
-    return microaggregate_blocks(A, blocks, k, method=inner.name, params=params, seed=seed,
-                                 n_jobs=n_jobs)
+    labels = microaggregate_blocks(A, blocks, k, method=inner.name, params=params, seed=seed,
+                                   n_jobs=n_jobs)
+    if inner.refine_across is None or A.shape[0] <= block_size:
+        return labels
+    from .regroup import REGROUP_BLOCK, regroup_in_memory  # it builds on this module
+
+    return regroup_in_memory(A, labels, k, inner.refine_across, params, seed=seed,
+                             block_size=max(REGROUP_BLOCK, int(block_size)))
