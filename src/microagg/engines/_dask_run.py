@@ -19,6 +19,8 @@ from .._pipeline.verify import group_k_check, k_check
 from .._validation import resolve_seed
 from ..exceptions import InternalError, SchemaError
 from ..partition.blocking import BlockTree, fit_block_tree
+from ..partition.regroup import REGROUP_BLOCK, fit_rotated_tree
+from ._dask_regroup import RegroupJob, regroup
 from ._dask_tasks import (
     BLOCK,
     GROUP,
@@ -103,6 +105,7 @@ class DaskRun:
         self.timings: dict[str, float] = {}
         self.notes: list[str] = []
         self.extra: dict[str, Any] = {}
+        self.sample: NDArray[np.float64] = np.empty((0, len(self.qi)))
 
     def release(self) -> Release:
         """Run the five steps; the published data persisted, verified and measured."""
@@ -163,6 +166,7 @@ class DaskRun:
             source = source.sample(frac=frac, random_state=self.seed % 2**32)
         (sample,) = _compute(source, client=self.client)
         S = scaled(sample, self.qi, moments.centre, moments.spread)
+        self.sample = S
         leaf = tree_leaf(S.shape[0], moments.n, int(self.request.block_size))
         self.extra.update(sample_rows=int(S.shape[0]), tree_leaf_size=leaf)
         blocking = self.request.blocking or "kd"
@@ -212,10 +216,12 @@ class DaskRun:
             self.ddf.npartitions, -(-n // (_ROWS_PER_PARTITION * int(request.block_size))))))
         shuffled = remapped.set_index(BLOCK, divisions=divisions(routed.block_counts,
                                                                  npartitions))
+        second = (request.partitioner.refine_across is not None
+                  and n > max(REGROUP_BLOCK, int(request.block_size)))
         job = BlockJob(qi=self.qi, centre=moments.centre, spread=moments.spread, k=request.k,
                        method=request.partitioner.name, seed=self.seed,
                        blocking=request.blocking or "kd", block_size=int(request.block_size),
-                       params=dict(request.method_params))
+                       params=dict(request.method_params), keep_originals=second)
         columns = tuple(c for c in self.ddf.columns if c not in request.identifiers)
         options = {"job": job, "index_name": self.ddf._meta.index.name, "columns": columns}
         meta = microaggregate_partition(shuffled._meta, **options)
@@ -224,7 +230,31 @@ class DaskRun:
         client = self.client
         processed = client.persist(processed) if client is not None else processed.persist()
         _wait(processed, client)
+        if second:
+            processed, meta = self._regroup(moments, processed, meta, options, npartitions)
         return processed, meta
+
+    def _regroup(self, moments: _Moments, processed: Any, meta: pd.DataFrame,
+                 options: dict[str, Any], npartitions: int) -> tuple[Any, pd.DataFrame]:
+        """Step 4b: the refinement across block borders (:mod:`._dask_regroup`)."""
+        request = self.request
+        size = max(REGROUP_BLOCK, int(request.block_size))
+        leaf = tree_leaf(self.sample.shape[0], moments.n, size)
+        tree = fit_rotated_tree(self.sample, leaf, self.seed + 1)
+        job = RegroupJob(qi=self.qi, centre=moments.centre, spread=moments.spread,
+                         k=request.k, method=request.partitioner.name, seed=self.seed + 1,
+                         params=dict(request.method_params))
+        t = time.perf_counter()
+        refined = regroup(processed, meta, tree, job, index_name=options["index_name"],
+                          columns=options["columns"],
+                          npartitions=max(npartitions, -(-moments.n // size)),
+                          compute=lambda c: _compute(c, client=self.client))
+        client = self.client
+        refined = client.persist(refined) if client is not None else refined.persist()
+        _wait(refined, client)
+        self.timings["refinement_across_blocks"] = time.perf_counter() - t
+        self.extra.update(second_blocks=int(tree.n_blocks))
+        return refined, refined._meta
 
     def _verify(self, n: int, processed: Any, meta: pd.DataFrame
                 ) -> tuple[dict[str, Any], pd.DataFrame]:

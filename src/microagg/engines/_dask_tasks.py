@@ -19,7 +19,8 @@ from ..partition.blocking import BlockTree, blocked_partition, run_block
 
 __all__ = ["BLOCK", "GROUP", "INDEX", "RESERVED", "ROW", "SSE", "BlockJob", "block_sums",
            "column_stats", "divisions", "group_stats", "merge_blocks",
-           "microaggregate_partition", "partition_blocks", "remap", "route", "scaled",
+           "microaggregate_partition", "original_column", "partition_blocks", "remap",
+           "route", "scaled",
            "single_numba_thread", "tree_leaf"]
 
 BLOCK = "__microagg_block__"
@@ -47,6 +48,14 @@ class BlockJob:
     blocking: str
     block_size: int
     params: Mapping[str, Any] = field(default_factory=dict)
+    keep_originals: bool = False
+    """Also return the row id, the index and the original values (:func:`original_column`):
+    the refinement across blocks (:mod:`._dask_regroup`) starts from them."""
+
+
+def original_column(j: int) -> str:
+    """Working column of the original values of quasi-identifier ``j``."""
+    return f"__microagg_original_{j}__"
 
 
 def column_stats(part: pd.DataFrame, qi: tuple[str, ...]) -> pd.DataFrame:
@@ -172,6 +181,11 @@ def microaggregate_partition(part: pd.DataFrame, job: BlockJob, index_name: Any,
     out[BLOCK] = blocks
     out[GROUP] = group
     out[SSE] = (((V - published) / job.spread) ** 2).sum(axis=1)
+    if job.keep_originals:
+        out[ROW] = ordered[ROW].to_numpy()
+        out[INDEX] = ordered[INDEX].to_numpy()
+        for j in range(V.shape[1]):
+            out[original_column(j)] = V[:, j]
     out.index = pd.Index(ordered[INDEX], name=index_name)
     return out
 

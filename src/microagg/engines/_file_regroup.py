@@ -40,12 +40,13 @@ def regroup(request: Request, blocks: Blocks, sample: np.ndarray, seed: int) -> 
     n, p = blocks.n, blocks.p
     leaf = max(2, round(size * sample.shape[0] / n))
     tree = fit_rotated_tree((sample - blocks.mean) / blocks.scale, leaf, seed + 1)
-    masked = np.memmap(blocks.result_path, dtype=np.float64, mode="r", shape=(n, p))
-    labels = np.memmap(blocks.label_path, dtype=np.int64, mode="r", shape=(n,))
     runs, offsets = [], []
     for r, (id_file, value_file) in enumerate(blocks.runs):
         ids = np.load(id_file)
         values = np.load(value_file)
+        # mapped run by run: a mapping held over all runs would keep every page resident
+        masked = np.memmap(blocks.result_path, dtype=np.float64, mode="r", shape=(n, p))
+        labels = np.memmap(blocks.label_path, dtype=np.int64, mode="r", shape=(n,))
         second = tree.route((np.asarray(masked[ids]) - blocks.mean) / blocks.scale)
         order = np.argsort(second, kind="stable")
         names = [str(blocks.work / f"regroup{r}-{part}.npy") for part in
@@ -54,9 +55,9 @@ def regroup(request: Request, blocks: Blocks, sample: np.ndarray, seed: int) -> 
                                strict=True):
             np.save(private_file(name), array)
         runs.append(tuple(names))
+        del masked, labels
         offsets.append(np.concatenate([[0], np.cumsum(np.bincount(second,
                                                                  minlength=tree.n_blocks))]))
-    del masked, labels
     counts = np.sum([o[1:] - o[:-1] for o in offsets], axis=0)
     tasks = []
     for i, group in enumerate(plan_blocks(counts, 2 * request.k)):

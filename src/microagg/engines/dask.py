@@ -138,6 +138,7 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     sample_size: int = 200_000,
     random_state: RandomState = None,
     client: Client | None = None,
+    refine: float | None = None,
     **params: Any,
 ) -> Release:
     """Microaggregate the quasi-identifiers of a Dask data frame, block by block, on a cluster.
@@ -177,6 +178,10 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
         ``seed + b``).
     client : distributed.Client, default=None
         The cluster to use; ``None``: the active client, else Dask's default scheduler.
+    refine : float, default=None
+        The quality mode: seconds of local search (``> 0``); with ``method`` ``"mdav"`` or
+        ``"mdav-scale"`` it runs ``mdav-scale`` in the blocks, then across their borders
+        (:mod:`._dask_regroup`: whole groups shuffled into second blocks and improved).
     **params
         Parameters of ``method``.
 
@@ -218,7 +223,7 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     """
     request = dask_request(ddf, quasi_identifiers=quasi_identifiers, k=k, method=method,
                            identifiers=identifiers, blocking=blocking, block_size=block_size,
-                           random_state=random_state, method_params=params)
+                           random_state=random_state, method_params=params, refine=refine)
     return run_dask(request, ddf, sample_size=sample_size, client=client)
 
 

@@ -52,7 +52,8 @@ def anonymize_dask_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - t
                         block_size: int | None = None, random_state: RandomState = None,
                         sep: str | None = None, scheduler: str | None = None,
                         blocksize: str = "64MB",
-                        method_params: Mapping[str, Any] | None = None) -> Release:
+                        method_params: Mapping[str, Any] | None = None,
+                        refine: float | None = None) -> Release:
     """Read a CSV or Parquet file with Dask, release it with :func:`~.dask.anonymize_dask` on a
     cluster (``scheduler`` address, or a local cluster of one worker per CPU), and write one
     output file in the input's row order, atomically.
@@ -71,7 +72,7 @@ def anonymize_dask_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - t
     request = file_request(source, engine="dask", sep=sep, quasi_identifiers=quasi_identifiers,
                            k=k, method=method, identifiers=identifiers, blocking=blocking,
                            block_size=block_size, random_state=random_state,
-                           method_params=method_params)
+                           method_params=method_params, refine=refine)
     return run_dask_file(request, source, target, sep=sep, scheduler=scheduler,
                          blocksize=blocksize)
 

@@ -235,7 +235,16 @@ def _statistics(request: Request, reading: _Reading, rng: np.random.Generator,
     reading.scale = np.where(reading.varying, std, 1.0)
 
 
-def _published_chunks(request: Request, reading: _Reading, masked: NDArray[np.float64],
+def _rows(path: str, first: int, stop: int, width: int, dtype: type) -> NDArray[Any]:
+    """Rows ``first:stop`` of a result file of ``width`` columns, read (not mapped: a mapping
+    of the whole file would keep every page read resident, 8 GB at 10^8 x 10)."""
+    size = np.dtype(dtype).itemsize
+    flat: NDArray[Any] = np.fromfile(path, dtype=dtype, count=(stop - first) * width,
+                                     offset=first * width * size)
+    return flat.reshape(-1, width) if width > 1 else flat
+
+
+def _published_chunks(request: Request, reading: _Reading, result_path: str,
                       verbatim: bool) -> Iterator[pd.DataFrame]:
     """The input again, quasi-identifiers replaced, identifiers dropped (CSV to CSV: the other
     columns as their text, byte for byte)."""
@@ -244,7 +253,7 @@ def _published_chunks(request: Request, reading: _Reading, masked: NDArray[np.fl
     for chunk in reading.chunks(verbatim=verbatim):
         stop = first + len(chunk)
         out = chunk.loc[:, kept].copy()
-        block = np.asarray(masked[first:stop])
+        block = _rows(result_path, first, stop, len(request.quasi_identifiers), np.float64)
         for j, col in enumerate(request.quasi_identifiers):
             out[col] = block[:, j]
         first = stop
@@ -257,22 +266,23 @@ def _write_and_verify(request: Request, reading: _Reading, blocks: Blocks,
     (:class:`GroupVerifier`), then rename it onto ``target``; returns the checks."""
     t = time.perf_counter()
     n, p, k = reading.n, len(request.quasi_identifiers), request.k
-    masked = np.memmap(blocks.result_path, dtype=np.float64, mode="r", shape=(n, p))
-    labels = np.memmap(blocks.label_path, dtype=np.int64, mode="r", shape=(n,))
     verbatim = reading.csv_lines and format_of(target, parameter="output")[0] == "csv"
     out_sep = output_separator(target, reading.sep)
     write = chunk_writer(target, out_sep)
     checks: dict[str, Any] = {}
 
     def write_and_verify(handle: IO[bytes]) -> None:
-        write(handle, _published_chunks(request, reading, masked, verbatim))
+        write(handle, _published_chunks(request, reading, blocks.result_path, verbatim))
         handle.flush()
         t_verify = time.perf_counter()
-        verifier = GroupVerifier(k=k, n_groups=int(labels.max()) + 1, n_features=p)
+        most = max(int(_rows(blocks.label_path, a, min(a + reading.chunk_rows, n), 1,
+                                np.int64).max()) for a in range(0, n, reading.chunk_rows))
+        verifier = GroupVerifier(k=k, n_groups=most + 1, n_features=p)
         first = 0
         for chunk in read_back(pathlib.Path(handle.name), reading.chunk_rows, out_sep):
             values = chunk.loc[:, list(request.quasi_identifiers)].to_numpy(dtype=np.float64)
-            verifier.add(np.asarray(labels[first:first + len(chunk)]), values)
+            verifier.add(_rows(blocks.label_path, first, first + len(chunk), 1, np.int64),
+                         values)
             first += len(chunk)
         group_min = verifier.finish(n_rows=n)
         checks["k_anonymity"] = k_check(k, verifier.smallest_class())
