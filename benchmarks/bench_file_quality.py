@@ -84,6 +84,9 @@ def main() -> None:
     parser.add_argument("--mdav-1m", type=float, default=7.993,
                         help="exact MDAV's IL measured at 10^6 (bench_quality_scale.py); "
                              "0 leaves it out of the fit")
+    parser.add_argument("--tol", type=float, default=None,
+                        help="mdav-scale's tol (default 1e-3): a sweep that gains less than "
+                             "this share of the SSE ends the local search")
     parser.add_argument("--json", type=pathlib.Path, help="also write the figures here")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
@@ -102,6 +105,7 @@ def main() -> None:
         t = time.perf_counter()
         release = anonymize_file(source, target, quasi_identifiers=[f"x{j}" for j in range(P)],
                                  k=K, random_state=0, refine=3600.0,
+                                 method_params=None if args.tol is None else {"tol": args.tol},
                                  block_size=args.block_size, workdir=args.folder)
         seconds = time.perf_counter() - t
     load = os.getloadavg()[0]
@@ -120,7 +124,9 @@ def main() -> None:
           f"{il / estimate:.3f}")
     if args.json:
         args.json.write_text(json.dumps({
-            "n": args.n, "seconds": seconds, "timings": dict(release.timings),
+            "n": args.n, "block_size": int(release.params["block_size"]),
+            "tol": args.tol, "seconds": seconds,
+            "timings": dict(release.timings),
             "peak_gib": memory.peak / 2**30, "il": il, "mdav_estimate": estimate,
             "fit_points": points, "n_groups": release.metrics["n_groups"],
             "k_achieved": release.checks["k_anonymity"]["achieved"], "load": load}))

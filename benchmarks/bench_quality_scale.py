@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
 import resource
 import subprocess
 import sys
@@ -82,6 +83,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-exact", action="store_true",
                         help="leave out the exact MDAV baseline (minutes at 10^6 records)")
+    parser.add_argument("--json", type=pathlib.Path,
+                        help="also append each row here as a JSON line (plot_quality_scale.py)")
     parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -107,6 +110,10 @@ def main() -> None:
                   f"{exact['seconds'] / new['seconds']:.1f}x | "
                   f"{new['groups']:,} ({new['min']}-{new['max']}) | {new['peak_gib']:.2f} | "
                   f"{os.getloadavg()[0]:.1f} |", flush=True)
+            if args.json:
+                with args.json.open("a") as handle:
+                    handle.write(json.dumps({"n": n, "generator": generator, "exact": exact,
+                                             "scale": new, "load": os.getloadavg()[0]}) + "\n")
 
 
 if __name__ == "__main__":

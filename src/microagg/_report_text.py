@@ -154,6 +154,12 @@ def _loss_sentence(metrics: Mapping[str, Any], facts: ColumnFacts) -> str | None
         text = (f"<b>Lost:</b> {worst + ', the most of any quasi-identifier; ' if worst else ''}"
                 f"on average the quasi-identifiers lost {value:.1f}% of the variation "
                 "(SSE/SST)")
+        gap = metrics.get("certified_gap")
+        if gap is not None:
+            text += (f"; <b>certified</b>: within {float(gap):.1f}% of the lowest loss any "
+                     "partition into groups of k or more can reach" if gap > 0 else
+                     "; <b>certified optimal</b>: no partition into groups of k or more loses "
+                     "less")
         moved = metrics.get("mean_change_pct")
         if moved is not None:
             text += ("; means are kept (they move by less than 0.01%)" if moved < 0.01

@@ -106,7 +106,7 @@ def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
         "t": None, "t_distance": "auto", "attribute_groups": None,
         "n_attribute_groups": None, "categorical_aggregation": "generalize",
         "clustering_il": None, "blocking": None, "block_size": None, "n_jobs": None,
-        "refine": None, "schema": None, "engine": "memory", "keep": (),
+        "refine": None, "certify": None, "schema": None, "engine": "memory", "keep": (),
         "missing": "pattern", "dates": None, "rounding": None, "weights": None,
         "households": None,
     }

@@ -21,6 +21,7 @@ from .._validation import resolve_seed
 from ..aggregate import aggregate
 from ..exceptions import ConstantColumnWarning, LowUtilityWarning, PrivacyLeakWarning
 from ..models import check_k_anonymity, k_anonymity
+from .certify import certify_metrics
 from .measure import Tables, completed_tables, numeric_metrics, sensitive_metrics
 from .missing import prepare_missing, published_sensitive
 from .notes import warn_user
@@ -134,6 +135,8 @@ def run_numeric(request: Request) -> Release:
                      "excluded from the distances and the information loss, and published "
                      "unchanged.", ConstantColumnWarning)
     timings["validate"] = time.perf_counter() - request.started
+    if request.certify is not None and np.isnan(values).any():
+        certify_metrics(values, np.zeros(0, dtype=np.intp), request.k, 0.0, seed)  # refuses
     if np.isnan(values).any():
         outcome = pattern_stage(request, values, rng, timings, record)
     else:
@@ -149,6 +152,11 @@ def run_numeric(request: Request) -> Release:
     t = time.perf_counter()
     metrics = _measure(request, outcome, published, raw, varying, classes, labels, notes)
     timings["measure"] = time.perf_counter() - t
+    if request.certify is not None:
+        t = time.perf_counter()
+        metrics.update(certify_metrics(outcome.scaled, labels, request.k, request.certify,
+                                       seed))
+        timings["certify"] = time.perf_counter() - t
     if outcome.shuffle is not None:  # the input order would say which rows share a rank block
         order = outcome.shuffle.permutation(published.shape[0])
         published = published.iloc[order].reset_index(drop=True)
@@ -266,6 +274,7 @@ def _params(request: Request, outcome: Outcome) -> Mapping[str, Any]:
                      if blocking is not None else None),
         "group_methods": MappingProxyType(outcome.group_methods),
         "time_budget": outcome.budget,
+        "certify": request.certify,
         "microagg_version": __version__,
     })
 

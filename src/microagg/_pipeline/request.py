@@ -28,6 +28,7 @@ from ..hierarchy import Hierarchy
 from ..models import SensitiveDistribution
 from ..partition import PARTITIONERS, Partitioner, get_partitioner
 from ..schema import Schema, roles_from
+from .certify import certify_option
 from .missing import check_missing
 from .publish import prepare as prepare_publishing
 from .published import check_keep, check_unmasked_identifiers
@@ -101,6 +102,8 @@ class Request:
     n_attribute_groups: int | None = None
     categorical_aggregation: str = "generalize"
     clustering_il: int | None = None
+    certify: float | None = None
+    """Seconds for a certified optimality gap (:mod:`.certify`); ``None``: none."""
     blocking: str | None = None
     block_size: int = 10_000
     n_jobs: int | None = None
@@ -165,6 +168,9 @@ class Request:
                               caller="anonymize")
         fields.update(_privacy_models(df, fields, options, categorical=not runner.numeric_only))
         fields.update(_layout(fields, options, runner))
+        fields["certify"] = certify_option(options.get("certify"),
+                                           n_rows=df.shape[0] if whole else None,
+                                           kind=fields["kind"])
         if fields["kind"] == "mixed":
             fields.update(_mixed_options(df, fields, options))
         else:

@@ -53,6 +53,7 @@ FLAGS = {
     "epsilon": "--epsilon", "bounds": "--bounds", "hierarchies": "--hierarchy", "l": "-l",
     "t": "-t", "intruder_knows": "--intruder-knows", "attribute_groups": "--attribute-groups",
     "clustering_il": "--clustering-il", "refine": "--refine", "scaling": "--scaling",
+    "certify": "--certify",
     "n_jobs": "--jobs", "method": "-m/--method (it generalizes)",
     "dates": "--dates", "rounding": "--round",
     "schema": "--schema with hierarchies, ordinal columns, categorical quasi-identifiers "

@@ -93,6 +93,14 @@ def _headline_rows(release: Release) -> Rows:
     return rows
 
 
+def certificate_text(metrics: Mapping[str, Any]) -> str:
+    """``certify``'s result in words: the gap and the bound that proves it."""
+    cert = metrics["certificate"]
+    return (f"{metrics['certified_gap']:.2f}  (SSE {cert['sse']:.4g}; no partition into "
+            f"groups of k or more can go below {cert['sse_lower_bound']:.4g}: "
+            f"{cert['bound']} bound, {cert['seconds']:.0f} s)")
+
+
 def _privacy_rows(release: Release) -> Rows:
     checks = release.checks
     k_check, group_check = checks.get("k_anonymity", {}), checks.get("group_k", {})
@@ -113,6 +121,8 @@ def _privacy_rows(release: Release) -> Rows:
                  ("IL(Omega), normalized, secondary",
                   _format_float(release.metrics["il_omega_normalized"], digits=4)
                   + "  generalization loss over the classes, 0 to 1")]
+    if "certified_gap" in release.metrics:
+        rows.append(("certified gap (%)", certificate_text(release.metrics)))
     l_check, t_check = checks.get("l_diversity"), checks.get("t_closeness")
     if l_check is not None:
         rows.append((f"l-diversity ({l_check['diversity']})",

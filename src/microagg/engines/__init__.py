@@ -29,7 +29,7 @@ __all__ = ["ENGINES", "NUMERIC_BLOCKED", "REFUSABLE", "Engine", "get_engine"]
 
 REFUSABLE = ("aggregation", "aggregation_params", "epsilon", "bounds", "hierarchies", "l", "t",
              "intruder_knows", "attribute_groups", "clustering_il", "refine", "scaling",
-             "n_jobs", "dates", "rounding", "schema")
+             "n_jobs", "dates", "rounding", "certify", "schema")
 """Request options an engine may not run, in the order a refusal lists them (``schema``: a
 schema with hierarchies, ordinal columns, categorical or date quasi-identifiers, or round
 digits). ``rounding`` counts only when columns are named: the engines that read files
@@ -93,6 +93,8 @@ class Engine:
 def _given(name: str, value: Any) -> bool:
     if name == "aggregation":
         return value not in (None, "mean")
+    if name == "certify":  # False: not asked for
+        return value not in (None, False)
     if name == "rounding":  # None / True: the default, False: none; both unrounded here
         return isinstance(value, Mapping) and bool(value)
     return value is not None and not (isinstance(value, (Mapping, list, tuple, str))
