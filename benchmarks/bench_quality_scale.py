@@ -51,7 +51,15 @@ def child(method: str, n: int, p: int, generator: str, k: int, seed: int) -> Non
     from microagg.metrics import sse
     from microagg.partition import PARTITIONERS
 
-    entry = PARTITIONERS[method]
+    if method.startswith("blocked-"):  # mdav-scale in kd blocks of this size + 2nd pass
+        from functools import partial
+
+        from microagg.partition.blocking import blocked_partition
+
+        entry = partial(blocked_partition, method="mdav-scale",
+                        block_size=int(method.split("-")[1]), n_jobs=1)
+    else:
+        entry = PARTITIONERS[method]
     warm = make_data(20_000, p, generator, seed + 1)  # >= 8,192: MDAV's parallel pass too
     entry(warm, k, random_state=0)
     X = make_data(n, p, generator, seed)
@@ -83,6 +91,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-exact", action="store_true",
                         help="leave out the exact MDAV baseline (minutes at 10^6 records)")
+    parser.add_argument("--blocked", type=int, nargs="*", default=[],
+                        help="also mdav-scale in kd blocks of these sizes, then across their "
+                             "borders (blocked_partition: what the file and Dask engines do)")
     parser.add_argument("--json", type=pathlib.Path,
                         help="also append each row here as a JSON line (plot_quality_scale.py)")
     parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
@@ -114,6 +125,11 @@ def main() -> None:
                 with args.json.open("a") as handle:
                     handle.write(json.dumps({"n": n, "generator": generator, "exact": exact,
                                              "scale": new, "load": os.getloadavg()[0]}) + "\n")
+            for size in args.blocked:
+                blocked = run_child(f"blocked-{size}", n, args.p, generator, args.k, args.seed)
+                print(f"  (blocks of {size:,} + second pass: IL {blocked['il']:.3f} % in "
+                      f"{blocked['seconds']:.1f} s, one process, peak "
+                      f"{blocked['peak_gib']:.2f} GiB)", flush=True)
 
 
 if __name__ == "__main__":

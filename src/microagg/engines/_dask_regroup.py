@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..aggregate import group_mean
+from ..exceptions import InternalError
 from ..partition import get_partitioner
 from ..partition.regroup import RotatedTree
 from ._dask_tasks import (
@@ -83,7 +84,8 @@ def regroup_partition(part: pd.DataFrame, job: RegroupJob, index_name: Any,
     group = ordered[GROUP].to_numpy(dtype=np.int64).copy()
     published = np.empty_like(V)
     refine = get_partitioner(job.method).refine_across
-    assert refine is not None  # checked by the client
+    if refine is None:  # the client runs this stage only for a method that has one
+        raise InternalError(f"{job.method!r} has no search across blocks.")
     cuts = np.flatnonzero(np.diff(blocks)) + 1
     with single_numba_thread():
         for s, e in zip(np.r_[0, cuts], np.r_[cuts, V.shape[0]], strict=True):
