@@ -115,7 +115,9 @@ def main() -> None:
                        if name != "total")
     print(f"n = {args.n:,} x {P}, k = {K}, method {release.params['method']}, blocks of "
           f"{release.params['block_size']:,}: total {seconds:.0f} s ({stages}); peak memory "
-          f"{memory.peak / 2**30:.2f} GiB; {release.metrics['n_blocks']} blocks, "
+          f"{memory.peak / 2**30:.2f} GiB resident ({memory.peak_anon / 2**30:.2f} GiB "
+          f"anonymous, the rest pages of the mapped result files); "
+          f"{release.metrics['n_blocks']} blocks, "
           f"{release.metrics['n_groups']:,} groups (smallest "
           f"{release.metrics['group_size_min']}); k verified on the written file: "
           f"{release.checks['k_anonymity']['achieved']}; load {load:.1f}")
@@ -127,7 +129,8 @@ def main() -> None:
             "n": args.n, "block_size": int(release.params["block_size"]),
             "tol": args.tol, "seconds": seconds,
             "timings": dict(release.timings),
-            "peak_gib": memory.peak / 2**30, "il": il, "mdav_estimate": estimate,
+            "peak_gib": memory.peak / 2**30, "peak_anon_gib": memory.peak_anon / 2**30,
+            "il": il, "mdav_estimate": estimate,
             "fit_points": points, "n_groups": release.metrics["n_groups"],
             "k_achieved": release.checks["k_anonymity"]["achieved"], "load": load}))
     target.unlink()

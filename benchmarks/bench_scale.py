@@ -33,15 +33,18 @@ P = 10
 
 
 class PeakMemory:
-    """Largest summed RSS of this process tree, sampled in a thread."""
+    """Largest summed RSS of this process tree, sampled in a thread: ``peak`` counts every
+    resident page (file-backed pages of mapped result files too), ``peak_anon`` the
+    anonymous ones (the processes' own memory)."""
 
     def __init__(self) -> None:
         self.peak = 0
+        self.peak_anon = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     @staticmethod
-    def _tree_rss() -> int:
+    def _tree_rss(field: str = "VmRSS:") -> int:
         me = os.getpid()
         total = 0
         for entry in os.listdir("/proc"):
@@ -54,7 +57,7 @@ class PeakMemory:
                     continue
                 with open(f"/proc/{entry}/status") as handle:
                     for line in handle:
-                        if line.startswith("VmRSS:"):
+                        if line.startswith(field):
                             total += int(line.split()[1]) * 1024
             except (OSError, ValueError, IndexError):
                 continue
@@ -63,6 +66,7 @@ class PeakMemory:
     def _run(self) -> None:
         while not self._stop.is_set():
             self.peak = max(self.peak, self._tree_rss())
+            self.peak_anon = max(self.peak_anon, self._tree_rss("RssAnon:"))
             time.sleep(0.05)
 
     def __enter__(self) -> PeakMemory:
@@ -127,22 +131,12 @@ def bench_1m() -> None:
 
 
 def bench_10m(folder: pathlib.Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
+    from bench_file_quality import write_input  # the same standard normal chunks, seed 0
     from microagg.outofcore import anonymize_file
 
     source, target = folder / "in.parquet", folder / "out.parquet"
-    rng = np.random.default_rng(0)
-    writer = None
-    for _ in range(10):
-        chunk = pd.DataFrame(rng.normal(size=(1_000_000, P)),
-                             columns=[f"x{j}" for j in range(P)])
-        table = pa.Table.from_pandas(chunk, preserve_index=False)
-        writer = writer or pq.ParquetWriter(source, table.schema)
-        writer.write_table(table)
-    assert writer is not None
-    writer.close()
+    write_input(source, 10_000_000)
     print("## 10,000,000 x 10, k = 5, Parquet to Parquet out of core (`anonymize_file`)\n")
     with PeakMemory() as memory:
         t = time.perf_counter()

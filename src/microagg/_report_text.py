@@ -160,6 +160,11 @@ def _loss_sentence(metrics: Mapping[str, Any], facts: ColumnFacts) -> str | None
                      "partition into groups of k or more can reach" if gap > 0 else
                      "; <b>certified optimal</b>: no partition into groups of k or more loses "
                      "less")
+            cert = metrics.get("certificate") or {}
+            found, own = cert.get("best_sse_found"), cert.get("sse")
+            if found is not None and own and found < 0.99 * own:
+                text += (f" (a grouping with {100 * (1 - found / own):.0f}% less loss was "
+                         "found while bounding: the quality mode, refine, searches for one)")
         moved = metrics.get("mean_change_pct")
         if moved is not None:
             text += ("; means are kept (they move by less than 0.01%)" if moved < 0.01

@@ -128,7 +128,7 @@ def anonymize(
         5,000 records.
     blocking, block_size, n_jobs : default None, None, None
         Run ``method`` block by block (``"kd"``, ``"pca"``, ``"vp"``) in worker processes;
-        ``block_size=None``: the method's default (10,000; 100,000 for ``mdav-scale``).
+        ``block_size=None``: the method's default (10,000; 500,000 for ``mdav-scale``).
     missing : {"pattern", "category", "impute:median", "impute:mean", "refuse"}, default="pattern"
         Missing quasi-identifier values: grouped only with records of the same missingness
         pattern and published as missing (small patterns merged, the cells blanked counted in

@@ -141,9 +141,9 @@ def test_block_size_defaults_to_the_method_s() -> None:
     build = Request.build
     assert build(df, quasi_identifiers=["a", "b"], k=3, blocking="kd").block_size == 10_000
     assert build(df, quasi_identifiers=["a", "b"], k=3, blocking="kd",
-                 method="mdav-scale").block_size == 100_000
+                 method="mdav-scale").block_size == 500_000
     assert build(df, quasi_identifiers=["a", "b"], k=3, blocking="kd", refine=1,
-                 ).block_size == 100_000
+                 ).block_size == 500_000
     assert build(df, quasi_identifiers=["a", "b"], k=3, blocking="kd", method="mdav-scale",
                  block_size=500).block_size == 500
 

@@ -94,6 +94,8 @@ def test_optimal_univariate_matches_brute_force(seed):
     assert sse == pytest.approx(_brute_force(x, k), abs=1e-9)
 
 
+@pytest.mark.exhaustive  # about 90 s on a fresh install (microagg1d compiles its kernels);
+# the brute-force test above keeps a fast path in `make test`
 def test_optimal_univariate_matches_microagg1d():
     microagg1d = pytest.importorskip("microagg1d")
     rng = np.random.default_rng(7)

@@ -96,9 +96,13 @@ def _headline_rows(release: Release) -> Rows:
 def certificate_text(metrics: Mapping[str, Any]) -> str:
     """``certify``'s result in words: the gap and the bound that proves it."""
     cert = metrics["certificate"]
-    return (f"{metrics['certified_gap']:.2f}  (SSE {cert['sse']:.4g}; no partition into "
+    text = (f"{metrics['certified_gap']:.2f}  (SSE {cert['sse']:.4g}; no partition into "
             f"groups of k or more can go below {cert['sse_lower_bound']:.4g}: "
             f"{cert['bound']} bound, {cert['seconds']:.0f} s)")
+    if cert["best_sse_found"] < 0.99 * cert["sse"]:
+        text += (f"; a partition with SSE {cert['best_sse_found']:.4g} was found while "
+                 "bounding: --refine SECONDS searches for one")
+    return text
 
 
 def _privacy_rows(release: Release) -> Rows:

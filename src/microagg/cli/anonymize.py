@@ -211,7 +211,7 @@ def anonymize(
     block_size: Annotated[
         int | None, typer.Option("--block-size", show_default=False,
                                  help="Largest block with --blocking (>= 2k; default 10,000, "
-                                      "100,000 for mdav-scale and --refine).")
+                                      "500,000 for mdav-scale and --refine).")
     ] = None,
     jobs: Annotated[
         int | None,

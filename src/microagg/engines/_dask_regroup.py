@@ -30,9 +30,9 @@ from ._dask_tasks import (
     GROUP,
     INDEX,
     ROW,
-    SSE,
     divisions,
     original_column,
+    published_rows,
     scaled,
     single_numba_thread,
 )
@@ -96,12 +96,8 @@ def regroup_partition(part: pd.DataFrame, job: RegroupJob, index_name: Any,
                                 **job.params)
             _, local = np.unique(group[s:e], return_inverse=True)
             published[s:e] = group_mean(V[s:e], local.ravel())
-    out = ordered.loc[:, list(columns)].copy()
-    for j, c in enumerate(job.qi):
-        out[c] = published[:, j]
-    out[BLOCK] = blocks
-    out[GROUP] = group
-    out[SSE] = (((V - published) / job.spread) ** 2).sum(axis=1)
+    out = published_rows(ordered, columns, job.qi, published, blocks, group,
+                         (((V - published) / job.spread) ** 2).sum(axis=1))
     out.index = pd.Index(ordered[INDEX], name=index_name)
     return out
 

@@ -19,7 +19,8 @@ from ..partition.blocking import BlockTree, blocked_partition, run_block
 
 __all__ = ["BLOCK", "GROUP", "INDEX", "RESERVED", "ROW", "SSE", "BlockJob", "block_sums",
            "column_stats", "divisions", "group_stats", "merge_blocks",
-           "microaggregate_partition", "original_column", "partition_blocks", "remap",
+           "microaggregate_partition", "original_column", "partition_blocks",
+           "published_rows", "remap",
            "route", "scaled",
            "single_numba_thread", "tree_leaf"]
 
@@ -158,6 +159,20 @@ def partition_blocks(V: NDArray[np.float64], blocks: NDArray[np.int64],
         group[s:e] = (np.int64(b) << np.int64(32)) + local.astype(np.int64)
 
 
+def published_rows(ordered: pd.DataFrame, columns: tuple[str, ...], qi: tuple[str, ...],
+                   published: NDArray[np.float64], blocks: NDArray[np.int64],
+                   group: NDArray[np.int64], sse: NDArray[np.float64]) -> pd.DataFrame:
+    """The rows of ``ordered`` (``columns``) with the quasi-identifiers replaced by
+    ``published``, plus the block, the global group id and each row's squared error."""
+    out = ordered.loc[:, list(columns)].copy()
+    for j, c in enumerate(qi):
+        out[c] = published[:, j]
+    out[BLOCK] = blocks
+    out[GROUP] = group
+    out[SSE] = sse
+    return out
+
+
 def microaggregate_partition(part: pd.DataFrame, job: BlockJob, index_name: Any,
                              columns: tuple[str, ...]) -> pd.DataFrame:
     """Microaggregate every block of one shuffled partition (index = final block id).
@@ -175,12 +190,8 @@ def microaggregate_partition(part: pd.DataFrame, job: BlockJob, index_name: Any,
     group = np.empty(V.shape[0], dtype=np.int64)
     with single_numba_thread():
         partition_blocks(V, blocks, published, group, job)
-    out = ordered.loc[:, list(columns)].copy()
-    for j, c in enumerate(job.qi):
-        out[c] = published[:, j]
-    out[BLOCK] = blocks
-    out[GROUP] = group
-    out[SSE] = (((V - published) / job.spread) ** 2).sum(axis=1)
+    out = published_rows(ordered, columns, job.qi, published, blocks, group,
+                         (((V - published) / job.spread) ** 2).sum(axis=1))
     if job.keep_originals:
         out[ROW] = ordered[ROW].to_numpy()
         out[INDEX] = ordered[INDEX].to_numpy()

@@ -169,7 +169,7 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     block_size : int, default=None
         Target block size, ``>= 2k``. Routed blocks hold about ``block_size / 2`` to
         ``block_size`` rows (plus sampling variation); one above ``4 * block_size`` is
-        blocked again on its worker. ``None``: the method's default (10,000; 100,000 for
+        blocked again on its worker. ``None``: the method's default (10,000; 500,000 for
         ``mdav-scale``).
     sample_size : int, default=200_000
         Rows sampled to fit the block tree (the whole file when it is smaller).

@@ -108,7 +108,7 @@ def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the pu
     blocking : {"kd", "pca", "vp"}, default="kd"
     block_size : int, default=None
         Target block size (at least 2k; blocks routed by the sample vary around it).
-        ``None``: the method's default (10,000; 100,000 for ``mdav-scale``, the quality
+        ``None``: the method's default (10,000; 500,000 for ``mdav-scale``, the quality
         mode's method).
     sample_size : int, default=200_000
         Rows sampled to fit the block tree.

@@ -141,6 +141,10 @@ GLOSSARY: Mapping[str, str] = {
     "variance_change_pct": "mean relative change of the column variances (%)",
     "covariance_change_pct": "mean relative change of the covariances (%)",
     "correlation_change": "mean absolute change of the correlations (0 to 2)",
+    "certified_gap": ("most by which the grouping's SSE can exceed the lowest SSE of any "
+                      "grouping into groups of k or more, proved by a lower bound (%)"),
+    "certificate": ("the proof behind the certified gap: the SSE, the lower bound, the best "
+                    "SSE found while bounding, which bound proved it"),
     "il_rand": "1 - Rand index of a k-means clustering before and after masking",
     "il_ari": "1 - adjusted Rand index of the same clusterings",
     "il_jaccard": "1 - Jaccard pair index of the same clusterings",

@@ -327,7 +327,7 @@ _ENTRIES = (
         "Laszlo & Mukherjee, IEEE TKDE 17(7) (2005) for CBFS; this package for the neighbour "
         "lists and the local search", fixed_size=False,
         params={"neighbours": 12, "sweeps": 100, "tol": 1e-3, "time_limit": None},
-        randomized=True, refine_across=refine_groups, block_size=100_000,
+        randomized=True, refine_across=refine_groups, block_size=500_000,
         constraints=_SCALE_CONSTRAINTS),
     *(
         Partitioner(

@@ -368,7 +368,7 @@ def blocked_partition(X: ArrayLike, k: int, *, method: str = "mdav", blocking: s
     block_size : int, default=None
         Largest block; at least ``2k``. Smaller blocks are faster (MDAV's cost per block is
         quadratic) and lose a little more information at block borders. ``None``: the
-        method's default (10,000; 100,000 for ``mdav-scale``). When the method has a
+        method's default (10,000; 500,000 for ``mdav-scale``). When the method has a
         ``refine_across`` local search (``mdav-scale``), a second pass improves groups across
         the block borders (:mod:`microagg.partition.regroup`).
     n_jobs : int, default=None
