@@ -46,11 +46,11 @@ def main() -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     left.plot([m[0] for m in measured], [m[1] for m in measured], "o-", label="in memory")
     right.plot([m[0] for m in measured], [m[2] for m in measured], "o-", label="in memory")
-    for e in estimated:
+    for colour, e in enumerate(estimated, start=1):
         mdav_seconds = largest_seconds * (e["n"] / largest_n) ** 2
-        left.plot(e["n"], e["il"] / e["mdav_estimate"], "o", fillstyle="none", color="C1",
+        left.plot(e["n"], e["il"] / e["mdav_estimate"], "o", fillstyle="none", color=f"C{colour}",
                   label=f"file engine, blocks of {e.get('block_size', 100_000):,}")
-        right.plot(e["n"], mdav_seconds / e["seconds"], "o", fillstyle="none", color="C1")
+        right.plot(e["n"], mdav_seconds / e["seconds"], "o", fillstyle="none", color=f"C{colour}")
     left.axhline(1.0, color="grey", lw=0.8)
     left.set(xscale="log", xlabel="records (p = 10, k = 5)",
              ylabel="IL of mdav-scale / IL of exact MDAV", title="Information loss")

@@ -103,8 +103,9 @@ def _partials(folder: pathlib.Path) -> Callable[[], list[pathlib.Path]]:
     return lambda: sorted(folder.glob(".o.csv.*.tmp"))
 
 
-def _file_engine(tmp_path: pathlib.Path, n: int) -> tuple[pd.DataFrame, pathlib.Path]:
-    df = _frame(n)
+def _file_engine(tmp_path: pathlib.Path, n: int, *, note_chars: int = 0
+                 ) -> tuple[pd.DataFrame, pathlib.Path]:
+    df = _frame(n, note_chars=note_chars)
     df.to_csv(tmp_path / "in.csv", index=False)
     (tmp_path / "out").mkdir()
     return df, tmp_path / "in.csv"
@@ -191,7 +192,9 @@ def test_kill_9_of_the_memory_engine_partial_removed_by_the_next_write(tmp_path,
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_sigterm_and_sigint_remove_the_work_folder_and_the_partial(tmp_path, signum):
-    _, source = _file_engine(tmp_path, 20_000)
+    # a wide copied column keeps the partial output on disk for a second or more: with a
+    # narrow one the run sometimes finished before the signal arrived (exit 0)
+    _, source = _file_engine(tmp_path, 20_000, note_chars=1_000)
     out = tmp_path / "out"
     run = _start(tmp_path, *_file_engine_args(source, out))
     _wait_for(_partials(out), run)
