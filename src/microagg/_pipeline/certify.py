@@ -24,7 +24,8 @@ from numpy.typing import NDArray
 
 from ..exceptions import SchemaError
 
-__all__ = ["CERTIFY_ROWS", "CERTIFY_SECONDS", "certify_metrics", "certify_option"]
+__all__ = ["CERTIFY_ROWS", "CERTIFY_SECONDS", "certify_metrics", "certify_option",
+           "check_complete"]
 
 CERTIFY_ROWS = 5_000
 """Most records a release can be certified on."""
@@ -58,17 +59,22 @@ def certify_option(value: Any, *, n_rows: int | None, kind: str) -> float | None
     return seconds
 
 
+def check_complete(values: NDArray[np.float64]) -> None:
+    """Refuse quasi-identifiers with missing values (the bound needs every record)."""
+    if np.isnan(values).any():
+        raise SchemaError("certify needs complete quasi-identifiers: "
+                          f"{int(np.isnan(values).any(axis=1).sum())} of {values.shape[0]} "
+                          "rows have missing values. Impute or drop them first "
+                          "(missing='impute:median'), or leave certify out.")
+
+
 def certify_metrics(scaled: NDArray[np.float64], labels: NDArray[np.intp], k: int,
                     seconds: float, seed: int) -> dict[str, Any]:
     """The lower bound and the release's certified gap (module docstring) as metrics."""
     from ..bounds import lower_bound
     from ..metrics import sse
 
-    if np.isnan(scaled).any():
-        raise SchemaError("certify needs complete quasi-identifiers: "
-                          f"{int(np.isnan(scaled).any(axis=1).sum())} of {scaled.shape[0]} "
-                          "rows have missing values. Impute or drop them first "
-                          "(missing='impute:median'), or leave certify out.")
+    check_complete(scaled)
     _, local = np.unique(labels, return_inverse=True)
     local = local.ravel()
     t = time.perf_counter()

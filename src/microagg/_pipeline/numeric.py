@@ -21,7 +21,7 @@ from .._validation import resolve_seed
 from ..aggregate import aggregate
 from ..exceptions import ConstantColumnWarning, LowUtilityWarning, PrivacyLeakWarning
 from ..models import check_k_anonymity, k_anonymity
-from .certify import certify_metrics
+from .certify import certify_metrics, check_complete
 from .measure import Tables, completed_tables, numeric_metrics, sensitive_metrics
 from .missing import prepare_missing, published_sensitive
 from .notes import warn_user
@@ -135,8 +135,8 @@ def run_numeric(request: Request) -> Release:
                      "excluded from the distances and the information loss, and published "
                      "unchanged.", ConstantColumnWarning)
     timings["validate"] = time.perf_counter() - request.started
-    if request.certify is not None and np.isnan(values).any():
-        certify_metrics(values, np.zeros(0, dtype=np.intp), request.k, 0.0, seed)  # refuses
+    if request.certify is not None:
+        check_complete(values)  # before the grouping, not after it
     if np.isnan(values).any():
         outcome = pattern_stage(request, values, rng, timings, record)
     else:
