@@ -63,7 +63,10 @@ def regroup(request: Request, blocks: Blocks, sample: np.ndarray, seed: int) -> 
     for i, group in enumerate(plan_blocks(counts, 2 * request.k)):
         pieces = [(r, int(o[group[0]]), int(o[group[-1] + 1]))
                   for r, o in enumerate(offsets) if o[group[-1] + 1] > o[group[0]]]
-        tasks.append((runs, pieces, blocks, request.k, refine,
+        # what a task needs, not the Blocks (their per-run offsets would be pickled into
+        # every task: about 1.6 MB each at 10^8 rows)
+        tasks.append((runs, pieces, blocks.result_path, blocks.label_path, (n, p),
+                      blocks.mean, blocks.scale, request.k, refine,
                       dict(request.method_params), seed + 1 + i))
     outcomes = run_tasks(_regroup_task, tasks, request.n_jobs)
     blocks.sse = float(sum(o[0] for o in outcomes))
@@ -80,21 +83,20 @@ def _regroup_task(args: tuple[Any, ...]) -> tuple[float, int, int]:
     """Improve one second block and write its group means and labels into the result files
     (top level: runs in worker processes). Returns (SSE in scaled units, smallest group,
     number of groups)."""
-    runs, pieces, blocks, k, refine, params, seed = args
+    runs, pieces, result_path, label_path, shape, mean, scale, k, refine, params, seed = args
     ids, values, start = (np.concatenate([np.load(runs[r][part], mmap_mode="r")[a:b]
                                           for r, a, b in pieces]) for part in range(3))
-    scaled = np.ascontiguousarray((values - blocks.mean) / blocks.scale)
+    scaled = np.ascontiguousarray((values - mean) / scale)
     labels = np.asarray(refine(scaled, start, k, random_state=seed, **params), dtype=np.int64)
     _, local = np.unique(labels, return_inverse=True)
     local = local.ravel()
     masked = group_means(values, local)[local]
-    result = np.memmap(blocks.result_path, dtype=np.float64, mode="r+",
-                       shape=(blocks.n, blocks.p))
+    result = np.memmap(result_path, dtype=np.float64, mode="r+", shape=shape)
     result[ids] = masked
     del result
-    out_labels = np.memmap(blocks.label_path, dtype=np.int64, mode="r+", shape=(blocks.n,))
+    out_labels = np.memmap(label_path, dtype=np.int64, mode="r+", shape=(shape[0],))
     out_labels[ids] = labels
     del out_labels
     sizes = np.bincount(local)
-    sse = float((((values - masked) / blocks.scale) ** 2).sum())
+    sse = float((((values - masked) / scale) ** 2).sum())
     return sse, int(sizes.min()), int(sizes.size)
