@@ -116,7 +116,7 @@ def main() -> None:
     print(f"n = {args.n:,} x {P}, k = {K}, method {release.params['method']}, blocks of "
           f"{release.params['block_size']:,}: total {seconds:.0f} s ({stages}); peak memory "
           f"{memory.peak / 2**30:.2f} GiB resident ({memory.peak_anon / 2**30:.2f} GiB "
-          f"anonymous, the rest pages of the mapped result files); "
+          f"anonymous; the rest: mapped file pages); "
           f"{release.metrics['n_blocks']} blocks, "
           f"{release.metrics['n_groups']:,} groups (smallest "
           f"{release.metrics['group_size_min']}); k verified on the written file: "

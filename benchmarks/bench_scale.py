@@ -34,7 +34,7 @@ P = 10
 
 class PeakMemory:
     """Largest summed RSS of this process tree, sampled in a thread: ``peak`` counts every
-    resident page (file-backed pages of mapped result files too), ``peak_anon`` the
+    resident page (file-backed pages of mapped files too), ``peak_anon`` the
     anonymous ones (the processes' own memory)."""
 
     def __init__(self) -> None:

@@ -1,6 +1,7 @@
 """The block work of the file engine (:mod:`.file`): rows routed to the blocks of a tree fitted
 on a sample, spilled to sorted run files, then microaggregated block by block in worker
-processes into file-backed result arrays. Validation is assumed."""
+processes, each block's records written to a part file of its own (:mod:`._file_parts`).
+Validation is assumed."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import pathlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -20,43 +21,48 @@ from .._pipeline.request import Request
 from ..exceptions import PrivacyViolationError, SchemaError
 from ..partition import get_partitioner
 from ..partition.blocking import blocked_partition, fit_block_tree, process_pool
+from ._file_parts import Part, write_part
 
-__all__ = ["Blocks", "microaggregate", "plan_blocks", "route", "run_tasks"]
+__all__ = ["Blocks", "microaggregate", "plan_blocks", "remove_runs", "route", "run_tasks"]
+
+_T = TypeVar("_T")
 
 
 @dataclass
 class Blocks:
-    """The spilled runs, the plan of blocks, the result files and what the blocks gave."""
+    """The spilled runs, the plan of blocks, the result parts and what the blocks gave;
+    ``bucket``: rows per fence of the parts (the chunk size the output is written in)."""
 
     n: int
     p: int
     mean: NDArray[np.float64]
     scale: NDArray[np.float64]
     work: pathlib.Path
-    runs: list[tuple[str, str]] = field(default_factory=list)
+    bucket: int
+    runs: list[tuple[str, ...]] = field(default_factory=list)
     offsets: list[NDArray[np.int64]] = field(default_factory=list)
     plan: list[list[int]] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
     sse: float = 0.0
     group_min: int = 0
     n_groups: int = 0
 
-    @property
-    def result_path(self) -> str:
-        return str(self.work / "masked.f64")
-
-    @property
-    def label_path(self) -> str:
-        return str(self.work / "labels.i64")
+    def record(self, outcomes: list[tuple[float, int, int, Part]]) -> None:
+        """Keep what the block tasks returned: SSE, smallest group, groups and parts."""
+        self.sse = float(sum(o[0] for o in outcomes))
+        self.group_min = min(o[1] for o in outcomes)
+        self.n_groups = sum(o[2] for o in outcomes)
+        self.parts = [o[3] for o in outcomes]
 
 
 def route(request: Request, chunks: Iterable[pd.DataFrame],
-          values_of: Callable[[pd.DataFrame, int], NDArray[np.float64]], *, n: int,
-          mean: NDArray[np.float64], scale: NDArray[np.float64], sample: NDArray[np.float64],
-          work: pathlib.Path) -> Blocks:
+          values_of: Callable[[pd.DataFrame, int], NDArray[np.float64]], blocks: Blocks,
+          sample: NDArray[np.float64]) -> Blocks:
     """Pass 2: every row routed to a block of the tree fitted on the scaled sample; each
     chunk's rows (ids and values) spilled to a run file sorted by block; the plan of blocks
-    (blocks under 2k join their neighbours in the tree's order)."""
-    blocks = Blocks(n=n, p=len(request.quasi_identifiers), mean=mean, scale=scale, work=work)
+    (blocks under 2k join their neighbours in the tree's order). Fills and returns
+    ``blocks`` (made with the counts, scaling, work folder and bucket)."""
+    n, mean, scale, work = blocks.n, blocks.mean, blocks.scale, blocks.work
     leaf = max(2, round(request.block_size * sample.shape[0] / n))
     tree, _ = fit_block_tree((sample - mean) / scale, leaf, blocking=request.blocking or "kd")
     start = 0
@@ -97,35 +103,38 @@ def plan_blocks(counts: NDArray[np.int64], least: int) -> list[list[int]]:
     return plan
 
 
-def microaggregate(request: Request, blocks: Blocks, seed: int) -> None:
-    """Pass 3: every part of the plan partitioned and aggregated (worker processes), the
-    group means and labels written to the result files; each part gets a disjoint range of
-    group numbers (at most size // k groups)."""
-    n, p, k = blocks.n, blocks.p, request.k
-    np.memmap(private_file(blocks.result_path), dtype=np.float64, mode="w+",
-              shape=(n, p)).flush()
-    np.memmap(private_file(blocks.label_path), dtype=np.int64, mode="w+", shape=(n,)).flush()
+def microaggregate(request: Request, blocks: Blocks, seed: int, *, values: bool) -> None:
+    """Pass 3: every part of the plan partitioned and aggregated (worker processes), its
+    records written to a part file (with the original ``values`` when a second pass reads
+    them); each part gets a disjoint range of group numbers (at most size // k groups). The
+    run files are removed once read."""
+    n, k = blocks.n, request.k
     tasks = []
     label_offset = 0
     method, params = request.partitioner.name, dict(request.method_params)
     for i, group in enumerate(blocks.plan):
         pieces = [(r, int(o[group[0]]), int(o[group[-1] + 1]))
                   for r, o in enumerate(blocks.offsets) if o[group[-1] + 1] > o[group[0]]]
-        tasks.append((blocks.runs, pieces, n, p, blocks.result_path, blocks.label_path,
+        tasks.append((blocks.runs, pieces, str(blocks.work / f"part{i}.rec"), n,
                       blocks.mean, blocks.scale, k, method, params, seed + i,
-                      int(request.block_size), label_offset))
+                      int(request.block_size), label_offset, blocks.bucket, values))
         label_offset += int(sum(b - a for _, a, b in pieces)) // k + 1
-    outcomes = run_tasks(_block_task, tasks, request.n_jobs)
-    blocks.sse = float(sum(o[0] for o in outcomes))
-    blocks.group_min = min(o[1] for o in outcomes)
-    blocks.n_groups = sum(o[2] for o in outcomes)
+    blocks.record(run_tasks(_block_task, tasks, request.n_jobs))
+    remove_runs(blocks.runs)
     if blocks.group_min < k:
         raise PrivacyViolationError(f"A block produced a group of {blocks.group_min} < k={k} "
                                     "records. Nothing was written. This is a bug.")
 
 
-def run_tasks(task: Callable[[tuple[Any, ...]], tuple[float, int, int]],
-              tasks: list[tuple[Any, ...]], n_jobs: int | None) -> list[tuple[float, int, int]]:
+def remove_runs(runs: list[tuple[str, ...]]) -> None:
+    """Delete spilled run files that have been read (the disk they hold: n rows each)."""
+    for names in runs:
+        for name in names:
+            os.unlink(name)
+
+
+def run_tasks(task: Callable[[tuple[Any, ...]], _T], tasks: list[tuple[Any, ...]],
+              n_jobs: int | None) -> list[_T]:
     """``task`` over ``tasks`` in ``n_jobs`` worker processes (``None``: one per CPU), or in
     this process when one is asked for or there is one task; results in order."""
     jobs = (os.cpu_count() or 1) if n_jobs is None else max(1, int(n_jobs))
@@ -135,13 +144,13 @@ def run_tasks(task: Callable[[tuple[Any, ...]], tuple[float, int, int]],
         return list(pool.map(task, tasks, chunksize=1))
 
 
-def _block_task(args: tuple[Any, ...]) -> tuple[float, int, int]:
-    """Partition one block and write its group means and labels into the result files (top
-    level: runs in worker processes).
+def _block_task(args: tuple[Any, ...]) -> tuple[float, int, int, Part]:
+    """Partition one block and write its records to its part file (top level: runs in
+    worker processes).
 
-    Returns (SSE in scaled units, smallest group, number of groups)."""
-    (runs, pieces, n, p, result_path, label_path, mean, scale, k, method, params, seed,
-     block_size, label_offset) = args
+    Returns (SSE in scaled units, smallest group, number of groups, the part)."""
+    (runs, pieces, path, n, mean, scale, k, method, params, seed, block_size, label_offset,
+     bucket, keep_values) = args
     ids = np.concatenate([np.load(runs[r][0], mmap_mode="r")[a:b] for r, a, b in pieces])
     values = np.concatenate([np.load(runs[r][1], mmap_mode="r")[a:b] for r, a, b in pieces])
     scaled = (values - mean) / scale
@@ -154,13 +163,7 @@ def _block_task(args: tuple[Any, ...]) -> tuple[float, int, int]:
         labels = get_partitioner(method)(scaled, k, random_state=seed, **params)
     sizes = np.bincount(labels)
     masked = group_means(values, labels)[labels]
-    # shared file mappings: the other processes see these pages through the page cache, so
-    # no msync (flushing every block to disk cost more than the microaggregation)
-    result = np.memmap(result_path, dtype=np.float64, mode="r+", shape=(n, p))
-    result[ids] = masked
-    del result
-    out_labels = np.memmap(label_path, dtype=np.int64, mode="r+", shape=(n,))
-    out_labels[ids] = labels + label_offset
-    del out_labels
+    part = write_part(path, ids, labels.astype(np.int64) + label_offset, masked,
+                      values if keep_values else None, bucket=bucket, n=n)
     sse = float((((values - masked) / scale) ** 2).sum())
-    return sse, int(sizes.min()), int(sizes.size)
+    return sse, int(sizes.min()), int(sizes.size), part

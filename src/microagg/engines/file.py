@@ -11,21 +11,22 @@ Four streaming passes over the input, each holding one chunk (``chunk_rows`` row
 3. **microaggregation**: block by block (worker processes), the rows of a block are read
    back from every run, partitioned with the chosen method (a block that the sample made
    too large is blocked again in memory; blocks under 2k records join their neighbour in the
-   tree's order), and their group means written to a file-backed result array
-   (:mod:`._file_blocks`);
+   tree's order), and each block's records (row, group, group mean) written contiguously
+   to a part file of its own, sorted by row (:mod:`._file_blocks`, :mod:`._file_parts`);
    When the method has a ``refine_across`` local search (``mdav-scale``, the quality
    mode's method for files), whole groups are then routed again by their centroids through
    a second tree on a random rotation and each second block is improved by that search,
    which mends the first blocks' borders (:mod:`._file_regroup`);
-4. **output**: the input is read again, its quasi-identifiers replaced, identifiers
+4. **output**: the input is read again, its quasi-identifiers replaced (the parts merged
+   back into input order, chunk by chunk), identifiers
    dropped, and the chunks written to a temporary file beside the output, which is then read
    back and verified (:class:`~microagg._pipeline.verify.GroupVerifier`: every published row
    equals its group's mean, every group has at least k rows, and the classes of identical
    published rows are counted) before it is renamed onto the output. Any failure leaves no
    output.
 
-Memory: one chunk, the sample, one block per worker, and O(n) integers for the group labels;
-the result array lives in a temporary file. Temporary files (the spilled runs hold the
+Memory: one chunk, the sample, one block per worker, and a few integers per block and chunk
+(the parts' fences); nothing of size n. Temporary files (the spilled runs hold the
 original values) go to a private folder (0700, files 0600) under ``workdir`` (default: the
 system temporary folder, ``$TMPDIR``), never beside the output, and are removed at the end;
 those of a killed run are removed by the next run (:mod:`microagg._leftovers`).
@@ -55,7 +56,8 @@ from .._pipeline.verify import GroupVerifier, group_k_check, k_check
 from .._validation import RandomState, resolve_seed
 from ._chunks import chunk_writer, iter_chunks, output_separator, quasi_identifier_chunk, read_back
 from ._file_blocks import Blocks, microaggregate, route
-from ._file_regroup import regroup
+from ._file_parts import InputOrder
+from ._file_regroup import regroup, second_pass_follows
 from .files import constant_columns, engine_params, file_paths, file_request
 
 __all__ = ["anonymize_file", "iter_chunks", "run_file"]
@@ -177,12 +179,14 @@ def run_file(request: Request, source: pathlib.Path, target: pathlib.Path, *,
         stage("routing")
         t = time.perf_counter()
         blocks = route(request, reading.chunks(columns=list(request.quasi_identifiers)),
-                       _checked_values(request, reading), n=reading.n, mean=reading.mean,
-                       scale=reading.scale, sample=reading.sample, work=work)
+                       _checked_values(request, reading),
+                       Blocks(n=reading.n, p=len(request.quasi_identifiers), mean=reading.mean,
+                              scale=reading.scale, work=work, bucket=reading.chunk_rows),
+                       reading.sample)
         timings["routing"] = time.perf_counter() - t
         stage("microaggregation")
         t = time.perf_counter()
-        microaggregate(request, blocks, seed)
+        microaggregate(request, blocks, seed, values=second_pass_follows(request, reading.n))
         timings["microaggregation"] = time.perf_counter() - t
         t = time.perf_counter()
         if regroup(request, blocks, reading.sample, seed):
@@ -235,16 +239,7 @@ def _statistics(request: Request, reading: _Reading, rng: np.random.Generator,
     reading.scale = np.where(reading.varying, std, 1.0)
 
 
-def _rows(path: str, first: int, stop: int, width: int, dtype: type) -> NDArray[Any]:
-    """Rows ``first:stop`` of a result file of ``width`` columns, read (not mapped: a mapping
-    of the whole file would keep every page read resident, 8 GB at 10^8 x 10)."""
-    size = np.dtype(dtype).itemsize
-    flat: NDArray[Any] = np.fromfile(path, dtype=dtype, count=(stop - first) * width,
-                                     offset=first * width * size)
-    return flat.reshape(-1, width) if width > 1 else flat
-
-
-def _published_chunks(request: Request, reading: _Reading, result_path: str,
+def _published_chunks(request: Request, reading: _Reading, results: InputOrder,
                       verbatim: bool) -> Iterator[pd.DataFrame]:
     """The input again, quasi-identifiers replaced, identifiers dropped (CSV to CSV: the other
     columns as their text, byte for byte)."""
@@ -253,7 +248,7 @@ def _published_chunks(request: Request, reading: _Reading, result_path: str,
     for chunk in reading.chunks(verbatim=verbatim):
         stop = first + len(chunk)
         out = chunk.loc[:, kept].copy()
-        block = _rows(result_path, first, stop, len(request.quasi_identifiers), np.float64)
+        _, block = results.take(first, stop)
         for j, col in enumerate(request.quasi_identifiers):
             out[col] = block[:, j]
         first = stop
@@ -270,19 +265,17 @@ def _write_and_verify(request: Request, reading: _Reading, blocks: Blocks,
     out_sep = output_separator(target, reading.sep)
     write = chunk_writer(target, out_sep)
     checks: dict[str, Any] = {}
+    results = InputOrder(blocks.parts, bucket=blocks.bucket, p=p)
 
     def write_and_verify(handle: IO[bytes]) -> None:
-        write(handle, _published_chunks(request, reading, blocks.result_path, verbatim))
+        write(handle, _published_chunks(request, reading, results, verbatim))
         handle.flush()
         t_verify = time.perf_counter()
-        most = max(int(_rows(blocks.label_path, a, min(a + reading.chunk_rows, n), 1,
-                                np.int64).max()) for a in range(0, n, reading.chunk_rows))
-        verifier = GroupVerifier(k=k, n_groups=most + 1, n_features=p)
+        verifier = GroupVerifier(k=k, n_groups=results.most + 1, n_features=p)
         first = 0
         for chunk in read_back(pathlib.Path(handle.name), reading.chunk_rows, out_sep):
             values = chunk.loc[:, list(request.quasi_identifiers)].to_numpy(dtype=np.float64)
-            verifier.add(_rows(blocks.label_path, first, first + len(chunk), 1, np.int64),
-                         values)
+            verifier.add(results.take(first, first + len(chunk))[0], values)
             first += len(chunk)
         group_min = verifier.finish(n_rows=n)
         checks["k_anonymity"] = k_check(k, verifier.smallest_class())
