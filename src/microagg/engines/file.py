@@ -26,8 +26,10 @@ Four streaming passes over the input, each holding one chunk (``chunk_rows`` row
    output.
 
 Memory: one chunk, the sample, one block per worker, and a few integers per block and chunk
-(the parts' fences); nothing of size n. Temporary files (the spilled runs hold the
-original values) go to a private folder (0700, files 0600) under ``workdir`` (default: the
+(the parts' fences); the verification keeps one row per group (n p / k numbers: 1.6 GB at
+10^8 x 10, k = 5). Temporary files (the spilled runs, and the first
+pass's parts when a second pass follows, hold original values; each is deleted once read)
+go to a private folder (0700, files 0600) under ``workdir`` (default: the
 system temporary folder, ``$TMPDIR``), never beside the output, and are removed at the end;
 those of a killed run are removed by the next run (:mod:`microagg._leftovers`).
 """
