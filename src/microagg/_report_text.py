@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._pipeline.certify import better_sse_found
 from ._report_plots import fmt
 from .metrics.headline import LABELS, explain, headline_loss, headline_risk
 from .release import Release
@@ -161,10 +162,10 @@ def _loss_sentence(metrics: Mapping[str, Any], facts: ColumnFacts) -> str | None
                      "; <b>certified optimal</b>: no partition into groups of k or more loses "
                      "less")
             cert = metrics.get("certificate") or {}
-            found, own = cert.get("best_sse_found"), cert.get("sse")
-            if found is not None and own and found < 0.99 * own:
-                text += (f" (a grouping with {100 * (1 - found / own):.0f}% less loss was "
-                         "found while bounding: the quality mode, refine, searches for one)")
+            found = better_sse_found(cert)
+            if found is not None:
+                text += (f" (a grouping with {100 * (1 - found / cert['sse']):.0f}% less loss "
+                         "was found while bounding: the quality mode, refine, searches for one)")
         moved = metrics.get("mean_change_pct")
         if moved is not None:
             text += ("; means are kept (they move by less than 0.01%)" if moved < 0.01

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 from rich.text import Text
 
+from .._pipeline.certify import better_sse_found
+
 if TYPE_CHECKING:
     from microagg.release import Release
 
@@ -99,9 +101,10 @@ def certificate_text(metrics: Mapping[str, Any]) -> str:
     text = (f"{metrics['certified_gap']:.2f}  (SSE {cert['sse']:.4g}; no partition into "
             f"groups of k or more can go below {cert['sse_lower_bound']:.4g}: "
             f"{cert['bound']} bound, {cert['seconds']:.0f} s)")
-    if cert["best_sse_found"] < 0.99 * cert["sse"]:
-        text += (f"; a partition with SSE {cert['best_sse_found']:.4g} was found while "
-                 "bounding: --refine SECONDS searches for one")
+    found = better_sse_found(cert)
+    if found is not None:
+        text += (f"; a partition with SSE {found:.4g} was found while bounding: "
+                 "--refine SECONDS searches for one")
     return text
 
 

@@ -89,11 +89,14 @@ def _spill_by_second_block(blocks: Blocks, tree: Any, least: int
         offsets.append(np.concatenate([[0], np.cumsum(np.bincount(second,
                                                                  minlength=tree.n_blocks))]))
 
+    gathered = 0
     for part in blocks.parts:
         pending.append(read_part(part))
         remove_parts([part])
-        if sum(p.shape[0] for p in pending) >= least:
+        gathered += part.size
+        if gathered >= least:
             spill()
+            gathered = 0
     if pending:
         spill()
     return runs, offsets

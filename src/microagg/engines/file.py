@@ -51,11 +51,12 @@ from numpy.typing import NDArray
 
 from .._atomic import atomic_write
 from .._formats import format_of
-from .._leftovers import make_work_folder, remove_dead_partials
+from .._leftovers import make_work_folder, private_file, remove_dead_partials
 from .._pipeline.request import Request
 from .._pipeline.result import Release
 from .._pipeline.verify import GroupVerifier, group_k_check, k_check
 from .._validation import RandomState, resolve_seed
+from ..exceptions import PrivacyViolationError
 from ._chunks import chunk_writer, iter_chunks, output_separator, quasi_identifier_chunk, read_back
 from ._file_blocks import Blocks, microaggregate, route
 from ._file_parts import InputOrder
@@ -242,15 +243,17 @@ def _statistics(request: Request, reading: _Reading, rng: np.random.Generator,
 
 
 def _published_chunks(request: Request, reading: _Reading, results: InputOrder,
-                      verbatim: bool) -> Iterator[pd.DataFrame]:
+                      verbatim: bool, labels_out: IO[bytes]) -> Iterator[pd.DataFrame]:
     """The input again, quasi-identifiers replaced, identifiers dropped (CSV to CSV: the other
-    columns as their text, byte for byte)."""
+    columns as their text, byte for byte); each row's group label appended to ``labels_out``
+    in the same order (for the verification, which then need not merge the parts again)."""
     kept = [c for c in reading.columns if c not in request.identifiers]
     first = 0
     for chunk in reading.chunks(verbatim=verbatim):
         stop = first + len(chunk)
         out = chunk.loc[:, kept].copy()
-        _, block = results.take(first, stop)
+        labels, block = results.take(first, stop)
+        labels.tofile(labels_out)
         for j, col in enumerate(request.quasi_identifiers):
             out[col] = block[:, j]
         first = stop
@@ -270,15 +273,20 @@ def _write_and_verify(request: Request, reading: _Reading, blocks: Blocks,
     results = InputOrder(blocks.parts, bucket=blocks.bucket, p=p)
 
     def write_and_verify(handle: IO[bytes]) -> None:
-        write(handle, _published_chunks(request, reading, results, verbatim))
+        with open(private_file(blocks.work / "labels.i64"), "wb") as labels_out:
+            write(handle, _published_chunks(request, reading, results, verbatim, labels_out))
         handle.flush()
         t_verify = time.perf_counter()
         verifier = GroupVerifier(k=k, n_groups=results.most + 1, n_features=p)
-        first = 0
-        for chunk in read_back(pathlib.Path(handle.name), reading.chunk_rows, out_sep):
-            values = chunk.loc[:, list(request.quasi_identifiers)].to_numpy(dtype=np.float64)
-            verifier.add(results.take(first, first + len(chunk))[0], values)
-            first += len(chunk)
+        with open(blocks.work / "labels.i64", "rb") as labels_in:
+            for chunk in read_back(pathlib.Path(handle.name), reading.chunk_rows, out_sep):
+                values = chunk.loc[:, list(request.quasi_identifiers)].to_numpy(np.float64)
+                labels = np.fromfile(labels_in, dtype=np.int64, count=len(chunk))
+                if labels.size != len(chunk):
+                    raise PrivacyViolationError(
+                        f"The written file has more rows than the {n} published. Nothing "
+                        "was released. This is a bug in microagg.")
+                verifier.add(labels, values)
         group_min = verifier.finish(n_rows=n)
         checks["k_anonymity"] = k_check(k, verifier.smallest_class())
         checks["group_k"] = group_k_check(
