@@ -33,9 +33,12 @@ P = 10
 
 
 class PeakMemory:
-    """Largest summed RSS of this process tree, sampled in a thread: ``peak`` counts every
-    resident page (file-backed pages of mapped files too), ``peak_anon`` the
-    anonymous ones (the processes' own memory)."""
+    """Largest summed RSS of this process and all its descendants (the worker processes a
+    fork server starts are its grandchildren), sampled every 0.1 s in a thread: ``peak``
+    counts every resident page (file-backed pages of mapped files too), ``peak_anon`` the
+    anonymous ones (the processes' own memory). One pass over /proc per sample."""
+
+    INTERVAL = 0.1
 
     def __init__(self) -> None:
         self.peak = 0
@@ -44,33 +47,49 @@ class PeakMemory:
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     @staticmethod
-    def _tree_rss(field: str = "VmRSS:") -> int:
-        me = os.getpid()
-        total = 0
+    def _tree() -> list[int]:
+        """This process and its descendants."""
+        children: dict[int, list[int]] = {}
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
                 continue
             try:
                 with open(f"/proc/{entry}/stat") as handle:
                     ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
-                if int(entry) != me and ppid != me:
-                    continue
-                with open(f"/proc/{entry}/status") as handle:
-                    for line in handle:
-                        if line.startswith(field):
-                            total += int(line.split()[1]) * 1024
             except (OSError, ValueError, IndexError):
                 continue
-        return total
+            children.setdefault(ppid, []).append(int(entry))
+        tree, todo = [], [os.getpid()]
+        while todo:
+            pid = todo.pop()
+            tree.append(pid)
+            todo.extend(children.get(pid, ()))
+        return tree
+
+    @classmethod
+    def _tree_rss(cls) -> tuple[int, int]:
+        """Summed VmRSS and RssAnon of the tree, in bytes."""
+        rss = anon = 0
+        for pid in cls._tree():
+            try:
+                with open(f"/proc/{pid}/status") as handle:
+                    for line in handle:
+                        if line.startswith("VmRSS:"):
+                            rss += int(line.split()[1]) * 1024
+                        elif line.startswith("RssAnon:"):
+                            anon += int(line.split()[1]) * 1024
+            except (OSError, ValueError, IndexError):
+                continue
+        return rss, anon
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, self._tree_rss())
-            self.peak_anon = max(self.peak_anon, self._tree_rss("RssAnon:"))
-            time.sleep(0.05)
+            rss, anon = self._tree_rss()
+            self.peak, self.peak_anon = max(self.peak, rss), max(self.peak_anon, anon)
+            time.sleep(self.INTERVAL)
 
     def __enter__(self) -> PeakMemory:
-        self.peak = self._tree_rss()
+        self.peak, self.peak_anon = self._tree_rss()
         self._thread.start()
         return self
 

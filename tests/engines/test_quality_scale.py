@@ -31,6 +31,10 @@ def test_the_quality_mode_request_on_large_and_small_data() -> None:
     method, params = quality_mode_request("md", None, 3, large=True)  # a start was asked for
     assert method == "mdav-ls" and params["start"] == "md"
     assert quality_mode_request(None, None, 3)[0] == "mdav-ls"
+    # a search with a budget of its own gets the seconds as that budget
+    assert quality_mode_request("colgen", {"part_size": 500}, 40) == (
+        "colgen", {"part_size": 500, "time_limit": 40.0})
+    assert quality_mode_request("mdav-scale", None, 5) == ("mdav-scale", {"time_limit": 5.0})
     assert QUALITY_SCALE_ROWS == 50_000
     with pytest.raises(ValueError, match="'refine' parameter must be a number of seconds > 0"):
         quality_mode_request(None, None, 0, large=True)

@@ -12,7 +12,7 @@ from microagg.hierarchy import Hierarchy
 from microagg.partition import ALIASES, PARTITIONERS, MixedData, get_partitioner, partition
 
 # Methods too slow to run as plain Python are left out of the NUMBA_DISABLE_JIT pass.
-_HEAVY = {"mdav-ls"}
+_HEAVY = {"mdav-ls", "colgen"}
 METHODS = [pytest.param(m, marks=pytest.mark.slow) if m in _HEAVY else m
            for m in sorted(PARTITIONERS)]
 

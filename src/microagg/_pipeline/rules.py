@@ -288,16 +288,31 @@ def quality_mode_request(method: str | None, method_params: Mapping[str, Any] | 
     """The quality mode (``refine=seconds``): ``method`` improved by local search (mdav-ls,
     started from ``method``, ``"auto"`` when none or mdav-ls) for at most ``seconds``; on
     ``large`` data (:data:`QUALITY_SCALE_ROWS`, blocking, file engines) with no method,
-    mdav or mdav-scale named: ``mdav-scale``, its local search stopped after ``seconds``."""
+    mdav or mdav-scale named: ``mdav-scale``, its local search stopped after ``seconds``; a
+    named method with a budget of its own (colgen): that method with ``seconds`` as its
+    ``time_limit``."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer,
                                                              np.floating)) or not seconds > 0:
         raise ValueError(f"The 'refine' parameter must be a number of seconds > 0. "
                          f"Got {seconds!r} instead.")
     if large and method in (None, "mdav", "mdav-scale"):
         return "mdav-scale", {**dict(method_params or {}), "time_limit": float(seconds)}
+    if method not in (None, "mdav", "mdav-ls") and _has_own_budget(method):
+        return method, {**dict(method_params or {}), "time_limit": float(seconds)}
     start = "auto" if method in (None, "mdav-ls") else method
     return "mdav-ls", {**dict(method_params or {}), "start": start,
                        "time_limit": float(seconds), "rounds": 10**9}
+
+
+def _has_own_budget(method: str) -> bool:
+    """Whether ``method`` is a search with a ``time_limit`` of its own (colgen,
+    mdav-scale): ``refine`` then sets that budget instead of starting mdav-ls from it."""
+    from ..partition import get_partitioner
+
+    try:
+        return "time_limit" in get_partitioner(method).params
+    except ValueError:  # an unknown name is reported where the method is checked
+        return False
 
 
 def check_blocking_request(partitioner: Any, blocking: str, block_size: Any, k: int) -> int:

@@ -269,8 +269,9 @@ def anonymize(
         typer.Option("--refine", metavar="SECONDS", show_default=False,
                      help="Quality mode: improve the method's partition by local search "
                           "for at most this many seconds (mdav-ls; mdav-scale from 50,000 "
-                          "records, with --blocking, or with --engine file / dask). The "
-                          "result then depends on the machine's speed."),
+                          "records, with --blocking, or with --engine file / dask; with "
+                          "--method colgen or --method mdav-scale, that method's own "
+                          "budget). The result then depends on the machine's speed."),
     ] = None,
     certify_seconds: Annotated[
         float | None,

@@ -61,6 +61,7 @@ from ._chunks import chunk_writer, iter_chunks, output_separator, quasi_identifi
 from ._file_blocks import Blocks, microaggregate, route
 from ._file_parts import InputOrder
 from ._file_regroup import regroup, second_pass_follows
+from ._prefetch import prefetched
 from .files import constant_columns, engine_params, file_paths, file_request
 
 __all__ = ["anonymize_file", "iter_chunks", "run_file"]
@@ -82,7 +83,9 @@ class _Reading:
     sample: NDArray[np.float64] = field(default_factory=lambda: np.empty((0, 0)))
 
     def chunks(self, **options: Any) -> Iterator[pd.DataFrame]:
-        return iter_chunks(self.source, chunk_rows=self.chunk_rows, sep=self.sep, **options)
+        """The input's chunks, the next read in a thread while this one is worked on."""
+        return prefetched(iter_chunks(self.source, chunk_rows=self.chunk_rows, sep=self.sep,
+                                      **options))
 
 
 def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the public face: one keyword per option
@@ -279,7 +282,8 @@ def _write_and_verify(request: Request, reading: _Reading, blocks: Blocks,
         t_verify = time.perf_counter()
         verifier = GroupVerifier(k=k, n_groups=results.most + 1, n_features=p)
         with open(blocks.work / "labels.i64", "rb") as labels_in:
-            for chunk in read_back(pathlib.Path(handle.name), reading.chunk_rows, out_sep):
+            for chunk in prefetched(read_back(pathlib.Path(handle.name), reading.chunk_rows,
+                                              out_sep)):
                 values = chunk.loc[:, list(request.quasi_identifiers)].to_numpy(np.float64)
                 labels = np.fromfile(labels_in, dtype=np.int64, count=len(chunk))
                 if labels.size != len(chunk):

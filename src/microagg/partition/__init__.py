@@ -26,6 +26,8 @@ from ..semantic.mdav import semantic_mdav
 from ..series.mdav import series_mdav
 from .categorical import mdav_categorical
 from .cdt import cdt
+from .colgen import CONSTRAINTS as _COLGEN_CONSTRAINTS
+from .colgen import colgen, resolve_colgen_time
 from .density import dba, mdav2
 from .extremes import kward, md, tfrp
 from .local_search import quality_mode, resolve_time_limit
@@ -45,6 +47,7 @@ __all__ = [
     "bottom_up",
     "cbfs",
     "cdt",
+    "colgen",
     "dba",
     "get_partitioner",
     "kward",
@@ -320,6 +323,14 @@ _ENTRIES = (
                      "rounds": (Interval(int, 0, None, closed="left"),),
                      "time_limit": (None, Options(("auto",)),
                                     Interval(float, 0, None, closed="neither"))}),
+    Partitioner(
+        "colgen", colgen,
+        "Quality mode by linear programming: mdav-ls, then parts of whole groups re-solved by "
+        "column generation and an integer master, then local search across the parts.",
+        "Aloise, Hansen, Rocha & Santi, J. Global Optim. 60(2) (2014); Castro, Gentile & "
+        "Spagnolo-Arrizabalaga, Comput. Oper. Res. (2022)",
+        fixed_size=False, params={"part_size": 400, "time_limit": "auto"},
+        randomized=True, resolve=resolve_colgen_time, constraints=_COLGEN_CONSTRAINTS),
     Partitioner(
         "mdav-scale", mdav_scale,
         "For large files: groups built from each record's nearest neighbours, then improved by "
