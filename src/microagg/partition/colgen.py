@@ -39,7 +39,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._constraints import Constraint, Interval, Options, validate_params
 from .._groups import group_means
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
-from .local_search import local_search, quality_mode
+from .local_search import default_time_limit, local_search, quality_mode, resolve_time_limit
 
 __all__ = ["CONSTRAINTS", "TIME_BUDGET", "colgen", "default_colgen_time",
            "resolve_colgen_time"]
@@ -71,15 +71,12 @@ def default_colgen_time(n_samples: int) -> float:
     >>> default_colgen_time(1_080), default_colgen_time(100_000)
     (94.8, 600.0)
     """
-    base, per_thousand, cap = TIME_BUDGET
-    return round(min(base + per_thousand * n_samples / 1000, cap), 3)
+    return default_time_limit(n_samples, TIME_BUDGET)
 
 
 def resolve_colgen_time(n_samples: int, params: dict[str, Any]) -> dict[str, Any]:
     """``params`` with ``time_limit="auto"`` (or absent) made seconds for ``n_samples``."""
-    if params.get("time_limit", "auto") == "auto":
-        params["time_limit"] = default_colgen_time(n_samples)
-    return params
+    return resolve_time_limit(n_samples, params, TIME_BUDGET)
 
 
 def colgen(X: ArrayLike, k: int, *, part_size: int = PART_SIZE,

@@ -29,22 +29,26 @@ TIME_BUDGET = (10.0, 10.0, 300.0)
 (4,580 records: 55.8 s, where 200 rounds took 521 s)."""
 
 
-def default_time_limit(n_samples: int) -> float:
-    """Seconds mdav-ls runs by default on ``n_samples`` records (:data:`TIME_BUDGET`).
+def default_time_limit(n_samples: int,
+                       budget: tuple[float, float, float] | None = None) -> float:
+    """Seconds a search runs by default on ``n_samples`` records: ``budget`` is (seconds,
+    seconds per 1,000 records, most seconds); ``None``: mdav-ls's, :data:`TIME_BUDGET`.
 
     Examples
     --------
     >>> default_time_limit(4_580), default_time_limit(10**6)
     (55.8, 300.0)
     """
-    base, per_thousand, cap = TIME_BUDGET
+    base, per_thousand, cap = TIME_BUDGET if budget is None else budget
     return round(min(base + per_thousand * n_samples / 1000, cap), 3)
 
 
-def resolve_time_limit(n_samples: int, params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` with ``time_limit="auto"`` (or absent) made the default budget in seconds."""
+def resolve_time_limit(n_samples: int, params: dict[str, Any],
+                       budget: tuple[float, float, float] | None = None) -> dict[str, Any]:
+    """``params`` with ``time_limit="auto"`` (or absent) made the default budget in seconds
+    (:func:`default_time_limit` of ``budget``)."""
     if params.get("time_limit", "auto") == "auto":
-        params["time_limit"] = default_time_limit(n_samples)
+        params["time_limit"] = default_time_limit(n_samples, budget)
     return params
 
 
