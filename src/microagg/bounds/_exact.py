@@ -13,9 +13,16 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numba import prange
 from numpy.typing import NDArray
 
 from .._jit import njit
+
+_CHUNK = 48  # row x group size pairs priced between two looks at the clock
+NODE_BUDGET = 20_000_000
+"""Most enumeration nodes per row and group size before a row falls back to its anchored
+bound (Census k = 4 at near-optimal duals: 200,000 left 1,061 of 1,080 rows to the anchored
+bound, 20,000,000 none, in 31 s on 2 cores)."""
 
 
 @njit(cache=True)
@@ -100,16 +107,16 @@ def _enumerate(X, u, i, cand, s, best, budget):  # pragma: no cover - numba
     return best, arg, nodes
 
 
-@njit(cache=True)
+@njit(cache=True, parallel=True)
 def _price_all(X, u, table, k, incumbent, budget, rows):  # pragma: no cover - numba
     """Per row of ``rows``: ``rho_i`` (exact or its anchored lower bound), whether exact,
-    best group."""
+    best group. Rows are independent: a row writes only its own entries."""
     n = rows.shape[0]
     top = min(2 * k - 1, X.shape[0])
     rho = np.empty(n)
     exact = np.ones(n, dtype=np.bool_)
     groups = np.full((n, top), -1, dtype=np.int64)
-    for r in range(n):
+    for r in prange(n):
         i = rows[r]
         best = incumbent[i]  # rc / s of a known group holding i: an upper bound on rho_i
         lowest = np.inf
@@ -128,25 +135,28 @@ def _price_all(X, u, table, k, incumbent, budget, rows):  # pragma: no cover - n
 
 
 def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray[np.float64],
-                  k: int, incumbent: NDArray[np.float64], budget: int = 200_000,
+                  k: int, incumbent: NDArray[np.float64], budget: int = NODE_BUDGET,
                   deadline: float = np.inf) -> tuple[float, bool, list[NDArray[np.intp]], float]:
     """Proved bound ``sum(u) + sum_i rho_i``, whether every row was exact, the groups of
     negative reduced cost found, and the smallest ``rho_i``.
 
     ``incumbent[i]`` must be ``rc(S) / |S|`` of some group ``S`` of ``k .. 2k-1`` rows
-    holding ``i`` (or ``+inf``): only groups below it are searched. Rows are priced in
-    chunks; past ``deadline`` (``time.perf_counter()``) the round stops and its bound is
-    ``-inf`` (the groups found so far are still returned).
+    holding ``i`` (or ``+inf``): only groups below it are searched. ``budget`` is the most
+    nodes per row and group size (Census k = 4 at near-optimal duals: 200,000 left 1,061 of
+    1,080 rows to their anchored bound, 20,000,000 none, in 31 s on 2 cores). Rows are
+    priced in chunks; past ``deadline`` (``time.perf_counter()``) the rows left get their
+    anchored lower bound (no enumeration), so a round cut short still gives a proved bound.
     """
     n = X.shape[0]
     parts = []
-    for lo in range(0, n, 64):
-        rows = np.arange(lo, min(lo + 64, n), dtype=np.int64)
+    chunk = max(2, _CHUNK // k)  # larger groups take longer to enumerate
+    for lo in range(0, n, chunk):
+        if time.perf_counter() > deadline:
+            parts.append(_price_all(X, u, table, k, incumbent, 0,
+                                    np.arange(lo, n, dtype=np.int64)))
+            break
+        rows = np.arange(lo, min(lo + chunk, n), dtype=np.int64)
         parts.append(_price_all(X, u, table, k, incumbent, budget, rows))
-        if time.perf_counter() > deadline and lo + 64 < n:
-            found = [np.sort(g[g >= 0]).astype(np.intp) for p in parts
-                     for g, r in zip(p[2], p[0], strict=True) if g[0] >= 0 and r < -1e-12]
-            return -np.inf, False, found, -np.inf
     rho = np.concatenate([p[0] for p in parts])
     exact = np.concatenate([p[1] for p in parts])
     groups = np.concatenate([p[2] for p in parts])
