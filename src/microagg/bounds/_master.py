@@ -133,17 +133,16 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
     With ``smooth``, rounds price at a point between a stability centre and the LP's duals
     (Wentges' dual smoothing): the centre starts at the k-NN point ``u_i = T_i(k-1) / (2k)``
     and moves to every point whose bound beats the best so far; the step ``alpha`` towards
-    the duals starts at 1/2 and halves after each round without progress, and returns to 1
-    when a smoothed point finds no negative column. Far from the LP optimum (k >= 4 on the
-    benchmark files) the duals' own bound is far below zero, while the smoothed points keep
-    the candidate sets small and the bound rising.
+    the duals starts at 1/2, doubles after a round with progress (up to 1: the duals), halves
+    after one without, and returns to 1 when a smoothed point finds no negative column. Far
+    from the LP optimum (k >= 4 on the benchmark files) the duals' own bound is far below
+    zero, while the smoothed points keep the candidate sets small and the bound rising.
+    ``budget`` is the most enumeration nodes per row and group size (``exact_pricing``).
 
     References
     ----------
     Wentges, P. "Weighted Dantzig-Wolfe decomposition for linear mixed-integer programming."
     International Transactions in Operational Research 4(2) (1997).
-
-    ``budget``: the most enumeration nodes per row and group size (``exact_pricing``).
     """
     deadline = time.perf_counter() + time_limit
     table = knn_table(X, k)
