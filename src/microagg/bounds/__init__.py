@@ -125,7 +125,7 @@ def lower_bound(X: ArrayLike, k: int, *, method: str = "column-generation",
     method : {"column-generation", "knn"}, default="column-generation"
     time_limit : float, default=60.0
         Seconds in all: starting partitions take up to 30 %, greedy column generation a
-        quarter of what is left, enumeration rounds 80 % of the rest, the ascent the rest;
+        quarter of what is left, enumeration rounds 95 % of the rest, the ascent the rest;
         the k-NN table, the last LP and one bound evaluation may overrun it.
     random_state : None, int or numpy.random.Generator, default=None
         Seeds of the mdav-ls starting partitions.
@@ -200,7 +200,7 @@ def _lower_bound(A: NDArray[np.float64], k: int, method: str, time_limit: float,
     enumerated = -np.inf
     if not exact:
         left = max(time_limit - (time.perf_counter() - t0), 0.0)
-        enumerated = enumeration_rounds(A, k, pool, prog, time_limit=0.8 * left,
+        enumerated = enumeration_rounds(A, k, pool, prog, time_limit=0.95 * left,
                                         max_new=max_new, smooth=True)
     left = max(time_limit - (time.perf_counter() - t0), 0.0)
     anchored, _ = ascend(A, k, prog.duals, min(best, prog.lp_value), left)
