@@ -146,22 +146,23 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
     """
     deadline = time.perf_counter() + time_limit
     table = knn_table(X, k)
-    best, center, alpha = -np.inf, None, 1.0
+    center = table[:, k - 1] / (2.0 * k)  # the k-NN point: the smoothing's first centre
+    best, alpha = -np.inf, (0.5 if smooth else 1.0)
     if smooth:
-        center, alpha = table[:, k - 1] / (2.0 * k), 0.5
         best = _priced_round(X, k, pool, center, table, deadline, max_new, budget)[0]
     while time.perf_counter() < deadline:
         value, u, _ = solve_master(pool)
         prog.iterations += 1
         prog.lp_value, prog.duals = value, u
-        point = u if center is None or alpha >= 1.0 else center + alpha * (u - center)
+        point = center + alpha * (u - center) if alpha < 1.0 else u
         bound, exact, added = _priced_round(X, k, pool, point, table, deadline, max_new,
                                             budget)
         prog.history.append((value, bound))
         if bound > best:
-            best, center = bound, (None if center is None else point)
-            alpha = min(1.0, 2.0 * alpha) if center is not None else alpha
-        elif center is not None:
+            best = bound
+            if smooth:
+                center, alpha = point, min(1.0, 2.0 * alpha)
+        elif smooth:
             alpha /= 2.0
         if added == 0 and point is not u:
             alpha = 1.0  # nothing negative at the smoothed point: price at the duals
