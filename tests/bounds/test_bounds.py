@@ -9,6 +9,7 @@ from scipy.optimize import linprog
 from microagg import load_dataset
 from microagg.bounds import BoundResult, certified_gap, knn_bound, lower_bound
 from microagg.bounds._exact import exact_pricing
+from microagg.bounds._master import ColumnPool, _lifting_round
 from microagg.bounds._pricing import (
     anchored_bound,
     brute_force_columns,
@@ -43,7 +44,9 @@ def random_partition(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
 @pytest.mark.parametrize(("seed", "n", "k"), [(0, 10, 2), (1, 12, 3), (2, 11, 2), (3, 12, 4)])
 def test_lp_value_equals_brute_force(seed: int, n: int, k: int) -> None:
     X = np.random.default_rng(seed).normal(size=(n, 2))
-    res = lower_bound(X, k, random_state=seed, time_limit=5)
+    # a ceiling, not a cost: the loop stops when exact pricing finds nothing, while a cold
+    # numba cache spends about 45 s of the clock compiling when this test runs alone
+    res = lower_bound(X, k, random_state=seed, time_limit=120)
     assert res.lp_certified
     assert res.lp_value == pytest.approx(full_lp(X, k), rel=1e-7)
     assert res.bound <= full_lp(X, k) * (1 + 1e-9)
@@ -174,6 +177,31 @@ def test_enumeration_pricing_against_brute_force(seed: int, budget: int) -> None
     assert bound <= truth + 1e-9
     for group in found:  # every group returned has negative reduced cost
         assert sse_of(X, group) - u[group].sum() < 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("budget", [200_000, 3])
+def test_lifted_point_is_dual_feasible(seed: int, budget: int) -> None:
+    """``u + rho`` leaves no group of k .. 2k-1 rows with negative reduced cost (checked on
+    every group), and its sum is the proved bound: the rounds' centre is dual feasible, and
+    pricing there again cannot give less."""
+    rng = np.random.default_rng(10 + seed)
+    X = rng.normal(size=(11, 2))
+    k = 2 + seed % 2
+    u = rng.uniform(0, 1.5, size=11)
+    bound, _, _, rho = exact_pricing(X, u, knn_table(X, k), k, np.full(11, np.inf), budget)
+    lifted = u + rho
+    reduced = [sse_of(X, np.asarray(S)) - lifted[list(S)].sum()
+               for S in brute_force_columns(11, k)]
+    assert min(reduced) >= -1e-9
+    assert lifted.sum() == pytest.approx(bound, rel=1e-12, abs=1e-12)
+    if budget > 1000:  # exact rows: pricing at a feasible point never loses
+        again = exact_pricing(X, lifted, knn_table(X, k), k, np.full(11, np.inf), budget)[0]
+        assert again >= bound - 1e-9
+    # at a feasible point the anchored fall-backs are raised to 0: never a loss, still proved
+    lift, _ = _lifting_round(X, k, ColumnPool(X), lifted, knn_table(X, k), np.inf, 10, budget)
+    truth = float(lifted.sum() + brute_rho(X, lifted, k).sum())
+    assert bound - 1e-9 <= lift <= truth + 1e-9
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -136,9 +136,14 @@ def _price_all(X, u, table, k, incumbent, budget, rows):  # pragma: no cover - n
 
 def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray[np.float64],
                   k: int, incumbent: NDArray[np.float64], budget: int = NODE_BUDGET,
-                  deadline: float = np.inf) -> tuple[float, bool, list[NDArray[np.intp]], float]:
+                  deadline: float = np.inf
+                  ) -> tuple[float, bool, list[NDArray[np.intp]], NDArray[np.float64]]:
     """Proved bound ``sum(u) + sum_i rho_i``, whether every row was exact, the groups of
-    negative reduced cost found, and the smallest ``rho_i``.
+    negative reduced cost found, and ``rho``.
+
+    Each ``rho_i`` is at most ``rc(S) / |S|`` for every group ``S`` holding ``i``, so
+    ``u + rho`` is a feasible point of the dual (no group has negative reduced cost there)
+    whose sum is the bound.
 
     ``incumbent[i]`` must be ``rc(S) / |S|`` of some group ``S`` of ``k .. 2k-1`` rows
     holding ``i`` (or ``+inf``): only groups below it are searched. ``budget`` is the most
@@ -162,4 +167,4 @@ def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray
     groups = np.concatenate([p[2] for p in parts])
     found = [np.sort(g[g >= 0]).astype(np.intp) for g, r in zip(groups, rho, strict=True)
              if g[0] >= 0 and r < -1e-12]
-    return float(u.sum() + rho.sum()), bool(exact.all()), found, float(rho.min())
+    return float(u.sum() + rho.sum()), bool(exact.all()), found, rho

@@ -22,6 +22,8 @@ from ._pricing import (
 )
 
 _TOL = 1e-9
+LIFT_GAIN = 0.02
+"""Lifting rounds go on while each raises the bound by at least this share of it."""
 
 
 @dataclass
@@ -130,13 +132,24 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
     is optimal. A round cut off by the time limit still gives a proved bound (the rows it
     did not reach count with their anchored lower bound).
 
-    With ``smooth``, rounds price at a point between a stability centre and the LP's duals
-    (Wentges' dual smoothing): the centre starts at the k-NN point ``u_i = T_i(k-1) / (2k)``
-    and moves to every point whose bound beats the best so far; the step ``alpha`` towards
-    the duals starts at 1/2, doubles after a round with progress (up to 1: the duals), halves
-    after one without, and returns to 1 when a smoothed point finds no negative column. Far
-    from the LP optimum (k >= 4 on the benchmark files) the duals' own bound is far below
-    zero, while the smoothed points keep the candidate sets small and the bound rising.
+    With ``smooth``, two kinds of rounds alternate around a stability centre, which is
+    always a feasible dual point whose sum is the best bound so far: a round at ``u``
+    proves ``sum(u + rho)`` and makes ``u + rho`` dual feasible
+    (:func:`~microagg.bounds._exact.exact_pricing`).
+
+    * **Lifting** rounds price at the centre itself and move it to its ``u + rho``: the
+      bound never falls (at a feasible point every ``rho_i >= 0``). The first is at the
+      k-NN point ``u_i = T_i(k-1) / (2k)``; they go on while each gains at least
+      ``LIFT_GAIN`` of the bound (Census k = 5, 570 s: 6.15, 6.47, 6.62, 6.69 % of the SST
+      after rounds of 38, 45, 103 and 159 s, where smoothed rounds alone reached 6.45).
+    * **Smoothed** rounds (Wentges' dual smoothing) price at ``centre + alpha (duals -
+      centre)`` after the master LP and add the negative groups they find to it, which is
+      what moves the LP. ``alpha`` starts at 1/2, doubles after a round that beats the best
+      (whose ``u + rho`` becomes the centre, and lifting resumes), halves after one that
+      does not, and returns to 1 when a smoothed point finds no negative column. Far from
+      the LP optimum (k >= 4 on the benchmark files) the duals' own bound is far below
+      zero, while the smoothed points keep the candidate sets small.
+
     ``budget`` is the most enumeration nodes per row and group size (``exact_pricing``).
 
     References
@@ -146,22 +159,27 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
     """
     deadline = time.perf_counter() + time_limit
     table = knn_table(X, k)
-    center = table[:, k - 1] / (2.0 * k)  # the k-NN point: the smoothing's first centre
-    best, alpha = -np.inf, (0.5 if smooth else 1.0)
-    if smooth:
-        best = _priced_round(X, k, pool, center, table, deadline, max_new, budget)[0]
+    center = table[:, k - 1] / (2.0 * k)  # the k-NN point: the first lifting round's
+    best, alpha, lifting = -np.inf, (0.5 if smooth else 1.0), smooth
     while time.perf_counter() < deadline:
+        if lifting:
+            bound, lifted = _lifting_round(X, k, pool, center, table, deadline, max_new,
+                                           budget)
+            lifting = bound > best + LIFT_GAIN * abs(bound)
+            if bound > best:
+                best, center = bound, lifted
+            continue
         value, u, _ = solve_master(pool)
         prog.iterations += 1
         prog.lp_value, prog.duals = value, u
         point = center + alpha * (u - center) if alpha < 1.0 else u
-        bound, exact, added = _priced_round(X, k, pool, point, table, deadline, max_new,
-                                            budget)
+        bound, exact, added, lifted = _priced_round(X, k, pool, point, table, deadline,
+                                                    max_new, budget)
         prog.history.append((value, bound))
         if bound > best:
             best = bound
             if smooth:
-                center, alpha = point, min(1.0, 2.0 * alpha)
+                center, alpha, lifting = lifted, min(1.0, 2.0 * alpha), True
         elif smooth:
             alpha /= 2.0
         if added == 0 and point is not u:
@@ -174,13 +192,32 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
 
 def _priced_round(X: NDArray[np.float64], k: int, pool: ColumnPool, u: NDArray[np.float64],
                   table: NDArray[np.float64], deadline: float,
-                  max_new: int, budget: int) -> tuple[float, bool, int]:
+                  max_new: int, budget: int
+                  ) -> tuple[float, bool, int, NDArray[np.float64]]:
     """Exact pricing at ``u``: its proved bound (less a rounding margin), whether every row
-    was exact, and how many of the negative groups found were new to the pool."""
-    bound, exact, found, _ = exact_pricing(X, u, table, k, incumbents(pool, u, k), budget,
-                                           deadline=deadline)
-    bound -= 1e-9 * (abs(bound) + float(np.abs(u).sum()))  # rounding of the sums
-    return bound, exact, sum(pool.add(g) for g in _cheapest(X, u, found, max_new))
+    was exact, how many of the negative groups found were new to the pool, and the dual
+    feasible point ``u + rho`` whose sum is the bound."""
+    bound, exact, found, rho = exact_pricing(X, u, table, k, incumbents(pool, u, k), budget,
+                                             deadline=deadline)
+    added = sum(pool.add(g) for g in _cheapest(X, u, found, max_new))
+    return _less_margin(bound, u), exact, added, u + np.where(np.isfinite(rho), rho, 0.0)
+
+
+def _lifting_round(X: NDArray[np.float64], k: int, pool: ColumnPool,
+                   center: NDArray[np.float64], table: NDArray[np.float64], deadline: float,
+                   max_new: int, budget: int) -> tuple[float, NDArray[np.float64]]:
+    """:func:`_priced_round` at a dual feasible ``center`` (a previous round's ``u + rho``):
+    its bound and lifted point. There no group has a negative reduced cost, so each
+    ``rho_i`` is raised to 0 where a row's anchored fall-back is below it, and the bound is
+    at least ``sum(center)``, less the rounding margin."""
+    _, _, _, lifted = _priced_round(X, k, pool, center, table, deadline, max_new, budget)
+    lifted = center + np.maximum(lifted - center, 0.0)
+    return _less_margin(float(lifted.sum()), center), lifted
+
+
+def _less_margin(bound: float, u: NDArray[np.float64]) -> float:
+    """``bound`` less ``1e-9 (|bound| + sum |u|)``, for the rounding of the sums."""
+    return bound - 1e-9 * (abs(bound) + float(np.abs(u).sum()))
 
 
 def incumbents(pool: ColumnPool, u: NDArray[np.float64], k: int) -> NDArray[np.float64]:
