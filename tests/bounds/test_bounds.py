@@ -179,6 +179,16 @@ def test_enumeration_pricing_against_brute_force(seed: int, budget: int) -> None
         assert sse_of(X, group) - u[group].sum() < 0
 
 
+@pytest.mark.parametrize(("seed", "k"), [(0, 2), (1, 3), (2, 4)])
+def test_knn_point_is_dual_feasible(seed: int, k: int) -> None:
+    """The first lifting round's centre, ``u_i = D_i(k-1) / (2k)``: no group of k .. 2k-1
+    rows has a negative reduced cost there (every group checked), so lifting may start."""
+    X = np.random.default_rng(20 + seed).normal(size=(11, 2))
+    u = knn_table(X, k)[:, k - 1] / (2.0 * k)
+    reduced = [sse_of(X, np.asarray(S)) - u[list(S)].sum() for S in brute_force_columns(11, k)]
+    assert min(reduced) >= -1e-12
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("budget", [200_000, 3])
 def test_lifted_point_is_dual_feasible(seed: int, budget: int) -> None:
