@@ -9,7 +9,13 @@ from scipy.optimize import linprog
 from microagg import load_dataset
 from microagg.bounds import BoundResult, certified_gap, knn_bound, lower_bound
 from microagg.bounds._exact import exact_pricing
-from microagg.bounds._master import ColumnPool, _lifting_round
+from microagg.bounds._master import (
+    ColumnPool,
+    Progress,
+    _lifting_round,
+    enumeration_rounds,
+    incumbents,
+)
 from microagg.bounds._pricing import (
     anchored_bound,
     brute_force_columns,
@@ -199,17 +205,18 @@ def test_lifted_point_is_dual_feasible(seed: int, budget: int) -> None:
     X = rng.normal(size=(11, 2))
     k = 2 + seed % 2
     u = rng.uniform(0, 1.5, size=11)
-    bound, _, _, rho = exact_pricing(X, u, knn_table(X, k), k, np.full(11, np.inf), budget)
+    table = knn_table(X, k)
+    bound, _, _, rho = exact_pricing(X, u, table, k, np.full(11, np.inf), budget)
     lifted = u + rho
     reduced = [sse_of(X, np.asarray(S)) - lifted[list(S)].sum()
                for S in brute_force_columns(11, k)]
     assert min(reduced) >= -1e-9
     assert lifted.sum() == pytest.approx(bound, rel=1e-12, abs=1e-12)
     if budget > 1000:  # exact rows: pricing at a feasible point never loses
-        again = exact_pricing(X, lifted, knn_table(X, k), k, np.full(11, np.inf), budget)[0]
+        again = exact_pricing(X, lifted, table, k, np.full(11, np.inf), budget)[0]
         assert again >= bound - 1e-9
     # at a feasible point the anchored fall-backs are raised to 0: never a loss, still proved
-    lift, _ = _lifting_round(X, k, ColumnPool(X), lifted, knn_table(X, k), np.inf, 10, budget)
+    lift, _ = _lifting_round(X, k, ColumnPool(X), lifted, table, np.inf, 10, budget)
     truth = float(lifted.sum() + brute_rho(X, lifted, k).sum())
     assert bound - 1e-9 <= lift <= truth + 1e-9
 
@@ -231,8 +238,6 @@ def test_round_cut_short_still_bounds(seed: int) -> None:
 def test_smoothed_rounds_below_full_lp(seed: int, n: int, k: int) -> None:
     """Every smoothed point's bound is proved: never above the LP over every column, and
     never below the bound at the k-NN point where the rounds start."""
-    from microagg.bounds._master import ColumnPool, Progress, enumeration_rounds, incumbents
-
     X = np.random.default_rng(seed).normal(size=(n, 2))
     pool = ColumnPool(X)
     pool.add_partition(partition(X, k, method="mdav"))
@@ -248,8 +253,6 @@ def test_smoothed_rounds_raise_census_k4_bound() -> None:
     LP is far from optimal), while the smoothed rounds start at the k-NN point, where the
     bound is at least the anchored one (within 1 % of the k-NN bound, 4.3231 % of the SST,
     docs/topics/bounds.md), and stay below the SSE of mdav-ls."""
-    from microagg.bounds._master import ColumnPool, Progress, enumeration_rounds
-
     X = load_dataset("census").benchmark_view().to_numpy(dtype=float)
     X = (X - X.mean(axis=0)) / X.std(axis=0, ddof=1)
     labels = quality_mode(X, 4, time_limit=2, random_state=0)

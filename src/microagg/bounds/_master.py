@@ -174,13 +174,13 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
         prog.iterations += 1
         prog.lp_value, prog.duals = value, u
         point = center + alpha * (u - center) if alpha < 1.0 else u
-        bound, exact, added, lifted = _priced_round(X, k, pool, point, table, deadline,
-                                                    max_new, budget)
+        bound, exact, added, rho = _priced_round(X, k, pool, point, table, deadline,
+                                                 max_new, budget)
         prog.history.append((value, bound))
         if bound > best:
             best = bound
             if smooth:
-                center, alpha, lifting = lifted, min(1.0, 2.0 * alpha), True
+                center, alpha, lifting = point + rho, min(1.0, 2.0 * alpha), True
         elif smooth:
             alpha /= 2.0
         if added == 0 and point is not u:
@@ -196,12 +196,12 @@ def _priced_round(X: NDArray[np.float64], k: int, pool: ColumnPool, u: NDArray[n
                   max_new: int, budget: int
                   ) -> tuple[float, bool, int, NDArray[np.float64]]:
     """Exact pricing at ``u``: its proved bound (less a rounding margin), whether every row
-    was exact, how many of the negative groups found were new to the pool, and the dual
-    feasible point ``u + rho`` whose sum is the bound."""
+    was exact, how many of the negative groups found were new to the pool, and ``rho``
+    (``u + rho`` is dual feasible and sums to the bound)."""
     bound, exact, found, rho = exact_pricing(X, u, table, k, incumbents(pool, u, k), budget,
                                              deadline=deadline)
     added = sum(pool.add(g) for g in _cheapest(X, u, found, max_new))
-    return _less_margin(bound, u), exact, added, u + np.where(np.isfinite(rho), rho, 0.0)
+    return _less_margin(bound, u), exact, added, rho
 
 
 def _lifting_round(X: NDArray[np.float64], k: int, pool: ColumnPool,
@@ -211,8 +211,8 @@ def _lifting_round(X: NDArray[np.float64], k: int, pool: ColumnPool,
     its bound and lifted point. There no group has a negative reduced cost, so each
     ``rho_i`` is raised to 0 where a row's anchored fall-back is below it, and the bound is
     at least ``sum(center)``, less the rounding margin."""
-    _, _, _, lifted = _priced_round(X, k, pool, center, table, deadline, max_new, budget)
-    lifted = center + np.maximum(lifted - center, 0.0)
+    rho = _priced_round(X, k, pool, center, table, deadline, max_new, budget)[3]
+    lifted = center + np.maximum(rho, 0.0)
     return _less_margin(float(lifted.sum()), center), lifted
 
 
