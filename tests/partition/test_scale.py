@@ -7,7 +7,7 @@ import pytest
 
 from microagg.metrics import sse
 from microagg.partition import PARTITIONERS, mdav, partition
-from microagg.partition._scale_kernels import kd_leaves
+from microagg.partition._neighbour_lists import kd_leaves
 from microagg.partition.scale import mdav_scale
 
 

@@ -1,5 +1,5 @@
-"""numba kernels of mdav-scale: k-d tree leaves, neighbour lists, CBFS on the lists, and the
-local search of moves and swaps between near groups.
+"""numba kernels of mdav-scale's local search (step 3): moves and swaps between near groups.
+The neighbour lists are built in :mod:`._neighbour_lists`, the start in :mod:`._cbfs_kernels`.
 
 Validation is assumed: ``X`` is finite, float64 and C-contiguous, ``labels`` numbers groups
 0..g-1 and every group has between ``k`` and ``cap`` records. The records are expected in
@@ -18,17 +18,9 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
+from ._neighbour_lists import offer, sq_rows
 
-__all__ = [
-    "greedy_groups",
-    "group_state",
-    "kd_leaves",
-    "near_groups",
-    "near_in_leaves",
-    "refine_lists",
-    "sq_rows",
-    "sweep",
-]
+__all__ = ["group_state", "near_groups", "sq_rows", "sweep"]
 
 
 @njit(cache=True)
@@ -59,16 +51,6 @@ def _sq_point(X, i, c, g):  # pragma: no cover - numba
     s = 0.0
     for j in range(X.shape[1]):
         diff = X[i, j] - c[g, j]
-        s += diff * diff
-    return s
-
-
-@njit(cache=True)
-def sq_rows(X, i, r):  # pragma: no cover - numba
-    """Squared distance between rows ``i`` and ``r`` of ``X``."""
-    s = 0.0
-    for j in range(X.shape[1]):
-        diff = X[i, j] - X[r, j]
         s += diff * diff
     return s
 
@@ -115,8 +97,9 @@ def _apply(X, x, a, y, b, labels, state):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _best_change(X, a, near, k, cap, tol, state, dxa, ey, ryb):  # pragma: no cover  # noqa: C901, PLR0913 - numba kernel: one loop nest, kept whole for speed
-    """The best move or swap of a record of group ``a`` with a group of ``near[a]``.
+def _best_change(X, a, near, part, k, cap, tol, state, dxa, ey, ryb):  # pragma: no cover  # noqa: C901, PLR0913 - numba kernel: one loop nest, kept whole for speed
+    """The best move or swap of a record of group ``a`` with a group of ``near[a]`` in the
+    same ``part``.
 
     Moving x (group A, centroid a, size nA) to B (b, nB) changes the SSE by
     ``nB/(nB+1) |x-b|^2 - nA/(nA-1) |x-a|^2`` (allowed while nA > k and nB < cap); swapping
@@ -135,7 +118,7 @@ def _best_change(X, a, near, k, cap, tol, state, dxa, ey, ryb):  # pragma: no co
     best_y = -1
     for u in range(near.shape[1]):
         b = near[a, u]
-        if b == a or b < 0:
+        if b == a or b < 0 or part[b] != part[a]:
             continue
         nb = count[b]
         for v in range(nb):
@@ -166,308 +149,44 @@ def _best_change(X, a, near, k, cap, tol, state, dxa, ey, ryb):  # pragma: no co
     return best, best_x, best_b, best_y
 
 
-@njit(cache=True)
-def sweep(X, labels, near, k, cap, tol, state, active, next_active, max_changes):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+@njit(cache=True, parallel=True)
+def sweep(X, labels, near, k, cap, tol, state, active, next_active, max_changes, part, by_part, part_starts):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
     """One pass over the ``active`` groups: each takes its best change (:func:`_best_change`)
     until none is left (at most ``max_changes`` per group). The groups a change touches and
     their near groups are marked in ``next_active``. Returns the SSE decrease and the number
-    of changes."""
-    count = state[1]
+    of changes.
+
+    The groups are cut into parts (``part``; part ``q``'s groups, ascending, are
+    ``by_part[part_starts[q]:part_starts[q + 1]]``) and a change joins two groups of one
+    part only, so the parts are searched in parallel without touching each other's groups:
+    the result does not depend on the number of threads."""
     cap_members = state[3].shape[1]
-    dxa = np.empty(cap_members)
-    ey = np.empty(cap_members)
-    ryb = np.empty(cap_members)
-    gain = 0.0
-    changes = 0
-    n_groups = count.shape[0]
-    for a in range(n_groups):
-        if not active[a]:
-            continue
-        for _ in range(max_changes):
-            delta, x, b, y = _best_change(X, a, near, k, cap, tol, state, dxa, ey, ryb)
-            if b < 0:
-                break
-            _apply(X, x, a, y, b, labels, state)
-            gain -= delta
-            changes += 1
-            for g in (a, b):
-                next_active[g] = True
-                for u in range(near.shape[1]):
-                    h = near[g, u]
-                    if h >= 0:
-                        next_active[h] = True
-    return gain, changes
-
-
-@njit(cache=True)
-def _offer(near_d, near_i, g, d, h):  # pragma: no cover - numba
-    """Put group ``h`` at distance ``d`` into ``g``'s sorted list of nearest (if it belongs
-    there and is not in it already)."""
-    w = near_d.shape[1]
-    if d >= near_d[g, w - 1]:
-        return
-    for t in range(w):
-        if near_i[g, t] == h:
-            return
-    t = w - 1
-    while t > 0 and (near_d[g, t - 1] > d or (near_d[g, t - 1] == d and near_i[g, t - 1] > h)):
-        near_d[g, t] = near_d[g, t - 1]
-        near_i[g, t] = near_i[g, t - 1]
-        t -= 1
-    near_d[g, t] = d
-    near_i[g, t] = h
-
-
-@njit(cache=True, parallel=True)
-def near_in_leaves(cent, order, starts, near_d, near_i):  # pragma: no cover  # noqa: C901 - numba kernel: one loop nest, kept whole for speed
-    """Offer every pair of groups that share a leaf (``order[starts[l]:starts[l + 1]]``) to
-    both groups' lists of nearest centroids (:func:`_offer`); called once per leaf
-    partition, the lists keep the nearest over all partitions seen."""
-    p = cent.shape[1]
-    w = near_d.shape[1]
-    widest = 0
-    for leaf in range(starts.shape[0] - 1):
-        widest = max(widest, starts[leaf + 1] - starts[leaf])
-    for leaf in prange(starts.shape[0] - 1):  # a leaf writes only its own rows' lists
-        buf = np.empty((p, widest))  # the leaf's points, feature-major
-        dist = np.empty(widest)
-        lo = starts[leaf]
-        m = starts[leaf + 1] - lo
-        for t in range(m):
-            for j in range(p):
-                buf[j, t] = cent[order[lo + t], j]
-        for s in range(m):
-            g = order[lo + s]
-            for t in range(m):
-                dist[t] = 0.0
-            for j in range(p):
-                c = buf[j, s]
-                row = buf[j]
-                for t in range(m):
-                    diff = row[t] - c
-                    dist[t] += diff * diff
-            worst = near_d[g, w - 1]
-            for t in range(m):
-                if dist[t] < worst and t != s:
-                    _offer(near_d, near_i, g, dist[t], order[lo + t])
-                    worst = near_d[g, w - 1]
-
-
-@njit(cache=True)
-def _widest_column(P, order, lo, hi):  # pragma: no cover - numba
-    """The column of ``P`` with the largest range over the rows ``order[lo:hi]``."""
-    p = P.shape[1]
-    lows = np.full(p, np.inf)
-    highs = np.full(p, -np.inf)
-    for t in range(lo, hi):
-        r = order[t]
-        for j in range(p):
-            v = P[r, j]
-            lows[j] = min(lows[j], v)
-            highs[j] = max(highs[j], v)
-    axis = 0
-    for j in range(1, p):
-        if highs[j] - lows[j] > highs[axis] - lows[axis]:
-            axis = j
-    return axis
-
-
-@njit(cache=True)
-def _split_at_median(P, order, lo, hi, axis):  # pragma: no cover - numba
-    """Reorder ``order[lo:hi]`` so that its first half holds the rows of the smallest values
-    in column ``axis`` (ties at the median in their current order): O(m), deterministic."""
-    m = hi - lo
-    half = m // 2
-    keys = np.empty(m)
-    for t in range(m):
-        keys[t] = P[order[lo + t], axis]
-    median = np.partition(keys.copy(), half - 1)[half - 1]
-    ties = half
-    for t in range(m):
-        if keys[t] < median:
-            ties -= 1
-    seg = np.empty(m, dtype=np.int64)
-    left = 0
-    right = half
-    for t in range(m):
-        v = keys[t]
-        if v < median or (v == median and ties > 0):
-            if v == median:
-                ties -= 1
-            seg[left] = order[lo + t]
-            left += 1
-        else:
-            seg[right] = order[lo + t]
-            right += 1
-    order[lo:hi] = seg
-
-
-@njit(cache=True)
-def kd_leaves(P, leaf_size):  # pragma: no cover - numba
-    """Recursive median splits of the rows of ``P`` on their widest column until every leaf
-    has at most ``leaf_size`` rows; returns the rows in leaf order and the leaf starts
-    (``starts[-1] == n``). Leaves come left to right, so near rows are near in the order."""
-    n = P.shape[0]
-    order = np.arange(n)
-    stack = np.empty((2 * (n // max(1, leaf_size // 2)) + 64, 2), dtype=np.int64)
-    starts = np.empty(n + 1, dtype=np.int64)
-    n_leaves = 0
-    stack[0, 0] = 0
-    stack[0, 1] = n
-    top = 1
-    while top > 0:
-        top -= 1
-        lo = stack[top, 0]
-        hi = stack[top, 1]
-        if hi - lo <= leaf_size:
-            starts[n_leaves] = lo
-            n_leaves += 1
-            continue
-        _split_at_median(P, order, lo, hi, _widest_column(P, order, lo, hi))
-        mid = lo + (hi - lo) // 2
-        stack[top, 0] = mid  # right first: the left leaf comes out first
-        stack[top, 1] = hi
-        stack[top + 1, 0] = lo
-        stack[top + 1, 1] = mid
-        top += 2
-    starts[n_leaves] = n
-    return order, starts[:n_leaves + 1].copy()
-
-
-@njit(cache=True)
-def _take(pick, pick_d, filled, need, d, r):  # pragma: no cover - numba
-    """Insert row ``r`` at squared distance ``d`` into the sorted ``pick`` buffer (ties: lower
-    row first) unless it is there already or does not belong; returns the new fill."""
-    for t in range(filled):
-        if pick[t] == r:
-            return filled
-    if filled == need and (d > pick_d[need - 1] or (d == pick_d[need - 1] and r > pick[need - 1])):
-        return filled
-    t = filled if filled < need else need - 1
-    while t > 0 and (pick_d[t - 1] > d or (pick_d[t - 1] == d and pick[t - 1] > r)):
-        pick[t] = pick[t - 1]
-        pick_d[t] = pick_d[t - 1]
-        t -= 1
-    pick[t] = r
-    pick_d[t] = d
-    return filled + 1 if filled < need else filled
-
-
-@njit(cache=True)
-def _gather(X, r, cand, cand_d, labels, pick, pick_d):  # pragma: no cover - numba
-    """The ``len(pick)`` nearest unassigned neighbours of ``r`` found in its candidate list,
-    and if that is short, in its candidates' lists (two hops); returns how many were found."""
-    need = pick.shape[0]
-    filled = 0
-    width = cand.shape[1]
-    for t in range(width):
-        c = cand[r, t]
-        if c >= 0 and labels[c] < 0:
-            filled = _take(pick, pick_d, filled, need, cand_d[r, t], c)
-    if filled == need:
-        return filled
-    for t in range(width):
-        c = cand[r, t]
-        if c < 0:
-            continue
-        for u in range(width):
-            c2 = cand[c, u]
-            if c2 >= 0 and c2 != r and labels[c2] < 0:
-                filled = _take(pick, pick_d, filled, need, sq_rows(X, r, c2), c2)
-    return filled
-
-
-@njit(cache=True)
-def _seeds(X, labels, seedless, m):  # pragma: no cover - numba
-    """The unassigned rows that may seed a group, farthest from the centroid of the ``m``
-    unassigned rows first (ties: lower row first)."""
-    n, p = X.shape
-    centroid = np.zeros(p)
-    n_seeds = 0
-    for i in range(n):
-        if labels[i] < 0:
-            for j in range(p):
-                centroid[j] += X[i, j]
-            if not seedless[i]:
-                n_seeds += 1
-    for j in range(p):
-        centroid[j] /= m
-    rows = np.empty(n_seeds, dtype=np.int64)
-    d = np.empty(n_seeds)
-    t = 0
-    for i in range(n):
-        if labels[i] < 0 and not seedless[i]:
-            rows[t] = i
-            s = 0.0
-            for j in range(p):
-                diff = X[i, j] - centroid[j]
-                s += diff * diff
-            d[t] = -s
-            t += 1
-    return rows[np.argsort(d, kind="mergesort")]
-
-
-@njit(cache=True)
-def greedy_groups(X, cand, cand_d, k):  # pragma: no cover - numba
-    """CBFS on neighbour lists: the unassigned record farthest from the centroid of the
-    unassigned records forms a group with its ``k - 1`` nearest unassigned neighbours found
-    by :func:`_gather`. The centroid and the order are renewed whenever an eighth of the
-    records left has been grouped. A record whose lists hold too few unassigned records is
-    passed over as a seed (it may still join a group). Returns the labels (-1: left over)
-    and the number of groups."""
-    n = X.shape[0]
-    labels = np.full(n, -1, dtype=np.int64)
-    pick = np.empty(k - 1, dtype=np.int64)
-    pick_d = np.empty(k - 1)
-    seedless = np.zeros(n, dtype=np.bool_)
-    m = n
-    g = 0
-    while m >= k:
-        seq = _seeds(X, labels, seedless, m)
-        if seq.size == 0:
-            break
-        stop_at = m - max(m // 8, k)
-        progressed = False
-        for r in seq:
-            if labels[r] >= 0:
+    n_parts = part_starts.shape[0] - 1
+    gains = np.zeros(n_parts)
+    changed = np.zeros(n_parts, dtype=np.int64)
+    for q in prange(n_parts):
+        dxa = np.empty(cap_members)
+        ey = np.empty(cap_members)
+        ryb = np.empty(cap_members)
+        for s in range(part_starts[q], part_starts[q + 1]):
+            a = by_part[s]
+            if not active[a]:
                 continue
-            if _gather(X, r, cand, cand_d, labels, pick, pick_d) < k - 1:
-                seedless[r] = True
-                continue
-            labels[r] = g
-            for t in range(k - 1):
-                labels[pick[t]] = g
-            g += 1
-            m -= k
-            progressed = True
-            if m <= stop_at or m < k:
-                break
-        if not progressed:
-            break
-    return labels, g
-
-
-@njit(cache=True, parallel=True)
-def refine_lists(X, near_d, near_i, depth):  # pragma: no cover - numba
-    """One round of neighbour-of-neighbour refinement (NN-descent): every row's list is
-    offered the first ``depth`` entries of the lists of its first ``depth`` neighbours;
-    returns the new lists (the old are only read)."""
-    n, width = near_i.shape
-    new_d = near_d.copy()
-    new_i = near_i.copy()
-    for i in prange(n):
-        for t in range(depth):
-            c = near_i[i, t]
-            if c < 0:
-                continue
-            for u in range(depth):
-                c2 = near_i[c, u]
-                if c2 < 0 or c2 == i:
-                    continue
-                d = sq_rows(X, i, c2)
-                if d < new_d[i, width - 1]:
-                    _offer(new_d, new_i, i, d, c2)
-    return new_d, new_i
+            for _ in range(max_changes):
+                delta, x, b, y = _best_change(X, a, near, part, k, cap, tol, state, dxa, ey,
+                                              ryb)
+                if b < 0:
+                    break
+                _apply(X, x, a, y, b, labels, state)
+                gains[q] -= delta
+                changed[q] += 1
+                for g in (a, b):  # (parts may mark the same group: both write True)
+                    next_active[g] = True
+                    for u in range(near.shape[1]):
+                        h = near[g, u]
+                        if h >= 0:
+                            next_active[h] = True
+    return gains.sum(), changed.sum()
 
 
 @njit(cache=True, parallel=True)
@@ -495,5 +214,5 @@ def near_groups(cent, labels, members, count, near_rec, depth, width, active):  
                     diff = cent[g, j] - cent[h, j]
                     d += diff * diff
                 if d < near_d[g, width - 1]:
-                    _offer(near_d, near_i, g, d, h)
+                    offer(near_d, near_i, g, d, h)
     return near_i

@@ -25,7 +25,10 @@ mdav-scale takes another way:
    groups (by centroid) among the groups that hold its members' listed neighbours, whenever
    that lowers the SSE, while every group keeps k..2k-1 records (the moves and swaps of
    ``mdav-ls``). Sweeps repeat over the groups that changed, and their near groups, until
-   one gains less than ``tol`` of the SSE. Each sweep is O(n (p k neighbours)).
+   one gains less than ``tol`` of the SSE. Each sweep is O(n (p k neighbours)). A sweep
+   cuts the groups into :data:`SWEEP_PARTS` slabs across a random direction of their
+   centroids and searches the slabs in parallel, each change within one slab (the next
+   sweep cuts elsewhere), so the result does not depend on the number of threads.
 
 Memory is O(n (p + CANDIDATES)); nothing is quadratic in n.
 """
@@ -35,21 +38,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._constraints import Constraint, Interval, validate_params
 from .._validation import RandomState, check_k, check_magnitude, check_matrix, resolve_seed
-from ._scale_kernels import (
-    greedy_groups,
-    group_state,
-    kd_leaves,
-    near_groups,
-    near_in_leaves,
-    refine_lists,
-    sweep,
-)
+from ._cbfs_kernels import greedy_groups
+from ._neighbour_lists import kd_leaves, near_in_leaves, refine_lists
+from ._scale_kernels import group_state, near_groups, sweep
 from .blocking import blocked_partition
 from .mdav import mdav
 
@@ -93,6 +91,11 @@ CONSTRAINTS: Mapping[str, tuple[Constraint, ...]] = {
 }
 """The allowed values of the parameters (the registry entry uses them too)."""
 
+SWEEP_PARTS = 2
+"""Slabs of groups searched in parallel by each local-search sweep (step 3); a change joins
+two groups of one slab, and each sweep cuts the slabs across a new random direction. Fixed,
+not the number of threads, so that the result does not depend on the machine."""
+
 _EXACT_LEFTOVERS = 20_000  # records left over grouped by exact MDAV (more: in blocks of this)
 
 
@@ -129,7 +132,8 @@ def _near_lists(Xs: NDArray[np.float64], starts: NDArray[np.int64], width: int,
     near_i = np.full((n, width), -1, dtype=np.int64)
     near_in_leaves(Xs, np.arange(n, dtype=np.int64), starts, near_d, near_i)
     for _ in range(trees - 1):
-        order, leaves = kd_leaves(np.ascontiguousarray(Xs @ _rotation(rng, p)), LEAF_SIZE)
+        rotated = (_rotation(rng, p).T @ Xs.T).T  # column-major: a split reads one column
+        order, leaves = kd_leaves(rotated, LEAF_SIZE)
         near_in_leaves(Xs, order, leaves, near_d, near_i)
     for _ in range(REFINE):
         near_d, near_i = refine_lists(Xs, near_d, near_i, min(DEPTH, width))
@@ -172,11 +176,36 @@ def _join_near_groups(labels: NDArray[np.int64], left: NDArray[np.int64],
     return np.asarray(unjoined, dtype=np.int64)
 
 
+def _parts(cent: NDArray[np.float64], rng: np.random.Generator, n_parts: int
+           ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Cut the groups into ``n_parts`` slabs of equal counts across a random direction of
+    their centroids: each group's part, the groups by part (ascending within each) and the
+    parts' starts in that order."""
+    rank = np.argsort(cent @ rng.standard_normal(cent.shape[1]), kind="stable")
+    part = np.empty(cent.shape[0], dtype=np.int64)
+    part[rank] = np.arange(cent.shape[0]) * n_parts // cent.shape[0]
+    by_part = np.argsort(part, kind="stable").astype(np.int64)
+    starts = np.searchsorted(part[by_part], np.arange(n_parts + 1)).astype(np.int64)
+    return part, by_part, starts
+
+
+class _Search(NamedTuple):
+    """How long step 3 searches: near groups per group, most sweeps, the gain under which it
+    stops (a fraction of the SSE) and the ``time.perf_counter()`` after which no sweep
+    starts."""
+
+    neighbours: int
+    sweeps: int
+    tol: float
+    deadline: float
+
+
 def _improve(Xs: NDArray[np.float64], labels: NDArray[np.int64], near_rec: NDArray[np.int64],
-             k: int, *, neighbours: int, sweeps: int, tol: float,
-             deadline: float = math.inf) -> NDArray[np.int64]:
-    """Step 3: sweeps of moves and swaps between near groups (in place; returns labels); no
-    sweep starts after ``deadline`` (``time.perf_counter()``)."""
+             k: int, rng: np.random.Generator, search: _Search) -> NDArray[np.int64]:
+    """Step 3: sweeps of moves and swaps between near groups (in place; returns labels), each
+    over :data:`SWEEP_PARTS` slabs of groups cut across a random direction drawn from
+    ``rng``, within the limits of ``search``."""
+    neighbours, sweeps, tol, deadline = search
     n_groups = int(labels.max()) + 1
     if n_groups < 2 or sweeps == 0:
         return labels
@@ -197,7 +226,7 @@ def _improve(Xs: NDArray[np.float64], labels: NDArray[np.int64], near_rec: NDArr
         next_active = np.zeros(n_groups, dtype=np.bool_)
         # a change must gain more than rounding in the running sums could fake
         gain, changes = sweep(Xs, labels, near, k, cap, 1e-9 * spread, state, active,
-                              next_active, 2 * k)
+                              next_active, 2 * k, *_parts(state[2], rng, SWEEP_PARTS))
         sse -= gain
         active = next_active
         if changes == 0 or gain <= tol * sse:
@@ -268,8 +297,8 @@ def mdav_scale(X: ArrayLike, k: int, *, random_state: RandomState = None,
     Xs = np.ascontiguousarray(A[order])  # leaf order: near records near in memory
     labels, near_rec = _start(Xs, k, starts, rng)
     deadline = math.inf if time_limit is None else started + float(time_limit)
-    labels = _improve(Xs, labels, near_rec, k, neighbours=int(neighbours), sweeps=int(sweeps),
-                      tol=float(tol), deadline=deadline)
+    labels = _improve(Xs, labels, near_rec, k, rng,
+                      _Search(int(neighbours), int(sweeps), float(tol), deadline))
     out = np.empty(n, dtype=np.intp)
     out[order] = labels
     _, out = np.unique(out, return_inverse=True)  # consecutive from 0
@@ -339,9 +368,8 @@ def refine_groups(X: ArrayLike, labels: ArrayLike, k: int, *,
     Xs = np.ascontiguousarray(A[order])
     _, near_rec = _near_lists(Xs, starts, max(CANDIDATES, k + 3), rng, REFINE_TREES)
     deadline = math.inf if time_limit is None else started + float(time_limit)
-    improved = _improve(Xs, local.ravel().astype(np.int64)[order], near_rec, k,
-                        neighbours=int(neighbours), sweeps=int(sweeps), tol=float(tol),
-                        deadline=deadline)
+    improved = _improve(Xs, local.ravel().astype(np.int64)[order], near_rec, k, rng,
+                        _Search(int(neighbours), int(sweeps), float(tol), deadline))
     out = np.empty(A.shape[0], dtype=np.intp)
     out[order] = names[improved]
     return out

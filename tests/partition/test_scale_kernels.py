@@ -1,0 +1,101 @@
+"""mdav-scale's kernels (issue 21): the parallel k-d tree, the leaf lists and the sweep's
+slabs give what the plain definitions give, whatever the number of threads."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from microagg.partition._neighbour_lists import kd_leaves, near_in_leaves
+from microagg.partition.scale import SWEEP_PARTS, _parts, mdav_scale
+
+
+def _reference_leaves(P: np.ndarray, leaf_size: int) -> tuple[list[int], list[int]]:
+    """Recursive median splits on the widest column, written plainly: the left half takes
+    the rows below the median and the first ties at it, both halves keep the rows' order."""
+    def split(rows: list[int]) -> tuple[list[int], list[int]]:
+        axis = int(np.argmax(np.ptp(P[rows], axis=0)))
+        keys = P[rows, axis]
+        half = len(rows) // 2
+        median = np.partition(keys.copy(), half - 1)[half - 1]
+        ties = half - int((keys < median).sum())
+        left, right = [], []
+        for row, key in zip(rows, keys, strict=True):
+            if key < median or (key == median and ties > 0):
+                ties -= int(key == median)
+                left.append(row)
+            else:
+                right.append(row)
+        return left, right
+
+    def leaves(rows: list[int]) -> list[list[int]]:
+        if len(rows) <= leaf_size:
+            return [rows]
+        left, right = split(rows)
+        return leaves(left) + leaves(right)
+
+    found = leaves(list(range(P.shape[0])))
+    order = [row for leaf in found for row in leaf]
+    starts = np.cumsum([0] + [len(leaf) for leaf in found]).tolist()
+    return order, starts
+
+
+@pytest.mark.parametrize(("n", "leaf_size"), [(1, 4), (7, 8), (9, 4), (333, 5), (2_000, 64)])
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_kd_leaves_are_the_plain_recursive_splits(n, leaf_size, layout, rng):
+    # ties too: a column of few values
+    P = np.column_stack([rng.standard_normal((n, 3)), rng.integers(0, 3, n) * 10.0])
+    order, starts = kd_leaves(np.asarray(P, order=layout), leaf_size)
+    want_order, want_starts = _reference_leaves(P, leaf_size)
+    assert order.tolist() == want_order
+    assert starts.tolist() == want_starts
+
+
+def test_leaf_lists_are_the_nearest_within_the_leaves(rng):
+    X = rng.standard_normal((600, 4))
+    width = 6
+    near_d = np.full((600, width), np.inf)
+    near_i = np.full((600, width), -1, dtype=np.int64)
+    partitions = [kd_leaves(X, 50), kd_leaves(np.asfortranarray(X @ rng.standard_normal((4, 4))),
+                                                80)]
+    together = [set() for _ in range(600)]  # the rows that shared a leaf with each row
+    for order, starts in partitions:
+        near_in_leaves(X, order, starts, near_d, near_i)
+        for lo, hi in itertools.pairwise(starts):
+            leaf = order[lo:hi].tolist()
+            for row in leaf:
+                together[row].update(leaf)
+    for row in range(600):
+        others = np.array(sorted(together[row] - {row}))
+        d = ((X[others] - X[row]) ** 2).sum(axis=1)
+        nearest = others[np.argsort(d, kind="stable")[:width]]
+        assert set(near_i[row].tolist()) == set(nearest.tolist())
+        np.testing.assert_allclose(near_d[row], np.sort(d)[:width], rtol=1e-9, atol=1e-12)
+
+
+def test_sweep_slabs_are_equal_and_ordered(rng):
+    cent = rng.standard_normal((1_001, 5))
+    part, by_part, starts = _parts(cent, np.random.default_rng(0), SWEEP_PARTS)
+    sizes = np.diff(starts)
+    assert starts[0] == 0 and starts[-1] == 1_001 and sizes.max() - sizes.min() <= 1
+    for q in range(SWEEP_PARTS):
+        members = by_part[starts[q]:starts[q + 1]]
+        assert (part[members] == q).all() and (np.diff(members) > 0).all()
+
+
+def test_same_labels_on_one_thread_as_on_all(rng):
+    X = rng.standard_normal((6_000, 6))
+    here = mdav_scale(X, 5, random_state=3)
+    script = ("import json, sys, numpy as np; from microagg.partition.scale import mdav_scale; "
+              "X = np.array(json.load(sys.stdin)); "
+              "print(json.dumps(mdav_scale(X, 5, random_state=3).tolist()))")
+    one = subprocess.run([sys.executable, "-c", script], input=json.dumps(X.tolist()),
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "NUMBA_NUM_THREADS": "1"})
+    assert json.loads(one.stdout) == here.tolist()
