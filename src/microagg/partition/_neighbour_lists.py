@@ -1,9 +1,10 @@
 """numba kernels of mdav-scale's neighbour lists (step 1): k-d tree leaves, all pairs within
 a leaf, and neighbour-of-neighbour refinement (NN-descent).
 
-``X`` is finite, float64 and C-contiguous. A list is a row of ``near_d`` (squared distances,
-ascending) and ``near_i`` (the rows, -1 where short); :func:`offer` keeps it sorted and free
-of repeats.
+``X`` is finite, float64 and C-contiguous (:func:`kd_leaves` also takes a column-major
+matrix, whose splits then read one column each). A list is a row of ``near_d`` (squared
+distances, ascending) and ``near_i`` (its entries, -1 where short); :func:`offer` keeps it
+sorted and free of repeats.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ def sq_rows(X, i, r):  # pragma: no cover - numba
 
 @njit(cache=True)
 def offer(near_d, near_i, g, d, h):  # pragma: no cover - numba
-    """Put group ``h`` at distance ``d`` into ``g``'s sorted list of nearest (if it belongs
-    there and is not in it already)."""
+    """Put entry ``h`` (a row, or a group in :func:`~._scale_kernels.near_groups`) at
+    distance ``d`` into ``g``'s sorted list of nearest (if it belongs there and is not in it
+    already)."""
     w = near_d.shape[1]
     if d >= near_d[g, w - 1]:
         return
