@@ -14,17 +14,23 @@ from numba import prange
 
 from .._jit import njit
 
-__all__ = ["kd_leaves", "near_in_leaves", "offer", "refine_lists", "sq_rows"]
+__all__ = ["kd_leaves", "near_in_leaves", "offer", "refine_lists", "sq_between", "sq_rows"]
+
+
+@njit(cache=True)
+def sq_between(A, i, B, g):  # pragma: no cover - numba
+    """Squared distance of row ``i`` of ``A`` to row ``g`` of ``B``."""
+    s = 0.0
+    for j in range(A.shape[1]):
+        diff = A[i, j] - B[g, j]
+        s += diff * diff
+    return s
 
 
 @njit(cache=True)
 def sq_rows(X, i, r):  # pragma: no cover - numba
     """Squared distance between rows ``i`` and ``r`` of ``X``."""
-    s = 0.0
-    for j in range(X.shape[1]):
-        diff = X[i, j] - X[r, j]
-        s += diff * diff
-    return s
+    return sq_between(X, i, X, r)
 
 
 @njit(cache=True)

@@ -19,6 +19,7 @@ from numba import prange
 
 from .._jit import njit
 from ._neighbour_lists import offer, sq_rows
+from ._neighbour_lists import sq_between as _sq_point
 
 __all__ = ["group_state", "near_groups", "sq_rows", "sweep"]
 
@@ -43,16 +44,6 @@ def group_state(X, labels, n_groups, cap):  # pragma: no cover - numba
         for j in range(p):
             cent[g, j] = sums[g, j] / count[g]
     return sums, count, cent, members, slot
-
-
-@njit(cache=True)
-def _sq_point(X, i, c, g):  # pragma: no cover - numba
-    """Squared distance of row ``i`` of ``X`` to row ``g`` of ``c``."""
-    s = 0.0
-    for j in range(X.shape[1]):
-        diff = X[i, j] - c[g, j]
-        s += diff * diff
-    return s
 
 
 @njit(cache=True)
