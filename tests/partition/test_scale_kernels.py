@@ -13,7 +13,19 @@ import numpy as np
 import pytest
 
 from microagg.partition._neighbour_lists import kd_leaves, near_in_leaves
-from microagg.partition.scale import SWEEP_PARTS, _parts, mdav_scale
+from microagg.partition._scale_kernels import group_state, near_groups, sweep
+from microagg.partition.scale import (
+    DEPTH,
+    LEAF_SIZE,
+    NEIGHBOURS,
+    SLAB_GROUPS,
+    SWEEP_PARTS,
+    _improve,
+    _parts,
+    _Search,
+    _start,
+    mdav_scale,
+)
 
 
 def _reference_leaves(P: np.ndarray, leaf_size: int) -> tuple[list[int], list[int]]:
@@ -99,3 +111,24 @@ def test_same_labels_on_one_thread_as_on_all(rng):
                          capture_output=True, text=True, check=True,
                          env={**os.environ, "NUMBA_NUM_THREADS": "1"})
     assert json.loads(one.stdout) == here.tolist()
+
+
+def test_the_search_with_slabs_ends_at_a_plain_local_optimum(rng):
+    # 1,200 groups: the sweeps are cut into slabs first; with tol = 0 the search must end
+    # where one more sweep without the cut, over every group, finds no change
+    X = rng.standard_normal((6_000, 4))
+    order, starts = kd_leaves(X, LEAF_SIZE)
+    Xs = np.ascontiguousarray(X[order])
+    labels, near_rec = _start(Xs, 5, starts, np.random.default_rng(0))
+    labels = _improve(Xs, labels, near_rec, 5, np.random.default_rng(1),
+                      _Search(NEIGHBOURS, 1_000, 0.0, np.inf))
+    n_groups = int(labels.max()) + 1
+    assert n_groups >= SLAB_GROUPS
+    state = group_state(Xs, labels, n_groups, 9)
+    everyone = np.ones(n_groups, dtype=np.bool_)
+    near = near_groups(state[2], labels, state[3], state[1], near_rec, DEPTH, NEIGHBOURS,
+                       everyone)
+    spread = float(((Xs - Xs.mean(axis=0)) ** 2).sum()) / Xs.shape[0]
+    gain, changes = sweep(Xs, labels, near, 5, 9, 1e-9 * spread, state, everyone,
+                          np.zeros(n_groups, dtype=np.bool_), 10, *_parts(state[2], rng, 1))
+    assert changes == 0 and gain == 0.0

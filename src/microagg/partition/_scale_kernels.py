@@ -140,6 +140,24 @@ def _best_change(X, a, near, part, k, cap, tol, state, dxa, ey, ryb):  # pragma:
     return best, best_x, best_b, best_y
 
 
+@njit(cache=True)
+def _mark(near, g, active):  # pragma: no cover - numba
+    """Mark group ``g`` and its near groups active."""
+    active[g] = True
+    for u in range(near.shape[1]):
+        if near[g, u] >= 0:
+            active[near[g, u]] = True
+
+
+@njit(cache=True)
+def _near_across(near, part, a):  # pragma: no cover - numba
+    """Whether one of group ``a``'s near groups lies in another part."""
+    for u in range(near.shape[1]):
+        if near[a, u] >= 0 and part[near[a, u]] != part[a]:
+            return True
+    return False
+
+
 @njit(cache=True, parallel=True)
 def sweep(X, labels, near, k, cap, tol, state, active, next_active, max_changes, part, by_part, part_starts):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
     """One pass over the ``active`` groups: each takes its best change (:func:`_best_change`)
@@ -150,7 +168,8 @@ def sweep(X, labels, near, k, cap, tol, state, active, next_active, max_changes,
     The groups are cut into parts (``part``; part ``q``'s groups, ascending, are
     ``by_part[part_starts[q]:part_starts[q + 1]]``) and a change joins two groups of one
     part only, so the parts are searched in parallel without touching each other's groups:
-    the result does not depend on the number of threads."""
+    the result does not depend on the number of threads. A group with a near group in
+    another part is marked too: the next sweep, cut elsewhere, searches it again."""
     cap_members = state[3].shape[1]
     n_parts = part_starts.shape[0] - 1
     gains = np.zeros(n_parts)
@@ -171,12 +190,10 @@ def sweep(X, labels, near, k, cap, tol, state, active, next_active, max_changes,
                 _apply(X, x, a, y, b, labels, state)
                 gains[q] -= delta
                 changed[q] += 1
-                for g in (a, b):  # (parts may mark the same group: both write True)
-                    next_active[g] = True
-                    for u in range(near.shape[1]):
-                        h = near[g, u]
-                        if h >= 0:
-                            next_active[h] = True
+                _mark(near, a, next_active)  # (parts may mark one group: both write True)
+                _mark(near, b, next_active)
+            if _near_across(near, part, a):  # the next sweep, cut elsewhere, looks again
+                next_active[a] = True
     return gains.sum(), changed.sum()
 
 

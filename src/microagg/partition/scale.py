@@ -94,7 +94,12 @@ CONSTRAINTS: Mapping[str, tuple[Constraint, ...]] = {
 SWEEP_PARTS = 2
 """Slabs of groups searched in parallel by each local-search sweep (step 3); a change joins
 two groups of one slab, and each sweep cuts the slabs across a new random direction. Fixed,
-not the number of threads, so that the result does not depend on the machine."""
+not the number of threads, so that the result does not depend on the machine. Once a sweep
+with slabs gains too little, the sweeps go on without them (one slab) until one of those
+gains too little too, so the search ends where the plain search would stop."""
+
+SLAB_GROUPS = 1_000
+"""Fewest groups for which the sweeps are cut into slabs (fewer: one slab, as before)."""
 
 _EXACT_LEFTOVERS = 20_000  # records left over grouped by exact MDAV (more: in blocks of this)
 
@@ -218,6 +223,7 @@ def _improve(Xs: NDArray[np.float64], labels: NDArray[np.int64], near_rec: NDArr
         return labels
     active = np.ones(n_groups, dtype=np.bool_)
     width = min(neighbours, n_groups - 1)
+    slabs = SWEEP_PARTS if n_groups >= SLAB_GROUPS else 1
     for _ in range(sweeps):
         if time.perf_counter() > deadline:
             break
@@ -226,11 +232,13 @@ def _improve(Xs: NDArray[np.float64], labels: NDArray[np.int64], near_rec: NDArr
         next_active = np.zeros(n_groups, dtype=np.bool_)
         # a change must gain more than rounding in the running sums could fake
         gain, changes = sweep(Xs, labels, near, k, cap, 1e-9 * spread, state, active,
-                              next_active, 2 * k, *_parts(state[2], rng, SWEEP_PARTS))
+                              next_active, 2 * k, *_parts(state[2], rng, slabs))
         sse -= gain
-        active = next_active
         if changes == 0 or gain <= tol * sse:
-            break
+            if slabs == 1:
+                break
+            slabs = 1  # the cut hid some changes: go on without it until it stops again
+        active = next_active
     return labels
 
 
