@@ -207,9 +207,10 @@ class _Search(NamedTuple):
 
 def _improve(Xs: NDArray[np.float64], labels: NDArray[np.int64], near_rec: NDArray[np.int64],
              k: int, rng: np.random.Generator, search: _Search) -> NDArray[np.int64]:
-    """Step 3: sweeps of moves and swaps between near groups (in place; returns labels), each
-    over :data:`SWEEP_PARTS` slabs of groups cut across a random direction drawn from
-    ``rng``, within the limits of ``search``."""
+    """Step 3: sweeps of moves and swaps between near groups (in place; returns labels)
+    within the limits of ``search``: first over :data:`SWEEP_PARTS` slabs of groups cut
+    across a random direction drawn from ``rng`` (from :data:`SLAB_GROUPS` groups), then,
+    once one gains too little, over one slab until one of those gains too little too."""
     neighbours, sweeps, tol, deadline = search
     n_groups = int(labels.max()) + 1
     if n_groups < 2 or sweeps == 0:
