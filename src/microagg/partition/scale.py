@@ -185,7 +185,11 @@ def _parts(cent: NDArray[np.float64], rng: np.random.Generator, n_parts: int
            ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Cut the groups into ``n_parts`` slabs of equal counts across a random direction of
     their centroids: each group's part, the groups by part (ascending within each) and the
-    parts' starts in that order."""
+    parts' starts in that order. One part draws no direction."""
+    if n_parts == 1:
+        g = cent.shape[0]
+        return (np.zeros(g, dtype=np.int64), np.arange(g, dtype=np.int64),
+                np.array([0, g], dtype=np.int64))
     rank = np.argsort(cent @ rng.standard_normal(cent.shape[1]), kind="stable")
     part = np.empty(cent.shape[0], dtype=np.int64)
     part[rank] = np.arange(cent.shape[0]) * n_parts // cent.shape[0]
