@@ -36,8 +36,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+# the suite in TEST_WORKERS processes (pytest-xdist), each test file whole in one of them
+# (its module fixtures are built once); one process: `make unit TEST_WORKERS=0`
+TEST_WORKERS ?= 2
+
 unit: $(STAMP)
-	$(PY) -m pytest -q -m "not exhaustive" --doctest-modules src tests
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not exhaustive" \
+	    --doctest-modules src tests
 
 ## test-exhaustive: the sweeps too long for every run (each registered method at two k, each
 ## in a fresh process on a fresh kernel cache: 3-4 min)
@@ -46,7 +51,8 @@ test-exhaustive: $(STAMP)
 
 # Pure-Python kernels give readable tracebacks; a fast subset is enough to prove they run.
 nojit: $(STAMP)
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" -p no:cacheprovider \
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist load -m "not slow" \
+	    -p no:cacheprovider \
 	    tests/partition/test_contract.py tests/partition/test_methods.py tests/test_aggregate.py
 
 ## docs-cli: regenerate docs/cli.md from the app (a test fails when it is stale)

@@ -146,6 +146,16 @@ class Options:
         return ["not-" + "-".join(self.values), 3]
 
 
+class _NoType:
+    """A value of no type a rule accepts, named the same in every process (test ids)."""
+
+    def __repr__(self) -> str:
+        return "<a value of no accepted type>"
+
+
+_NO_TYPE = _NoType()
+
+
 @dataclass(frozen=True)
 class InstanceOf:
     """Any value of a type (e.g. the name of another partitioner, checked where used)."""
@@ -168,7 +178,7 @@ class InstanceOf:
 
     def invalid_values(self) -> list[Any]:
         """A value of another type."""
-        return [object()]
+        return [_NO_TYPE]
 
 
 @dataclass(frozen=True)
