@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from microagg.partition._neighbour_lists import kd_leaves, near_in_leaves
+from microagg.partition._neighbour_lists import WIDTH_SAMPLE, kd_leaves, near_in_leaves
 from microagg.partition._scale_kernels import group_state, near_groups, sweep
 from microagg.partition.scale import (
     DEPTH,
@@ -30,9 +30,14 @@ from microagg.partition.scale import (
 
 def _reference_leaves(P: np.ndarray, leaf_size: int) -> tuple[list[int], list[int]]:
     """Recursive median splits on the widest column, written plainly: the left half takes
-    the rows below the median and the first ties at it, both halves keep the rows' order."""
+    the rows below the median and the first ties at it, both halves keep the rows' order;
+    the widest column of more than 2 * WIDTH_SAMPLE rows is that of WIDTH_SAMPLE of them,
+    evenly spread."""
     def split(rows: list[int]) -> tuple[list[int], list[int]]:
-        axis = int(np.argmax(np.ptp(P[rows], axis=0)))
+        m = len(rows)
+        seen = ([rows[t * m // WIDTH_SAMPLE] for t in range(WIDTH_SAMPLE)]
+                if m > 2 * WIDTH_SAMPLE else rows)
+        axis = int(np.argmax(np.ptp(P[seen], axis=0)))
         keys = P[rows, axis]
         half = len(rows) // 2
         median = np.partition(keys.copy(), half - 1)[half - 1]
@@ -58,7 +63,8 @@ def _reference_leaves(P: np.ndarray, leaf_size: int) -> tuple[list[int], list[in
     return order, starts
 
 
-@pytest.mark.parametrize(("n", "leaf_size"), [(1, 4), (7, 8), (9, 4), (333, 5), (2_000, 64)])
+@pytest.mark.parametrize(("n", "leaf_size"), [(1, 4), (7, 8), (9, 4), (333, 5), (2_000, 64),
+                                              (6_000, 700)])
 @pytest.mark.parametrize("layout", ["C", "F"])
 def test_kd_leaves_are_the_plain_recursive_splits(n, leaf_size, layout, rng):
     # ties too: a column of few values
@@ -132,3 +138,20 @@ def test_the_search_with_slabs_ends_at_a_plain_local_optimum(rng):
     gain, changes = sweep(Xs, labels, near, 5, 9, 1e-9 * spread, state, everyone,
                           np.zeros(n_groups, dtype=np.bool_), 10, *_parts(state[2], rng, 1))
     assert changes == 0 and gain == 0.0
+
+
+def test_blas_runs_on_one_thread_inside_large_runs_only():
+    from threadpoolctl import threadpool_info
+
+    from microagg.partition.scale import ONE_BLAS_THREAD_ROWS, one_blas_thread
+
+    def blas_threads() -> list[int]:
+        return [pool["num_threads"] for pool in threadpool_info()
+                if pool["user_api"] == "blas"]
+
+    before = blas_threads()
+    with one_blas_thread(ONE_BLAS_THREAD_ROWS):
+        assert blas_threads() and set(blas_threads()) == {1}
+    assert blas_threads() == before
+    with one_blas_thread(ONE_BLAS_THREAD_ROWS - 1):
+        assert blas_threads() == before

@@ -57,10 +57,23 @@ def _gather(X, r, cand, cand_d, labels, pick, pick_d):  # pragma: no cover - num
     return filled
 
 
+SEED_SHARE = 8
+"""From :data:`SEED_SORT_ALL` candidate seeds on, only the farthest ``1 / SEED_SHARE`` of
+them (and all ties with the last) are sorted at each renewal of the centroid: a renewal
+groups an eighth of the records left, for which CBFS went through at most 4.5 % of the
+sorted seeds (10^5 Gaussian records, 10 columns, k = 5); sorting all of them took two thirds
+of its time. Should the share run out first, the centroid is renewed there."""
+
+SEED_SORT_ALL = 2_000
+"""Fewest candidate seeds for which only a share is sorted (:data:`SEED_SHARE`)."""
+
+
 @njit(cache=True)
 def _seeds(X, rest, seedless):  # pragma: no cover - numba
     """The rows of ``rest`` (the unassigned rows, ascending) that may seed a group, farthest
-    from the centroid of ``rest`` first (ties: lower row first)."""
+    from the centroid of ``rest`` first (ties: lower row first); from
+    :data:`SEED_SORT_ALL` of them on, only the farthest :data:`SEED_SHARE`-th. Returns them
+    and whether some were left out."""
     p = X.shape[1]
     m = rest.shape[0]
     centroid = np.zeros(p)
@@ -86,7 +99,13 @@ def _seeds(X, rest, seedless):  # pragma: no cover - numba
                 s += diff * diff
             d[u] = -s
             u += 1
-    return rows[np.argsort(d, kind="mergesort")]
+    share = n_seeds >= SEED_SORT_ALL
+    if share:  # the farthest share and its ties, still by row
+        cut = np.partition(d, n_seeds // SEED_SHARE)[n_seeds // SEED_SHARE]
+        keep = d <= cut
+        rows = rows[keep]
+        d = d[keep]
+    return rows[np.argsort(d, kind="mergesort")], share
 
 
 @njit(cache=True)
@@ -107,7 +126,7 @@ def greedy_groups(X, cand, cand_d, k):  # pragma: no cover - numba
     g = 0
     while m >= k:
         rest = rest[labels[rest] < 0]  # ascending, as the centroid's sum was always taken
-        seq = _seeds(X, rest, seedless)
+        seq, share = _seeds(X, rest, seedless)
         if seq.size == 0:
             break
         stop_at = m - max(m // 8, k)
@@ -126,6 +145,6 @@ def greedy_groups(X, cand, cand_d, k):  # pragma: no cover - numba
             progressed = True
             if m <= stop_at or m < k:
                 break
-        if not progressed:
-            break
+        if not progressed and not share:  # (a share without a group: its seeds are
+            break                           # seedless now, the next share holds others)
     return labels, g

@@ -44,7 +44,13 @@ def offer(near_d, near_i, g, d, h):  # pragma: no cover - numba
     for t in range(w):
         if near_i[g, t] == h:
             return
-    t = w - 1
+    _insert(near_d, near_i, g, d, h)
+
+
+@njit(cache=True)
+def _insert(near_d, near_i, g, d, h):  # pragma: no cover - numba
+    """:func:`offer` for an entry known not to be in the list and to belong there."""
+    t = near_d.shape[1] - 1
     while t > 0 and (near_d[g, t - 1] > d or (near_d[g, t - 1] == d and near_i[g, t - 1] > h)):
         near_d[g, t] = near_d[g, t - 1]
         near_i[g, t] = near_i[g, t - 1]
@@ -59,7 +65,8 @@ def near_in_leaves(X, order, starts, near_d, near_i):  # pragma: no cover - numb
     both rows' lists (:func:`offer`); called once per leaf partition, the lists keep the
     nearest over all partitions seen. The distances of a leaf come from one product of its
     rows with themselves, ``|x|^2 + |y|^2 - 2 x.y`` (computed apart, two nested loops took
-    1.8 times as long at 10^5 x 10, leaves of 128, 2 threads; the lists came out the same)."""
+    1.8 times as long at 10^5 x 10, leaves of 128, 2 threads; the lists came out the same).
+    The caller keeps BLAS on one thread (:func:`~.scale.one_blas_thread`)."""
     p = X.shape[1]
     w = near_d.shape[1]
     for leaf in prange(starts.shape[0] - 1):  # a leaf writes only its own rows' lists
@@ -78,22 +85,36 @@ def near_in_leaves(X, order, starts, near_d, near_i):  # pragma: no cover - numb
         inner = rows @ rows.T
         for s in range(m):
             g = order[lo + s]
+            empty = near_i[g, 0] < 0  # nothing listed yet: no entry can repeat
             worst = near_d[g, w - 1]
             for t in range(m):
                 d = max(norm[s] + norm[t] - 2.0 * inner[s, t], 0.0)
                 if d < worst and t != s:
-                    offer(near_d, near_i, g, d, order[lo + t])
+                    if empty:
+                        _insert(near_d, near_i, g, d, order[lo + t])
+                    else:
+                        offer(near_d, near_i, g, d, order[lo + t])
                     worst = near_d[g, w - 1]
+
+
+WIDTH_SAMPLE = 256
+"""Rows whose range decides a split's column in :func:`kd_leaves` when a node has more than
+twice as many: ``order[lo + t * m // WIDTH_SAMPLE]`` for t < WIDTH_SAMPLE (reading every
+row's every column took half the tree's time; the split itself still reads one column of
+every row)."""
 
 
 @njit(cache=True)
 def _widest_column(P, order, lo, hi):  # pragma: no cover - numba
-    """The column of ``P`` with the largest range over the rows ``order[lo:hi]``."""
+    """The column of ``P`` with the largest range over the rows ``order[lo:hi]``, or over
+    :data:`WIDTH_SAMPLE` of them spread evenly when there are more than twice as many."""
     p = P.shape[1]
     lows = np.full(p, np.inf)
     highs = np.full(p, -np.inf)
-    for t in range(lo, hi):
-        r = order[t]
+    m = hi - lo
+    sampled = m > 2 * WIDTH_SAMPLE
+    for t in range(WIDTH_SAMPLE if sampled else m):
+        r = order[lo + t * m // WIDTH_SAMPLE] if sampled else order[lo + t]
         for j in range(p):
             v = P[r, j]
             lows[j] = min(lows[j], v)

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import NamedTuple
 
 import numpy as np
@@ -102,6 +103,30 @@ SLAB_GROUPS = 1_000
 """Fewest groups for which the sweeps are cut into slabs (fewer: one slab, as before)."""
 
 _EXACT_LEFTOVERS = 20_000  # records left over grouped by exact MDAV (more: in blocks of this)
+
+ONE_BLAS_THREAD_ROWS = 20_000
+"""Fewest records for which :func:`one_blas_thread` holds BLAS to one thread."""
+
+
+@contextmanager
+def one_blas_thread(n: int) -> Iterator[None]:
+    """BLAS on one thread while mdav-scale runs on ``n`` records (from
+    :data:`ONE_BLAS_THREAD_ROWS`; below, the limit's 10 ms would weigh).
+
+    numba's threads already take every core; a BLAS call inside them (the leaf products of
+    the neighbour lists) or between them (the rotations, the slabs' projections) started
+    BLAS threads of their own, and OpenBLAS's keep spinning for a while after each call, so
+    the kernel that ran next shared its cores with them. Measured at 10^5 x 10 records, 2
+    cores: a k-d tree after a rotation 0.035-0.11 s, 0.021-0.027 s with BLAS on one thread;
+    mdav-scale 1.77-2.50 s (mean 2.19), 1.74-1.95 s (1.85), alternated in fresh processes.
+    """
+    if n < ONE_BLAS_THREAD_ROWS:
+        yield
+        return
+    from threadpoolctl import threadpool_limits  # scikit-learn's dependency
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 def _rotation(rng: np.random.Generator, p: int) -> NDArray[np.float64]:
@@ -306,12 +331,13 @@ def mdav_scale(X: ArrayLike, k: int, *, random_state: RandomState = None,
     if n < 2 * k:
         return np.zeros(n, dtype=np.intp)
     _, rng = resolve_seed(random_state)
-    order, starts = kd_leaves(A, LEAF_SIZE)
-    Xs = np.ascontiguousarray(A[order])  # leaf order: near records near in memory
-    labels, near_rec = _start(Xs, k, starts, rng)
     deadline = math.inf if time_limit is None else started + float(time_limit)
-    labels = _improve(Xs, labels, near_rec, k, rng,
-                      _Search(int(neighbours), int(sweeps), float(tol), deadline))
+    with one_blas_thread(n):
+        order, starts = kd_leaves(A, LEAF_SIZE)
+        Xs = np.ascontiguousarray(A[order])  # leaf order: near records near in memory
+        labels, near_rec = _start(Xs, k, starts, rng)
+        labels = _improve(Xs, labels, near_rec, k, rng,
+                          _Search(int(neighbours), int(sweeps), float(tol), deadline))
     out = np.empty(n, dtype=np.intp)
     out[order] = labels
     _, out = np.unique(out, return_inverse=True)  # consecutive from 0
@@ -377,12 +403,13 @@ def refine_groups(X: ArrayLike, labels: ArrayLike, k: int, *,
         return given.astype(np.intp)
     started = time.perf_counter()
     _, rng = resolve_seed(random_state)
-    order, starts = kd_leaves(A, LEAF_SIZE)
-    Xs = np.ascontiguousarray(A[order])
-    _, near_rec = _near_lists(Xs, starts, max(CANDIDATES, k + 3), rng, REFINE_TREES)
     deadline = math.inf if time_limit is None else started + float(time_limit)
-    improved = _improve(Xs, local.ravel().astype(np.int64)[order], near_rec, k, rng,
-                        _Search(int(neighbours), int(sweeps), float(tol), deadline))
+    with one_blas_thread(A.shape[0]):
+        order, starts = kd_leaves(A, LEAF_SIZE)
+        Xs = np.ascontiguousarray(A[order])
+        _, near_rec = _near_lists(Xs, starts, max(CANDIDATES, k + 3), rng, REFINE_TREES)
+        improved = _improve(Xs, local.ravel().astype(np.int64)[order], near_rec, k, rng,
+                            _Search(int(neighbours), int(sweeps), float(tol), deadline))
     out = np.empty(A.shape[0], dtype=np.intp)
     out[order] = names[improved]
     return out
