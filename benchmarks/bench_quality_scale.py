@@ -3,6 +3,7 @@
     python benchmarks/bench_quality_scale.py                          # 100,000, both generators
     python benchmarks/bench_quality_scale.py --n 1000000 --generator gaussian
     python benchmarks/bench_quality_scale.py --n 1000000 --skip-exact  # no 4-5 minute baseline
+    python benchmarks/bench_quality_scale.py --quality   # also the quality mode's parameters
 
 Each method runs in its own child process on the same data (made from the seed in the
 child), after its kernels are compiled or loaded on a small sample, so that the time is the
@@ -51,7 +52,13 @@ def child(method: str, n: int, p: int, generator: str, k: int, seed: int) -> Non
     from microagg.metrics import sse
     from microagg.partition import PARTITIONERS
 
-    if method.startswith("blocked-"):  # mdav-scale in kd blocks of this size + 2nd pass
+    if method == "mdav-scale-quality":  # what the quality mode (refine=...) runs
+        from functools import partial
+
+        from microagg.partition.scale import QUALITY_PARAMS, mdav_scale
+
+        entry = partial(mdav_scale, **QUALITY_PARAMS)
+    elif method.startswith("blocked-"):  # mdav-scale in kd blocks of this size + 2nd pass
         from functools import partial
 
         from microagg.partition.blocking import blocked_partition
@@ -94,6 +101,9 @@ def main() -> None:
     parser.add_argument("--blocked", type=int, nargs="*", default=[],
                         help="also mdav-scale in kd blocks of these sizes, then across their "
                              "borders (blocked_partition: what the file and Dask engines do)")
+    parser.add_argument("--quality", action="store_true",
+                        help="also mdav-scale with the quality mode's parameters "
+                             "(QUALITY_PARAMS: lists refined twice, sweeps until tol)")
     parser.add_argument("--json", type=pathlib.Path,
                         help="also append each row here as a JSON line (plot_quality_scale.py)")
     parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
@@ -125,6 +135,10 @@ def main() -> None:
                 with args.json.open("a") as handle:
                     handle.write(json.dumps({"n": n, "generator": generator, "exact": exact,
                                              "scale": new, "load": os.getloadavg()[0]}) + "\n")
+            if args.quality:
+                best = run_child("mdav-scale-quality", n, args.p, generator, args.k, args.seed)
+                print(f"  (quality mode's parameters: IL {best['il']:.3f} % in "
+                      f"{best['seconds']:.2f} s, peak {best['peak_gib']:.2f} GiB)", flush=True)
             for size in args.blocked:
                 blocked = run_child(f"blocked-{size}", n, args.p, generator, args.k, args.seed)
                 print(f"  (blocks of {size:,} + second pass: IL {blocked['il']:.3f} % in "

@@ -24,17 +24,19 @@ def frame() -> pd.DataFrame:
 
 
 def test_the_quality_mode_request_on_large_and_small_data() -> None:
+    # mdav-scale: lists refined twice, sweeps until the tolerance (its quality_params)
     assert quality_mode_request(None, None, 7, large=True) == (
-        "mdav-scale", {"time_limit": 7.0})
-    assert quality_mode_request("mdav", {"tol": 0.01}, 2.5, large=True) == (
-        "mdav-scale", {"tol": 0.01, "time_limit": 2.5})
+        "mdav-scale", {"rounds": 2, "sweeps": 100, "time_limit": 7.0})
+    assert quality_mode_request("mdav", {"tol": 0.01, "sweeps": 5}, 2.5, large=True) == (
+        "mdav-scale", {"rounds": 2, "sweeps": 5, "tol": 0.01, "time_limit": 2.5})
     method, params = quality_mode_request("md", None, 3, large=True)  # a start was asked for
     assert method == "mdav-ls" and params["start"] == "md"
     assert quality_mode_request(None, None, 3)[0] == "mdav-ls"
     # a search with a budget of its own gets the seconds as that budget
     assert quality_mode_request("colgen", {"part_size": 500}, 40) == (
         "colgen", {"part_size": 500, "time_limit": 40.0})
-    assert quality_mode_request("mdav-scale", None, 5) == ("mdav-scale", {"time_limit": 5.0})
+    assert quality_mode_request("mdav-scale", None, 5) == (
+        "mdav-scale", {"rounds": 2, "sweeps": 100, "time_limit": 5.0})
     assert QUALITY_SCALE_ROWS == 50_000
     with pytest.raises(ValueError, match="'refine' parameter must be a number of seconds > 0"):
         quality_mode_request(None, None, 0, large=True)
@@ -58,6 +60,7 @@ def test_blocked_quality_mode_is_mdav_scale_and_beats_blocked_mdav(tmp_path: pat
     plain = _summary(tmp_path, *blocks)
     assert refined["params"]["method"] == "mdav-scale"
     assert refined["params"]["method_params"]["time_limit"] == 5.0
+    assert refined["params"]["method_params"]["rounds"] == 2  # the quality mode's parameters
     assert refined["checks"]["k_anonymity"]["achieved"] >= 5
     assert refined["metrics"]["information_loss"] < plain["metrics"]["information_loss"]
 

@@ -69,6 +69,13 @@ def test_local_search_never_raises_the_sse(rng):
     assert sse(X, searched) <= sse(X, start)
 
 
+def test_more_sweeps_go_on_from_where_the_default_two_stop(rng):
+    X = rng.standard_normal((6_000, 6))
+    two = mdav_scale(X, 5, random_state=3)  # sweeps=2
+    more = mdav_scale(X, 5, random_state=3, sweeps=100)
+    assert sse(X, more) < sse(X, two)  # the same first two sweeps, then more gains
+
+
 def test_sse_at_most_exact_mdav_on_20000_gaussian_records():
     # issue 21's target at test size: 20,000 x 10 standard normal, z-scored, k = 5. Measured:
     # exact MDAV IL 17.02 %, mdav-scale about 16.0 % (6 % lower); the assertion leaves no slack

@@ -288,20 +288,30 @@ def quality_mode_request(method: str | None, method_params: Mapping[str, Any] | 
     """The quality mode (``refine=seconds``): ``method`` improved by local search (mdav-ls,
     started from ``method``, ``"auto"`` when none or mdav-ls) for at most ``seconds``; on
     ``large`` data (:data:`QUALITY_SCALE_ROWS`, blocking, file engines) with no method,
-    mdav or mdav-scale named: ``mdav-scale``, its local search stopped after ``seconds``; a
-    named method with a budget of its own (colgen): that method with ``seconds`` as its
-    ``time_limit``."""
+    mdav or mdav-scale named: ``mdav-scale`` with its ``quality_params`` (lists refined
+    twice, sweeps until its tolerance), stopped after ``seconds``; a named method with a
+    budget of its own (colgen): that method with ``seconds`` as its ``time_limit``."""
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer,
                                                              np.floating)) or not seconds > 0:
         raise ValueError(f"The 'refine' parameter must be a number of seconds > 0. "
                          f"Got {seconds!r} instead.")
     if large and method in (None, "mdav", "mdav-scale"):
-        return "mdav-scale", {**dict(method_params or {}), "time_limit": float(seconds)}
+        return "mdav-scale", _with_budget("mdav-scale", method_params, float(seconds))
     if method not in (None, "mdav", "mdav-ls") and _has_own_budget(method):
-        return method, {**dict(method_params or {}), "time_limit": float(seconds)}
+        return method, _with_budget(method, method_params, float(seconds))
     start = "auto" if method in (None, "mdav-ls") else method
     return "mdav-ls", {**dict(method_params or {}), "start": start,
                        "time_limit": float(seconds), "rounds": 10**9}
+
+
+def _with_budget(method: str, method_params: Mapping[str, Any] | None, seconds: float
+                 ) -> dict[str, Any]:
+    """The parameters of ``method`` run with a budget of its own in the quality mode: its
+    registry's ``quality_params``, then the caller's, then ``time_limit=seconds``."""
+    from ..partition import get_partitioner
+
+    return {**get_partitioner(method).quality_params, **dict(method_params or {}),
+            "time_limit": seconds}
 
 
 def _has_own_budget(method: str) -> bool:

@@ -34,6 +34,7 @@ from .local_search import quality_mode, resolve_time_limit
 from .mdav import cbfs, mdav, mdav1, vmdav
 from .mixed import MixedData, mage
 from .scale import CONSTRAINTS as _SCALE_CONSTRAINTS
+from .scale import QUALITY_PARAMS as _SCALE_QUALITY
 from .scale import mdav_scale, refine_groups
 from .sorting import meansort_ps, mhm, multidsort_ps
 from .top_down import bottom_up, top_down
@@ -115,6 +116,10 @@ class Partitioner:
     borders, called as ``refine_across(X, labels, k, random_state=..., **params)``: the
     blocked, file and Dask engines run it on second blocks after the first pass
     (:mod:`microagg.partition.regroup`); ``None``: the blocks are final."""
+    quality_params: Mapping[str, Any] = field(default_factory=dict)
+    """What the quality mode (``refine=SECONDS``) sets besides the ``time_limit`` when it runs
+    this method with a budget of its own (mdav-scale: more refinement of its lists, sweeps
+    until its tolerance stops them); parameters the caller gives win."""
     normalization: str | None = None
     """Its own rescaling of ``X`` (``"minmax"``), done through its ``normalize`` parameter;
     ``None``: it uses ``X`` as given. See :meth:`params_for_scaling`."""
@@ -337,9 +342,9 @@ _ENTRIES = (
         "moving and swapping records between nearby groups; MDAV's loss or lower, far faster.",
         "Laszlo & Mukherjee, IEEE TKDE 17(7) (2005) for CBFS; this package for the neighbour "
         "lists and the local search", fixed_size=False,
-        params={"neighbours": 12, "sweeps": 100, "tol": 1e-3, "time_limit": None},
+        params={"neighbours": 12, "sweeps": 2, "tol": 1e-3, "rounds": 1, "time_limit": None},
         randomized=True, refine_across=refine_groups, block_size=500_000,
-        constraints=_SCALE_CONSTRAINTS),
+        constraints=_SCALE_CONSTRAINTS, quality_params=_SCALE_QUALITY),
     *(
         Partitioner(
             f"mhm-{ordering}", partial(mhm, ordering=ordering),
