@@ -12,7 +12,12 @@ import sys
 import numpy as np
 import pytest
 
-from microagg.partition._neighbour_lists import WIDTH_SAMPLE, kd_leaves, near_in_leaves
+from microagg.partition._neighbour_lists import (
+    WIDTH_SAMPLE,
+    kd_leaves,
+    near_in_leaves,
+    refine_lists,
+)
 from microagg.partition._scale_kernels import group_state, near_groups, sweep
 from microagg.partition.scale import (
     DEPTH,
@@ -97,6 +102,28 @@ def test_leaf_lists_are_the_nearest_within_the_leaves(rng):
         np.testing.assert_allclose(near_d[row], np.sort(d)[:width], rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtypes", [(np.float64, np.int64), (np.float32, np.int32)])
+def test_refinement_offers_the_lists_of_the_first_sources(dtypes, rng):
+    X = rng.standard_normal((400, 3))
+    width, sources, depth = 6, 3, 5
+    near_d = np.full((400, width), np.inf, dtype=dtypes[0])
+    near_i = np.full((400, width), -1, dtype=dtypes[1])
+    for P in (X, np.asfortranarray(X @ rng.standard_normal((3, 3)))):  # two small trees
+        near_in_leaves(X, *kd_leaves(P, 12), near_d, near_i)
+    new_d, new_i = refine_lists(X, near_d, near_i, sources, depth)
+    for row in range(400):
+        offered = {int(c2) for c in near_i[row, :sources] if c >= 0
+                   for c2 in near_i[c, :depth] if c2 >= 0 and c2 != row}
+        candidates = np.array(sorted(offered | set(near_i[row][near_i[row] >= 0].tolist())))
+        d = ((X[candidates] - X[row]) ** 2).sum(axis=1)
+        nearest = candidates[np.argsort(d, kind="stable")[:width]].tolist()
+        assert new_i[row].tolist() == nearest + [-1] * (width - len(nearest))  # -1: short
+        listed = new_d[row][new_i[row] >= 0]
+        np.testing.assert_allclose(listed, np.sort(d)[:width], rtol=1e-6)
+    assert (near_i == refine_lists(X, near_d, near_i, 0, depth)[1]).all()  # no source: as is
+    assert (new_i != near_i).any()  # the small leaves' lists did improve
+
+
 def test_sweep_slabs_are_equal_and_ordered(rng):
     cent = rng.standard_normal((1_001, 5))
     part, by_part, starts = _parts(cent, np.random.default_rng(0), SWEEP_PARTS)
@@ -138,6 +165,30 @@ def test_the_search_with_slabs_ends_at_a_plain_local_optimum(rng):
     gain, changes = sweep(Xs, labels, near, 5, 9, 1e-9 * spread, state, everyone,
                           np.zeros(n_groups, dtype=np.bool_), 10, *_parts(state[2], rng, 1))
     assert changes == 0 and gain == 0.0
+
+
+def test_a_sweep_keeps_its_state_exact(rng):
+    # the sums, sizes, centroids, members, slots and each record's distance to its own
+    # centroid, updated move by move, equal the state rebuilt from the labels
+    X = rng.standard_normal((3_000, 4))
+    order, starts = kd_leaves(X, LEAF_SIZE)
+    Xs = np.ascontiguousarray(X[order])
+    labels, near_rec = _start(Xs, 4, starts, np.random.default_rng(0))
+    n_groups = int(labels.max()) + 1
+    state = group_state(Xs, labels, n_groups, 7)
+    everyone = np.ones(n_groups, dtype=np.bool_)
+    near = near_groups(state[2], labels, state[3], state[1], near_rec, DEPTH, NEIGHBOURS,
+                       everyone)
+    _, changes = sweep(Xs, labels, near, 4, 7, 0.0, state, everyone,
+                       np.zeros(n_groups, dtype=np.bool_), 8, *_parts(state[2], rng, 1))
+    assert changes > 0
+    fresh = group_state(Xs, labels, n_groups, 7)
+    for kept, rebuilt in zip(state[:3] + state[5:], fresh[:3] + fresh[5:], strict=True):
+        np.testing.assert_allclose(kept, rebuilt, rtol=1e-9, atol=1e-12)
+    members, slot = state[3], state[4]
+    for g in range(n_groups):
+        assert sorted(members[g, :state[1][g]].tolist()) == np.flatnonzero(labels == g).tolist()
+    assert (members[labels, slot] == np.arange(3_000)).all()
 
 
 def test_blas_runs_on_one_thread_inside_large_runs_only():

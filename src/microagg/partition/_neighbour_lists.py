@@ -38,12 +38,8 @@ def offer(near_d, near_i, g, d, h):  # pragma: no cover - numba
     """Put entry ``h`` (a row, or a group in :func:`~._scale_kernels.near_groups`) at
     distance ``d`` into ``g``'s sorted list of nearest (if it belongs there and is not in it
     already)."""
-    w = near_d.shape[1]
-    if d >= near_d[g, w - 1]:
+    if d >= near_d[g, near_d.shape[1] - 1] or _listed(near_i, g, h):
         return
-    for t in range(w):
-        if near_i[g, t] == h:
-            return
     _insert(near_d, near_i, g, d, h)
 
 
@@ -194,8 +190,8 @@ def kd_leaves(P, leaf_size):  # pragma: no cover - numba
     """Recursive median splits of the rows of ``P`` on their widest column until every leaf
     has at most ``leaf_size`` rows; returns the rows in leaf order and the leaf starts
     (``starts[-1] == n``). Leaves come left to right, so near rows are near in the order.
-    The top :data:`TOP_RANGES` subtrees are split first, then built in parallel (the same
-    leaves as one after the other)."""
+    The top :data:`TOP_RANGES` subtrees are split first, level by level, the ranges of a
+    level in parallel, then built in parallel (the same leaves as one after the other)."""
     n = P.shape[0]
     order = np.arange(n)
     ranges = np.empty((2 * TOP_RANGES, 2), dtype=np.int64)
@@ -203,6 +199,11 @@ def kd_leaves(P, leaf_size):  # pragma: no cover - numba
     ranges[0, 1] = n
     n_ranges = 1
     while n_ranges < TOP_RANGES:
+        for r in prange(n_ranges):  # each range reorders only its own rows
+            lo = ranges[r, 0]
+            hi = ranges[r, 1]
+            if hi - lo > leaf_size:
+                _split_at_median(P, order, lo, hi, _widest_column(P, order, lo, hi))
         split = np.empty((2 * n_ranges, 2), dtype=np.int64)
         m = 0
         for r in range(n_ranges):
@@ -213,7 +214,6 @@ def kd_leaves(P, leaf_size):  # pragma: no cover - numba
                 split[m, 1] = hi
                 m += 1
                 continue
-            _split_at_median(P, order, lo, hi, _widest_column(P, order, lo, hi))
             mid = lo + (hi - lo) // 2
             split[m, 0] = lo
             split[m, 1] = mid
@@ -242,23 +242,33 @@ def kd_leaves(P, leaf_size):  # pragma: no cover - numba
 
 
 @njit(cache=True, parallel=True)
-def refine_lists(X, near_d, near_i, depth):  # pragma: no cover - numba
+def refine_lists(X, near_d, near_i, sources, depth):  # pragma: no cover - numba
     """One round of neighbour-of-neighbour refinement (NN-descent): every row's list is
-    offered the first ``depth`` entries of the lists of its first ``depth`` neighbours;
-    returns the new lists (the old are only read)."""
+    offered the first ``depth`` entries of the lists of its first ``sources`` neighbours;
+    returns the new lists (the old are only read). An entry already listed is passed over
+    before its distance is computed (most are: neighbours share neighbours)."""
     n, width = near_i.shape
     new_d = near_d.copy()
     new_i = near_i.copy()
     for i in prange(n):
-        for t in range(depth):
+        for t in range(sources):
             c = near_i[i, t]
             if c < 0:
                 continue
             for u in range(depth):
                 c2 = near_i[c, u]
-                if c2 < 0 or c2 == i:
+                if c2 < 0 or c2 == i or _listed(new_i, i, c2):
                     continue
                 d = sq_rows(X, i, c2)
                 if d < new_d[i, width - 1]:
-                    offer(new_d, new_i, i, d, c2)
+                    _insert(new_d, new_i, i, d, c2)
     return new_d, new_i
+
+
+@njit(cache=True)
+def _listed(near_i, g, h):  # pragma: no cover - numba
+    """Whether ``h`` is in ``g``'s list."""
+    for t in range(near_i.shape[1]):
+        if near_i[g, t] == h:
+            return True
+    return False

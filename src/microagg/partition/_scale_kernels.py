@@ -7,9 +7,10 @@ an order that keeps near records near in memory (the blocks of a k-d tree, one a
 other): the search then reads memory almost sequentially.
 
 The state of a partition is the column sums ``sums`` (g x p), the sizes ``count``, the
-centroids ``cent``, the member lists ``members`` (g x cap, the first ``count[g]`` used) and
-each record's place ``slot`` in its group's list. Moves and swaps keep all of it exact up to
-rounding; :func:`group_state` rebuilds it from labels.
+centroids ``cent``, the member lists ``members`` (g x cap, the first ``count[g]`` used),
+each record's place ``slot`` in its group's list and its squared distance ``own`` to its
+group's centroid. Moves and swaps keep all of it exact up to rounding; :func:`group_state`
+rebuilds it from labels.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ __all__ = ["group_state", "near_groups", "sq_rows", "sweep"]
 
 @njit(cache=True)
 def group_state(X, labels, n_groups, cap):  # pragma: no cover - numba
-    """Sums, sizes, centroids, member lists (n_groups x cap) and each record's slot."""
+    """Sums, sizes, centroids, member lists (n_groups x cap), each record's slot and its
+    squared distance to its group's centroid."""
     n, p = X.shape
     sums = np.zeros((n_groups, p))
     count = np.zeros(n_groups, dtype=np.int64)
@@ -43,19 +45,26 @@ def group_state(X, labels, n_groups, cap):  # pragma: no cover - numba
     for g in range(n_groups):
         for j in range(p):
             cent[g, j] = sums[g, j] / count[g]
-    return sums, count, cent, members, slot
+    own = np.empty(n)
+    for i in range(n):
+        own[i] = _sq_point(X, i, cent, labels[i])
+    return sums, count, cent, members, slot, own
 
 
 @njit(cache=True)
-def _centroid(sums, count, cent, g):  # pragma: no cover - numba
+def _renew(X, g, state):  # pragma: no cover - numba
+    """Group ``g``'s centroid and its members' distances to it, from its sums."""
+    sums, count, cent, members, _, own = state
     for j in range(sums.shape[1]):
         cent[g, j] = sums[g, j] / count[g]
+    for t in range(count[g]):
+        own[members[g, t]] = _sq_point(X, members[g, t], cent, g)
 
 
 @njit(cache=True)
 def _apply(X, x, a, y, b, labels, state):  # pragma: no cover - numba
     """Move row ``x`` from group ``a`` to ``b`` (``y < 0``) or swap it with row ``y`` of ``b``."""
-    sums, count, cent, members, slot = state
+    sums, count, _, members, slot, _ = state
     p = X.shape[1]
     if y < 0:
         last = members[a, count[a] - 1]
@@ -83,8 +92,8 @@ def _apply(X, x, a, y, b, labels, state):  # pragma: no cover - numba
             diff = X[x, j] - X[y, j]
             sums[a, j] -= diff
             sums[b, j] += diff
-    _centroid(sums, count, cent, a)
-    _centroid(sums, count, cent, b)
+    _renew(X, a, state)
+    _renew(X, b, state)
 
 
 @njit(cache=True)
@@ -96,13 +105,15 @@ def _best_change(X, a, near, part, k, cap, tol, state, dxa, ey, ryb):  # pragma:
     ``nB/(nB+1) |x-b|^2 - nA/(nA-1) |x-a|^2`` (allowed while nA > k and nB < cap); swapping
     x with y of B by ``(|x-b|^2 - |x-a|^2) + (|y-a|^2 - |y-b|^2) - (1/nA + 1/nB) |x-y|^2``.
     The middle term depends on y alone (``ey``), and ``|x-y| <= |x-b| + |y-b|`` bounds the
-    last one, so most pairs are ruled out without computing ``|x-y|``.
+    last one, so most pairs are ruled out without computing ``|x-y|``. The distances of
+    records to their own centroids (``|x-a|^2``, ``|y-b|^2``) come from the state: they
+    were a third of the distances computed here.
     Returns ``(delta, x, b, y)``; ``b = -1`` when no change lowers the SSE by more than ``tol``.
     """
-    _, count, cent, members, _ = state
+    _, count, cent, members, _, own = state
     na = count[a]
     for t in range(na):
-        dxa[t] = _sq_point(X, members[a, t], cent, a)
+        dxa[t] = own[members[a, t]]
     best = -tol
     best_x = -1
     best_b = -1
@@ -114,7 +125,7 @@ def _best_change(X, a, near, part, k, cap, tol, state, dxa, ey, ryb):  # pragma:
         nb = count[b]
         for v in range(nb):
             y = members[b, v]
-            dyb = _sq_point(X, y, cent, b)
+            dyb = own[y]
             ey[v] = _sq_point(X, y, cent, a) - dyb
             ryb[v] = np.sqrt(dyb)
         c = 1.0 / na + 1.0 / nb

@@ -135,7 +135,7 @@ def _descend(X, labels, k, cap, order, width, tol, max_passes):  # pragma: no co
     """
     n, p = X.shape
     n_groups = int(labels.max()) + 1
-    sums, count, _, members, slot = group_state(X, labels, n_groups, cap)
+    sums, count, _, members, slot, _ = group_state(X, labels, n_groups, cap)
     a_c = np.empty(p)
     b_c = np.empty(p)
     gain = 0.0
