@@ -58,6 +58,12 @@ def child(method: str, n: int, p: int, generator: str, k: int, seed: int) -> Non
         from microagg.partition.scale import QUALITY_PARAMS, mdav_scale
 
         entry = partial(mdav_scale, **QUALITY_PARAMS)
+    elif method.startswith("mdav-scale-sweeps-"):  # another number of sweeps, e.g. 1
+        from functools import partial
+
+        from microagg.partition.scale import mdav_scale
+
+        entry = partial(mdav_scale, sweeps=int(method.rsplit("-", 1)[1]))
     elif method.startswith("blocked-"):  # mdav-scale in kd blocks of this size + 2nd pass
         from functools import partial
 
