@@ -3,8 +3,8 @@ a leaf, and neighbour-of-neighbour refinement (NN-descent).
 
 ``X`` is finite, float64 and C-contiguous (:func:`kd_leaves` also takes a column-major
 matrix, whose splits then read one column each). A list is a row of ``near_d`` (squared
-distances, ascending) and ``near_i`` (its entries, -1 where short); :func:`offer` keeps it
-sorted and free of repeats.
+distances, ascending) and ``near_i`` (its entries, -1 where short), 64- or 32-bit;
+:func:`offer` keeps it sorted and free of repeats.
 """
 
 from __future__ import annotations
@@ -53,6 +53,15 @@ def _insert(near_d, near_i, g, d, h):  # pragma: no cover - numba
         t -= 1
     near_d[g, t] = d
     near_i[g, t] = h
+
+
+@njit(cache=True)
+def _listed(near_i, g, h):  # pragma: no cover - numba
+    """Whether ``h`` is in ``g``'s list."""
+    for t in range(near_i.shape[1]):
+        if near_i[g, t] == h:
+            return True
+    return False
 
 
 @njit(cache=True, parallel=True)
@@ -264,11 +273,3 @@ def refine_lists(X, near_d, near_i, sources, depth):  # pragma: no cover - numba
                     _insert(new_d, new_i, i, d, c2)
     return new_d, new_i
 
-
-@njit(cache=True)
-def _listed(near_i, g, h):  # pragma: no cover - numba
-    """Whether ``h`` is in ``g``'s list."""
-    for t in range(near_i.shape[1]):
-        if near_i[g, t] == h:
-            return True
-    return False

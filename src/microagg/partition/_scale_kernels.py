@@ -203,7 +203,7 @@ def sweep(X, labels, near, k, cap, tol, state, active, next_active, max_changes,
                 changed[q] += 1
                 _mark(near, a, next_active)  # (parts may mark one group: both write True)
                 _mark(near, b, next_active)
-            if _near_across(near, part, a):  # the next sweep, cut elsewhere, looks again
+            if n_parts > 1 and _near_across(near, part, a):  # the next sweep looks again
                 next_active[a] = True
     return gains.sum(), changed.sum()
 
