@@ -97,7 +97,7 @@ def _apply(X, x, a, y, b, labels, state):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _best_change(X, a, near, part, k, cap, tol, state, dxa, ey, ryb):  # pragma: no cover  # noqa: C901, PLR0913 - numba kernel: one loop nest, kept whole for speed
+def _best_change(X, a, near, part, k, cap, tol, state, ey, ryb):  # pragma: no cover  # noqa: PLR0913 - numba kernel: one loop nest, kept whole for speed
     """The best move or swap of a record of group ``a`` with a group of ``near[a]`` in the
     same ``part``.
 
@@ -112,8 +112,6 @@ def _best_change(X, a, near, part, k, cap, tol, state, dxa, ey, ryb):  # pragma:
     """
     _, count, cent, members, _, own = state
     na = count[a]
-    for t in range(na):
-        dxa[t] = own[members[a, t]]
     best = -tol
     best_x = -1
     best_b = -1
@@ -134,10 +132,10 @@ def _best_change(X, a, near, part, k, cap, tol, state, dxa, ey, ryb):  # pragma:
             x = members[a, t]
             dxb = _sq_point(X, x, cent, b)
             if can_move:
-                delta = nb / (nb + 1.0) * dxb - na / (na - 1.0) * dxa[t]
+                delta = nb / (nb + 1.0) * dxb - na / (na - 1.0) * own[x]
                 if delta < best:
                     best, best_x, best_b, best_y = delta, x, b, -1
-            base = dxb - dxa[t]
+            base = dxb - own[x]
             rxb = np.sqrt(dxb)
             for v in range(nb):
                 lhs = base + ey[v]
@@ -186,7 +184,6 @@ def sweep(X, labels, near, k, cap, tol, state, active, next_active, max_changes,
     gains = np.zeros(n_parts)
     changed = np.zeros(n_parts, dtype=np.int64)
     for q in prange(n_parts):
-        dxa = np.empty(cap_members)
         ey = np.empty(cap_members)
         ryb = np.empty(cap_members)
         for s in range(part_starts[q], part_starts[q + 1]):
@@ -194,8 +191,7 @@ def sweep(X, labels, near, k, cap, tol, state, active, next_active, max_changes,
             if not active[a]:
                 continue
             for _ in range(max_changes):
-                delta, x, b, y = _best_change(X, a, near, part, k, cap, tol, state, dxa, ey,
-                                              ryb)
+                delta, x, b, y = _best_change(X, a, near, part, k, cap, tol, state, ey, ryb)
                 if b < 0:
                     break
                 _apply(X, x, a, y, b, labels, state)

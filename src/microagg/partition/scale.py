@@ -262,6 +262,13 @@ class _Search(NamedTuple):
     tol: float
     deadline: float
 
+    @classmethod
+    def from_now(cls, neighbours: int, sweeps: int, tol: float, time_limit: float | None
+                 ) -> _Search:
+        """The public parameters, with ``time_limit`` seconds counted from now."""
+        deadline = math.inf if time_limit is None else time.perf_counter() + float(time_limit)
+        return cls(int(neighbours), int(sweeps), float(tol), deadline)
+
 
 def _improve(Xs: NDArray[np.float64], labels: NDArray[np.int64], near_rec: NDArray[np.int32],
              k: int, rng: np.random.Generator, search: _Search) -> NDArray[np.int64]:
@@ -359,18 +366,16 @@ def mdav_scale(X: ArrayLike, k: int, *, random_state: RandomState = None,
     k = check_k(k, n_samples=A.shape[0], caller="mdav-scale")
     validate_params({"neighbours": neighbours, "sweeps": sweeps, "tol": tol, "rounds": rounds,
                      "time_limit": time_limit}, CONSTRAINTS, caller="mdav-scale")
-    started = time.perf_counter()
+    search = _Search.from_now(neighbours, sweeps, tol, time_limit)
     n = A.shape[0]
     if n < 2 * k:
         return np.zeros(n, dtype=np.intp)
     _, rng = resolve_seed(random_state)
-    deadline = math.inf if time_limit is None else started + float(time_limit)
     with one_blas_thread(n):
         order, starts = kd_leaves(A, LEAF_SIZE)
         Xs = np.ascontiguousarray(A[order])  # leaf order: near records near in memory
         labels, near_rec = _start(Xs, k, starts, rng, int(rounds))
-        labels = _improve(Xs, labels, near_rec, k, rng,
-                          _Search(int(neighbours), int(sweeps), float(tol), deadline))
+        labels = _improve(Xs, labels, near_rec, k, rng, search)
     out = np.empty(n, dtype=np.intp)
     out[order] = labels
     _, out = np.unique(out, return_inverse=True)  # consecutive from 0
@@ -434,16 +439,15 @@ def refine_groups(X: ArrayLike, labels: ArrayLike, k: int, *,  # noqa: PLR0913 -
                          f"group {names[int(np.argmin(sizes))].item()!r} has {int(sizes.min())}.")
     if names.size < 2:
         return given.astype(np.intp)
-    started = time.perf_counter()
+    search = _Search.from_now(neighbours, sweeps, tol, time_limit)
     _, rng = resolve_seed(random_state)
-    deadline = math.inf if time_limit is None else started + float(time_limit)
     with one_blas_thread(A.shape[0]):
         order, starts = kd_leaves(A, LEAF_SIZE)
         Xs = np.ascontiguousarray(A[order])
         _, near_rec = _near_lists(Xs, starts, max(CANDIDATES, k + 3), rng, REFINE_TREES,
                                   int(rounds))
         improved = _improve(Xs, local.ravel().astype(np.int64)[order], near_rec, k, rng,
-                            _Search(int(neighbours), int(sweeps), float(tol), deadline))
+                            search)
     out = np.empty(A.shape[0], dtype=np.intp)
     out[order] = names[improved]
     return out
