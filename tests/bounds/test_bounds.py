@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 import pytest
 from scipy.optimize import linprog
 
 from microagg import load_dataset
 from microagg.bounds import BoundResult, certified_gap, knn_bound, lower_bound
-from microagg.bounds._exact import exact_pricing
+from microagg.bounds._exact import _completion, exact_pricing
 from microagg.bounds._master import (
     ColumnPool,
     Progress,
@@ -183,6 +185,49 @@ def test_enumeration_pricing_against_brute_force(seed: int, budget: int) -> None
     assert bound <= truth + 1e-9
     for group in found:  # every group returned has negative reduced cost
         assert sse_of(X, group) - u[group].sum() < 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_enumeration_pricing_exact_for_larger_groups(seed: int) -> None:
+    """k = 4 (groups of 4 to 7 rows, where the completion bound prunes at every depth up to
+    four rows from the end): the exact rho equals brute force row by row, at random duals
+    and at duals near the LP's (rows' k-NN point scaled up, where most groups are near zero)."""
+    rng = np.random.default_rng(40 + seed)
+    X = rng.normal(size=(13, 2))
+    k = 4
+    table = knn_table(X, k)
+    for u in (rng.uniform(0, 2.0, size=13), 1.3 * table[:, k - 1] / (2.0 * k)):
+        truth = brute_rho(X, u, k)
+        bound, exact, _, rho = exact_pricing(X, u, table, k, np.full(13, np.inf))
+        assert exact
+        np.testing.assert_allclose(rho, truth, rtol=1e-9, atol=1e-12)
+        assert bound == pytest.approx(float(u.sum() + truth.sum()), rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_completion_bound_below_every_completion(seed: int) -> None:
+    """_completion's shares: for a partial group P and every Q of the other rows,
+    rc(P + Q) >= rc(P) + sum of Q's shares >= rc(P) + the returned sum of the smallest."""
+    rng = np.random.default_rng(60 + seed)
+    n, k = 10, 3
+    X = rng.normal(size=(n, 3))
+    u = rng.uniform(0, 1.0, size=n)
+    table = knn_table(X, k)
+    for m in (1, 2, 3):
+        P = rng.choice(n, size=m, replace=False)
+        cand = np.setdiff1d(np.arange(n), P).astype(np.int64)
+        for s in range(max(k, m + 2), 2 * k):
+            rest = s - m
+            shares = np.empty(cand.size)
+            low = np.empty(s)
+            total = _completion(X, u, table, cand, 0, X[P].mean(axis=0), float(m), s, shares,
+                                low)
+            rc_p = sse_of(X, P) - u[P].sum()
+            for Q in combinations(range(cand.size), rest):
+                rc_s = sse_of(X, np.concatenate([P, cand[list(Q)]])) - u[P].sum() - u[
+                    cand[list(Q)]].sum()
+                assert rc_s >= rc_p + shares[list(Q)].sum() - 1e-12
+                assert rc_p + shares[list(Q)].sum() >= rc_p + total - 1e-12
 
 
 @pytest.mark.parametrize(("seed", "k"), [(0, 2), (1, 3), (2, 4)])

@@ -54,16 +54,81 @@ def _candidates(X, i, u, table, s, target):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _enumerate(X, u, i, cand, s, best, budget):  # pragma: no cover - numba
+def _completion(X, u, table, cand, lo, centre, m, s, w, low):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """Completion bound of a partial group ``P`` (``m`` rows, centroid ``centre``) that takes
+    ``rest = s - m`` more rows from ``cand[lo:]``: fills ``w[lo:]`` with each row's share ``w_j = (m/s) |x_j - c_P|^2 + T_j(rest - 1) / (2s) - u_j`` and ``low[:rest]``
+    with the ``rest`` smallest, ascending; returns their sum.
+
+    For ``S = P + Q`` (``|Q| = q = s - m``), ``SSE(S) = SSE(P) + (q/s) SSE(Q)
+    + (m/s) sum_{j in Q} |x_j - c_P|^2`` (the identity ``SSE(P+Q) = SSE(P) + SSE(Q) +
+    (mq/s)|c_P - c_Q|^2`` with ``sum_{j in Q} |x_j - c_P|^2 = SSE(Q) + q |c_Q - c_P|^2``), and
+    ``SSE(Q) >= sum_{j in Q} T_j(q - 1) / (2q)`` (the k-NN bound), so ``rc(S) >= rc(P) +
+    sum_{j in Q} w_j`` and the ``rest`` smallest ``w_j`` bound every completion."""
+    p = X.shape[1]
+    rest = int(s - m)
+    for t in range(rest):
+        low[t] = np.inf
+    for t in range(lo, cand.shape[0]):
+        j = cand[t]
+        d = 0.0
+        for f in range(p):
+            diff = X[j, f] - centre[f]
+            d += diff * diff
+        v = m / s * d + table[j, rest - 1] / (2.0 * s) - u[j]
+        w[t] = v
+        if v < low[rest - 1]:
+            q = rest - 1
+            while q > 0 and low[q - 1] > v:
+                low[q] = low[q - 1]
+                q -= 1
+            low[q] = v
+    total = 0.0
+    for t in range(rest):
+        total += low[t]
+    return total
+
+
+@njit(cache=True)
+def _bound_node(X, u, table, cand, lo, centre, m, s, rc, best, shares, low, kept):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """Whether a partial group of ``m`` rows (``rc(P) = rc``, two or more rows to come from
+    ``cand[lo:]``) can still reach a group below ``best`` by :func:`_completion`; if so,
+    ``kept`` holds ``rc``, the sum of the smallest shares, of all but the largest of them,
+    and that largest (a next row whose share exceeds it is not among them)."""
+    total = _completion(X, u, table, cand, lo, centre, m, s, shares, low)
+    if rc + total >= best:
+        return False
+    rest = int(s - m)
+    kept[0] = rc
+    kept[1] = total
+    kept[2] = total - low[rest - 1]
+    kept[3] = low[rest - 1]
+    return True
+
+
+@njit(cache=True)
+def _next_row(kept, share, best):  # pragma: no cover - numba
+    """0 to go on with a next row of share ``share`` under a node :func:`_bound_node` kept,
+    1 to pass over this row, 2 to leave the node (no row of it can reach ``best`` any more)."""
+    if share > kept[3]:
+        return 1 if kept[0] + share + kept[2] >= best else 0
+    return 2 if kept[0] + kept[1] >= best else 0
+
+
+@njit(cache=True)
+def _enumerate(X, u, table, i, cand, s, best, budget):  # pragma: no cover  # noqa: C901, PLR0912, PLR0915 - numba kernel: one depth-first loop, kept whole for speed
     """Smallest ``rc(S)`` over ``S = {i} + (s - 1) of cand`` below ``best``; nodes used.
 
-    Prunes with ``SSE(S) >= SSE(P)`` for ``P`` inside ``S`` and ``u(S) <= u(P) +`` the next
-    ``r`` values of ``u`` (``cand`` is sorted by ``u`` descending)."""
+    Prunes a partial group ``P`` with ``SSE(S) >= SSE(P)`` and ``u(S) <= u(P) +`` the next
+    ``r`` values of ``u`` (``cand`` is sorted by ``u`` descending), then, where two or more
+    rows are still to come, with :func:`_completion`'s bound, which also rules out each
+    next row whose share with the smallest of the others reaches ``best`` (:func:`_next_row`).
+    """
     c = cand.shape[0]
     p = X.shape[1]
     r_need = s - 1
+    arg = np.full(s, -1, dtype=np.int64)
     if c < r_need:
-        return best, np.full(s, -1, dtype=np.int64), 0
+        return best, arg, 0
     pref = np.zeros(c + 1)
     for t in range(c):
         pref[t + 1] = pref[t] + u[cand[t]]
@@ -73,7 +138,14 @@ def _enumerate(X, u, i, cand, s, best, budget):  # pragma: no cover - numba
     usum = np.zeros(s)
     means[0] = X[i]
     usum[0] = u[i]
-    arg = np.full(s, -1, dtype=np.int64)
+    shares = np.empty((s, c))  # per depth of a bounded node: its next rows' shares
+    kept = np.zeros((s, 4))  # and what _bound_node kept
+    bounded = np.zeros(s, dtype=np.bool_)
+    low = np.empty(s)
+    bounded[0] = r_need >= 2
+    if bounded[0] and not _bound_node(X, u, table, cand, 0, means[0], 1.0, s, -u[i], best,
+                                      shares[0], low, kept[0]):
+        return best, arg, 0
     nodes = 0
     depth = 1
     pos[1] = -1
@@ -85,22 +157,33 @@ def _enumerate(X, u, i, cand, s, best, budget):  # pragma: no cover - numba
             depth -= 1
             continue
         nodes += 1
+        up = depth - 1
+        if bounded[up]:
+            verdict = _next_row(kept[up], shares[up, t], best)
+            if verdict == 2:
+                depth -= 1
+            if verdict:
+                continue
         j = cand[t]
         d = 0.0
         for f in range(p):
-            diff = X[j, f] - means[depth - 1, f]
+            diff = X[j, f] - means[up, f]
             d += diff * diff
-        sse[depth] = sse[depth - 1] + depth / (depth + 1.0) * d
-        usum[depth] = usum[depth - 1] + u[j]
+        sse[depth] = sse[up] + depth / (depth + 1.0) * d
+        usum[depth] = usum[up] + u[j]
         if sse[depth] - usum[depth] - (pref[t + 1 + left] - pref[t + 1]) >= best:
             continue
         for f in range(p):
-            means[depth, f] = means[depth - 1, f] + (X[j, f] - means[depth - 1, f]) / (depth + 1.0)
+            means[depth, f] = means[up, f] + (X[j, f] - means[up, f]) / (depth + 1.0)
         if left == 0:
             best = sse[depth] - usum[depth]
-            arg[0] = i
-            for q in range(1, s):
-                arg[q] = cand[pos[q]]
+            for q in range(s):
+                arg[q] = i if q == 0 else cand[pos[q]]
+            continue
+        bounded[depth] = left >= 2
+        if bounded[depth] and not _bound_node(X, u, table, cand, t + 1, means[depth],
+                                              depth + 1.0, s, sse[depth] - usum[depth],
+                                              best, shares[depth], low, kept[depth]):
             continue
         depth += 1
         pos[depth] = t
@@ -122,7 +205,7 @@ def _price_all(X, u, table, k, incumbent, budget, rows):  # pragma: no cover - n
         lowest = np.inf
         for s in range(k, top + 1):
             cand, low = _candidates(X, i, u, table, s, best)
-            value, arg, nodes = _enumerate(X, u, i, cand, s, best * s, budget)
+            value, arg, nodes = _enumerate(X, u, table, i, cand, s, best * s, budget)
             if nodes > budget:
                 exact[r] = False
                 lowest = min(lowest, low)
