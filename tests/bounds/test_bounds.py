@@ -10,7 +10,7 @@ from scipy.optimize import linprog
 
 from microagg import load_dataset
 from microagg.bounds import BoundResult, certified_gap, knn_bound, lower_bound
-from microagg.bounds._exact import _completion, exact_pricing
+from microagg.bounds._exact import _shares, exact_pricing
 from microagg.bounds._master import (
     ColumnPool,
     Progress,
@@ -206,7 +206,7 @@ def test_enumeration_pricing_exact_for_larger_groups(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_completion_bound_below_every_completion(seed: int) -> None:
-    """_completion's shares: for a partial group P and every Q of the other rows,
+    """The completion bound's shares: for a partial group P and every Q of the other rows,
     rc(P + Q) >= rc(P) + sum of Q's shares >= rc(P) + the returned sum of the smallest."""
     rng = np.random.default_rng(60 + seed)
     n, k = 10, 3
@@ -220,8 +220,8 @@ def test_completion_bound_below_every_completion(seed: int) -> None:
             rest = s - m
             shares = np.empty(cand.size)
             low = np.empty(s)
-            total = _completion(X, u, table, cand, 0, X[P].mean(axis=0), float(m), s, shares,
-                                low)
+            total = _shares(X, u, table, cand, np.arange(cand.size), 0, cand.size,
+                            X[P].mean(axis=0), float(m), s, shares, low)
             rc_p = sse_of(X, P) - u[P].sum()
             for Q in combinations(range(cand.size), rest):
                 rc_s = sse_of(X, np.concatenate([P, cand[list(Q)]])) - u[P].sum() - u[

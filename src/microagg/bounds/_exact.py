@@ -54,10 +54,11 @@ def _candidates(X, i, u, table, s, target):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _completion(X, u, table, cand, lo, centre, m, s, w, low):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+def _shares(X, u, table, cand, src, lo, hi, centre, m, s, w, low):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
     """Completion bound of a partial group ``P`` (``m`` rows, centroid ``centre``) that takes
-    ``rest = s - m`` more rows from ``cand[lo:]``: fills ``w[lo:]`` with each row's share ``w_j = (m/s) |x_j - c_P|^2 + T_j(rest - 1) / (2s) - u_j`` and ``low[:rest]``
-    with the ``rest`` smallest, ascending; returns their sum.
+    ``rest = s - m`` more rows from ``cand[src[lo:hi]]``: stores each row's share ``w_j =
+    (m/s) |x_j - c_P|^2 + T_j(rest - 1) / (2s) - u_j`` at ``w[src[t]]`` and the ``rest``
+    smallest, ascending, in ``low[:rest]``; returns their sum.
 
     For ``S = P + Q`` (``|Q| = q = s - m``), ``SSE(S) = SSE(P) + (q/s) SSE(Q)
     + (m/s) sum_{j in Q} |x_j - c_P|^2`` (the identity ``SSE(P+Q) = SSE(P) + SSE(Q) +
@@ -68,14 +69,14 @@ def _completion(X, u, table, cand, lo, centre, m, s, w, low):  # pragma: no cove
     rest = int(s - m)
     for t in range(rest):
         low[t] = np.inf
-    for t in range(lo, cand.shape[0]):
-        j = cand[t]
+    for t in range(lo, hi):
+        j = cand[src[t]]
         d = 0.0
         for f in range(p):
             diff = X[j, f] - centre[f]
             d += diff * diff
         v = m / s * d + table[j, rest - 1] / (2.0 * s) - u[j]
-        w[t] = v
+        w[src[t]] = v
         if v < low[rest - 1]:
             q = rest - 1
             while q > 0 and low[q - 1] > v:
@@ -89,104 +90,152 @@ def _completion(X, u, table, cand, lo, centre, m, s, w, low):  # pragma: no cove
 
 
 @njit(cache=True)
-def _bound_node(X, u, table, cand, lo, centre, m, s, rc, best, shares, low, kept):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
-    """Whether a partial group of ``m`` rows (``rc(P) = rc``, two or more rows to come from
-    ``cand[lo:]``) can still reach a group below ``best`` by :func:`_completion`; if so,
-    ``kept`` holds ``rc``, the sum of the smallest shares, of all but the largest of them,
-    and that largest (a next row whose share exceeds it is not among them)."""
-    total = _completion(X, u, table, cand, lo, centre, m, s, shares, low)
+def _next_rows(X, u, table, cand, src, lo, centre, m, s, rc, best, w, low, kept, dst):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """The rows of ``src[lo:]`` that a partial group of ``m`` rows (``rc(P) = rc``, two or more
+    rows to come) may still take below ``best``, by :func:`_shares`: a row ``j`` goes with
+    the smallest shares of the others, ``rc + w_j + (the rest - 1 smallest) < best``, or is
+    one of them. Writes them to ``dst`` in ``src``'s order and returns how many (-1: no
+    completion can reach ``best``). ``kept`` holds ``rc``, the sum of the ``rest``
+    smallest shares, of all but the largest of them, and that largest
+    (:func:`_next_row` checks a row again once ``best`` has fallen)."""
+    total = _shares(X, u, table, cand, src, lo, src.shape[0], centre, m, s, w, low)
     if rc + total >= best:
-        return False
-    rest = int(s - m)
+        return -1
+    largest = low[int(s - m) - 1]
     kept[0] = rc
     kept[1] = total
-    kept[2] = total - low[rest - 1]
-    kept[3] = low[rest - 1]
-    return True
+    kept[2] = total - largest
+    kept[3] = largest
+    n = 0
+    for t in range(lo, src.shape[0]):
+        if w[src[t]] <= largest or rc + w[src[t]] + kept[2] < best:
+            dst[n] = src[t]
+            n += 1
+    return n
 
 
 @njit(cache=True)
 def _next_row(kept, share, best):  # pragma: no cover - numba
-    """0 to go on with a next row of share ``share`` under a node :func:`_bound_node` kept,
-    1 to pass over this row, 2 to leave the node (no row of it can reach ``best`` any more)."""
+    """0 to go on with a next row of share ``share`` under a node whose :func:`_next_rows`
+    kept ``kept``, 1 to pass over this row, 2 to leave the node (none of its rows can reach
+    ``best`` any more)."""
     if share > kept[3]:
         return 1 if kept[0] + share + kept[2] >= best else 0
     return 2 if kept[0] + kept[1] >= best else 0
 
 
 @njit(cache=True)
-def _enumerate(X, u, table, i, cand, s, best, budget):  # pragma: no cover  # noqa: C901, PLR0912, PLR0915 - numba kernel: one depth-first loop, kept whole for speed
+def _taken(i, cand, lists, idx, depth, arg, value, best):  # pragma: no cover - numba
+    """``value`` if it is below ``best``, with the rows taken down to ``depth`` in
+    ``arg[:depth + 1]`` (the last row, if any, is already in place); else ``best``."""
+    if value >= best:
+        return best
+    arg[0] = i
+    for e in range(1, depth + 1):
+        arg[e] = cand[lists[e - 1, idx[e]]]
+    return value
+
+
+@njit(cache=True)
+def _last_row(X, u, cand, rows, mean, m, rc, best, arg):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """The group of ``m`` rows (centroid ``mean``, ``rc(P) = rc``) completed by each row of
+    ``cand[rows]`` in turn: the smallest ``rc`` below ``best`` (its row in ``arg[m]``), or
+    ``rc`` itself when ``rows`` is empty (the group is whole)."""
+    if rows.shape[0] == 0:
+        return rc
+    p = X.shape[1]
+    scale = m / (m + 1.0)
+    for t in range(rows.shape[0]):
+        x = cand[rows[t]]
+        d = 0.0
+        for f in range(p):
+            diff = X[x, f] - mean[f]
+            d += diff * diff
+        value = rc + scale * d - u[x]
+        if value < best:
+            best = value
+            arg[m] = x
+    return best
+
+
+@njit(cache=True)
+def _add_row(X, u, j, depth, means, sse, usum):  # pragma: no cover - numba
+    """Row ``j`` joins the partial group of ``depth`` rows: its SSE, dual sum and centroid at
+    ``depth`` from those at ``depth - 1``; returns its ``rc``."""
+    d = 0.0
+    for f in range(X.shape[1]):
+        diff = X[j, f] - means[depth - 1, f]
+        d += diff * diff
+    sse[depth] = sse[depth - 1] + depth / (depth + 1.0) * d
+    usum[depth] = usum[depth - 1] + u[j]
+    for f in range(X.shape[1]):
+        means[depth, f] = means[depth - 1, f] + (X[j, f] - means[depth - 1, f]) / (depth + 1.0)
+    return sse[depth] - usum[depth]
+
+
+@njit(cache=True)
+def _enumerate(X, u, table, i, cand, s, best, budget):  # pragma: no cover - numba
     """Smallest ``rc(S)`` over ``S = {i} + (s - 1) of cand`` below ``best``; nodes used.
 
-    Prunes a partial group ``P`` with ``SSE(S) >= SSE(P)`` and ``u(S) <= u(P) +`` the next
-    ``r`` values of ``u`` (``cand`` is sorted by ``u`` descending), then, where two or more
-    rows are still to come, with :func:`_completion`'s bound, which also rules out each
-    next row whose share with the smallest of the others reaches ``best`` (:func:`_next_row`).
+    Depth first over the candidates in the order of their shares in ``{i}``'s completion
+    (:func:`_shares`: the most promising first). A node with two or more rows to come keeps
+    only the rows that its completion bound leaves possible (:func:`_next_rows`), so the
+    lists shrink with the depth; with one row to come every row left is tried directly.
     """
     c = cand.shape[0]
-    p = X.shape[1]
-    r_need = s - 1
     arg = np.full(s, -1, dtype=np.int64)
-    if c < r_need:
+    if c < s - 1:
         return best, arg, 0
-    pref = np.zeros(c + 1)
-    for t in range(c):
-        pref[t + 1] = pref[t] + u[cand[t]]
-    pos = np.full(s, -1, dtype=np.int64)
-    means = np.zeros((s, p))
+    means = np.zeros((s, X.shape[1]))
+    means[0] = X[i]
     sse = np.zeros(s)
     usum = np.zeros(s)
-    means[0] = X[i]
     usum[0] = u[i]
-    shares = np.empty((s, c))  # per depth of a bounded node: its next rows' shares
-    kept = np.zeros((s, 4))  # and what _bound_node kept
-    bounded = np.zeros(s, dtype=np.bool_)
+    shares = np.empty((s, c))  # per depth: the next rows' shares
+    kept = np.zeros((s, 4))
+    lists = np.empty((s, c), dtype=np.int64)  # per depth: the rows it may take next
+    lens = np.zeros(s, dtype=np.int64)
+    idx = np.full(s, -1, dtype=np.int64)  # per depth: where in its parent's list it is
     low = np.empty(s)
-    bounded[0] = r_need >= 2
-    if bounded[0] and not _bound_node(X, u, table, cand, 0, means[0], 1.0, s, -u[i], best,
-                                      shares[0], low, kept[0]):
-        return best, arg, 0
+    lists[0] = np.arange(c)
+    lens[0] = c
+    if s >= 3:
+        _shares(X, u, table, cand, lists[0], 0, c, means[0], 1.0, s, shares[0], low)
+        cand = cand[np.argsort(shares[0])]
+        lens[0] = _next_rows(X, u, table, cand, np.arange(c), 0, means[0], 1.0, s, -u[i],
+                             best, shares[0], low, kept[0], lists[0])
+        if lens[0] < s - 1:
+            return best, arg, 0
     nodes = 0
     depth = 1
-    pos[1] = -1
     while depth >= 1:
-        pos[depth] += 1
-        t = pos[depth]
-        left = r_need - depth  # picks after this one
-        if t > c - 1 - left or nodes > budget:
+        up = depth - 1
+        idx[depth] += 1
+        left = s - 1 - depth  # rows to come after this one
+        if idx[depth] >= lens[up] - left or nodes > budget:
+            idx[depth] = -1
             depth -= 1
             continue
         nodes += 1
-        up = depth - 1
-        if bounded[up]:
-            verdict = _next_row(kept[up], shares[up, t], best)
+        t = lists[up, idx[depth]]
+        verdict = _next_row(kept[up], shares[up, t], best) if s >= 3 else 0
+        if verdict:
             if verdict == 2:
+                idx[depth] = -1
                 depth -= 1
-            if verdict:
-                continue
-        j = cand[t]
-        d = 0.0
-        for f in range(p):
-            diff = X[j, f] - means[up, f]
-            d += diff * diff
-        sse[depth] = sse[up] + depth / (depth + 1.0) * d
-        usum[depth] = usum[up] + u[j]
-        if sse[depth] - usum[depth] - (pref[t + 1 + left] - pref[t + 1]) >= best:
             continue
-        for f in range(p):
-            means[depth, f] = means[up, f] + (X[j, f] - means[up, f]) / (depth + 1.0)
-        if left == 0:
-            best = sse[depth] - usum[depth]
-            for q in range(s):
-                arg[q] = i if q == 0 else cand[pos[q]]
+        rc = _add_row(X, u, cand[t], depth, means, sse, usum)
+        if left <= 1:  # the last row (or none): every one left, directly
+            rest = lists[up, idx[depth] + 1:lens[up]] if left else lists[up, :0]
+            nodes += rest.shape[0]
+            value = _last_row(X, u, cand, rest, means[depth], depth + 1, rc, best, arg)
+            best = _taken(i, cand, lists, idx, depth, arg, value, best)
             continue
-        bounded[depth] = left >= 2
-        if bounded[depth] and not _bound_node(X, u, table, cand, t + 1, means[depth],
-                                              depth + 1.0, s, sse[depth] - usum[depth],
-                                              best, shares[depth], low, kept[depth]):
-            continue
-        depth += 1
-        pos[depth] = t
+        lens[depth] = _next_rows(X, u, table, cand, lists[up, :lens[up]], idx[depth] + 1,
+                                 means[depth], depth + 1.0, s, rc, best, shares[depth], low,
+                                 kept[depth], lists[depth])
+        if lens[depth] >= left:
+            depth += 1
     return best, arg, nodes
 
 
