@@ -20,9 +20,11 @@ from .._jit import njit
 
 _CHUNK = 48  # row x group size pairs priced between two looks at the clock
 NODE_BUDGET = 20_000_000
-"""Most enumeration nodes per row and group size before a row falls back to its anchored
-bound (Census k = 4 at near-optimal duals: 200,000 left 1,061 of 1,080 rows to the anchored
-bound, 20,000,000 none, in 31 s on 2 cores)."""
+"""Most enumeration nodes (partial groups and last rows tried) per row and group size
+before a row falls back to its anchored bound. Set before the completion bound (Census
+k = 4 at near-optimal duals: 200,000 left 1,061 of 1,080 rows to the anchored bound,
+20,000,000 none, in 31 s on 2 cores); with it no row of Census at k = 5 or 10 reaches it
+at the k-NN point (benchmarks/bench_pricing.py)."""
 
 
 @njit(cache=True)
