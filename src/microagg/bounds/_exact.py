@@ -29,8 +29,9 @@ at the k-NN point (benchmarks/bench_pricing.py)."""
 
 @njit(cache=True)
 def _candidates(X, i, u, table, s, target):  # pragma: no cover - numba
-    """Rows ``j`` that may share a size-``s`` group with ``i`` whose ``rc / s < target``,
-    sorted by ``u`` descending, and the anchored lower bound of ``rc / s`` at ``i``."""
+    """Rows ``j`` that may share a size-``s`` group with ``i`` whose ``rc / s < target``
+    (ascending; :func:`_enumerate` orders them), and the anchored lower bound of ``rc / s``
+    at ``i``."""
     n, p = X.shape
     e = np.empty(n)
     for j in range(n):
@@ -50,9 +51,7 @@ def _candidates(X, i, u, table, s, target):  # pragma: no cover - numba
             continue
         forced = base + small.sum() if e[j] <= small[s - 2] else rest + e[j]
         keep[j] = forced < target * s
-    cand = np.flatnonzero(keep)
-    order = np.argsort(-u[cand])
-    return cand[order], low
+    return np.flatnonzero(keep), low
 
 
 @njit(cache=True)
