@@ -189,8 +189,8 @@ def test_enumeration_pricing_against_brute_force(seed: int, budget: int) -> None
 
 @pytest.mark.parametrize("seed", range(3))
 def test_enumeration_pricing_exact_for_larger_groups(seed: int) -> None:
-    """k = 4 (groups of 4 to 7 rows, where the completion bound prunes at every depth up to
-    four rows from the end): the exact rho equals brute force row by row, at random duals
+    """k = 4 (groups of 4 to 7 rows, where the completion bound prunes at every depth with
+    two or more rows to come): the exact rho equals brute force row by row, at random duals
     and at duals near the LP's (rows' k-NN point scaled up, where most groups are near zero)."""
     rng = np.random.default_rng(40 + seed)
     X = rng.normal(size=(13, 2))
