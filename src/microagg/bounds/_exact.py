@@ -93,16 +93,23 @@ def _shares(X, u, table, cand, src, lo, hi, centre, m, s, w, low):  # pragma: no
 @njit(cache=True)
 def _next_rows(X, u, table, cand, src, lo, centre, m, s, rc, best, w, low, kept, dst):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
     """The rows of ``src[lo:]`` that a partial group of ``m`` rows (``rc(P) = rc``, two or more
-    rows to come) may still take below ``best``, by :func:`_shares`: a row ``j`` goes with
+    rows to come) may still take below ``best``: :func:`_shares`, then :func:`_keep`."""
+    total = _shares(X, u, table, cand, src, lo, src.shape[0], centre, m, s, w, low)
+    return _keep(src, lo, int(s - m), rc, total, best, w, low, kept, dst)
+
+
+@njit(cache=True)
+def _keep(src, lo, rest, rc, total, best, w, low, kept, dst):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """Of the rows ``src[lo:]`` whose shares are in ``w`` (the ``rest`` smallest in ``low``,
+    summing to ``total``), those a completion below ``best`` may take: a row ``j`` goes with
     the smallest shares of the others, ``rc + w_j + (the rest - 1 smallest) < best``, or is
     one of them. Writes them to ``dst`` in ``src``'s order and returns how many (-1: no
     completion can reach ``best``). ``kept`` holds ``rc``, the sum of the ``rest``
     smallest shares, of all but the largest of them, and that largest
     (:func:`_next_row` checks a row again once ``best`` has fallen)."""
-    total = _shares(X, u, table, cand, src, lo, src.shape[0], centre, m, s, w, low)
     if rc + total >= best:
         return -1
-    largest = low[int(s - m) - 1]
+    largest = low[rest - 1]
     kept[0] = rc
     kept[1] = total
     kept[2] = total - largest
@@ -175,6 +182,18 @@ def _add_row(X, u, j, depth, means, sse, usum):  # pragma: no cover - numba
 
 
 @njit(cache=True)
+def _first_rows(X, u, table, cand, i, s, best, w, low, kept, dst):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """The root of :func:`_enumerate` (``{i}``, ``s - 1 >= 2`` rows to come): the shares
+    computed once, the candidates and their shares put in share order, then :func:`_keep`.
+    Returns the reordered candidates and how many positions ``dst`` holds."""
+    everything = np.arange(cand.shape[0])
+    total = _shares(X, u, table, cand, everything, 0, cand.shape[0], X[i], 1.0, s, w, low)
+    order = np.argsort(w)
+    w[:] = w[order]
+    return cand[order], _keep(everything, 0, s - 1, -u[i], total, best, w, low, kept, dst)
+
+
+@njit(cache=True)
 def _enumerate(X, u, table, i, cand, s, best, budget):  # pragma: no cover - numba
     """Smallest ``rc(S)`` over ``S = {i} + (s - 1) of cand`` below ``best``; nodes used.
 
@@ -201,10 +220,8 @@ def _enumerate(X, u, table, i, cand, s, best, budget):  # pragma: no cover - num
     lists[0] = np.arange(c)
     lens[0] = c
     if s >= 3:
-        _shares(X, u, table, cand, lists[0], 0, c, means[0], 1.0, s, shares[0], low)
-        cand = cand[np.argsort(shares[0])]
-        lens[0] = _next_rows(X, u, table, cand, np.arange(c), 0, means[0], 1.0, s, -u[i],
-                             best, shares[0], low, kept[0], lists[0])
+        cand, lens[0] = _first_rows(X, u, table, cand, i, s, best, shares[0], low, kept[0],
+                                    lists[0])
         if lens[0] < s - 1:
             return best, arg, 0
     nodes = 0
