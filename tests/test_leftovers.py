@@ -322,3 +322,64 @@ def test_work_folder_private_with_a_marker_and_never_beside_the_output(tmp_path,
     assert modes[0] == 0o700 and len(modes) > 4 and set(modes[1:]) == {0o600}
     assert list((tmp_path / "work").iterdir()) == []
     assert _files(tmp_path / "out") == [tmp_path / "out" / "o.parquet"]
+
+
+# -- a signal that lands while a file is being made (the CI failure of stop 35) -------------
+
+
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt in this process, as in a terminal (a test runner's
+    worker may have it ignored or handled)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def _then_ctrl_c(make: Callable[..., object]) -> Callable[..., object]:
+    """``make``, then a Ctrl-C to this process before the made thing is returned: the
+    narrowest window, between a file's creation and its owner's clean-up."""
+
+    def made_then_interrupted(*args: object, **kwargs: object) -> object:
+        made = make(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGINT)
+        return made
+
+    return made_then_interrupted
+
+
+def test_ctrl_c_while_the_partial_is_made_removes_it(tmp_path, monkeypatch, ctrl_c_raises):
+    monkeypatch.setattr(_leftovers.tempfile, "NamedTemporaryFile",
+                        _then_ctrl_c(tempfile.NamedTemporaryFile))
+    written: list[bytes] = []
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(tmp_path / "o.csv", lambda handle: written.append(b"never"))
+    assert written == []  # the Ctrl-C acted before anything was written
+    assert list(tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_while_the_work_folder_is_made_removes_it(tmp_path, monkeypatch, private_tmp,
+                                                         ctrl_c_raises):
+    monkeypatch.setattr(_leftovers.tempfile, "mkdtemp", _then_ctrl_c(tempfile.mkdtemp))
+    with pytest.raises(KeyboardInterrupt):
+        make_work_folder()
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_signals_deferred_holds_a_signal_to_the_end_of_the_block(ctrl_c_raises):
+    reached = []
+    with pytest.raises(KeyboardInterrupt):
+        with _leftovers.signals_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)
+            reached.append("end of the block")
+    assert reached == ["end of the block"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # an ignored signal stays ignored
+    try:
+        with _leftovers.signals_deferred():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -9,7 +9,7 @@ import pathlib
 from collections.abc import Callable
 from typing import IO
 
-from ._leftovers import partial_output
+from ._leftovers import partial_output, signals_deferred
 
 __all__ = ["atomic_write", "write_text_atomic"]
 
@@ -30,22 +30,27 @@ def atomic_write(path: pathlib.Path, write: Callable[[IO[bytes]], None]) -> None
 
     The temporary file is flushed and fsync'ed before :func:`os.replace`; on any exception,
     KeyboardInterrupt included, it is removed and the exception re-raised, so ``path`` is
-    either the complete new file or untouched. The temporary file (mode 0600) is named after
+    either the complete new file or untouched (a signal that lands while the temporary file
+    is being made is held until its removal is assured). The temporary file (mode 0600) is named after
     this process, and those of dead writers in the folder are removed first
     (:func:`microagg._leftovers.partial_output`): a killed writer's is gone at the next write.
     """
     mode = _file_mode(path)
-    tmp = partial_output(path)
+    name = None
     try:
+        with signals_deferred():  # a Ctrl-C now acts once `name` is set, then removes it
+            tmp = partial_output(path)
+            name = tmp.name
         with tmp:
             write(tmp)
             tmp.flush()
             os.fsync(tmp.fileno())
-        os.chmod(tmp.name, mode)
-        os.replace(tmp.name, path)
+        os.chmod(name, mode)
+        os.replace(name, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp.name)
+        if name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
         raise
     _fsync_directory(path.parent)
 

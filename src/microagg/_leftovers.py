@@ -32,10 +32,11 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from types import FrameType
-from typing import IO
+from typing import IO, Any
 
 __all__ = ["exit_on_sigterm", "make_work_folder", "partial_output", "private_file",
-           "remove_dead_partials", "remove_dead_work_folders"]
+           "remove_dead_partials", "remove_dead_work_folders", "signals_deferred",
+           "work_folder"]
 
 _OWNER = r"microagg-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-(?P<start>\d+)-[a-z0-9_]{8}"
 _WORK_FOLDER = re.compile(rf"^{_OWNER}$")
@@ -134,9 +135,12 @@ def remove_dead_partials(folder: str | os.PathLike[str]) -> list[pathlib.Path]:
 
 
 def make_work_folder(parent: str | os.PathLike[str] | None = None) -> pathlib.Path:
-    """Create a private (0700) work folder for unmasked data; the caller removes it.
+    """Create a private (0700) work folder for unmasked data; the caller removes it
+    (:func:`work_folder` does both).
 
-    Work folders of dead runs in the same place are removed first.
+    Work folders of dead runs in the same place are removed first. SIGINT and SIGTERM are
+    held while the folder is made (:func:`signals_deferred`): one that comes then removes the
+    folder before it acts.
 
     Parameters
     ----------
@@ -151,16 +155,30 @@ def make_work_folder(parent: str | os.PathLike[str] | None = None) -> pathlib.Pa
     base = pathlib.Path(tempfile.gettempdir() if parent is None else parent).expanduser()
     remove_dead_work_folders(base)
     owner = _owner()
-    folder = pathlib.Path(tempfile.mkdtemp(prefix=f"{owner}-", dir=base))
+    folder = None
     try:
+        with signals_deferred():
+            folder = pathlib.Path(tempfile.mkdtemp(prefix=f"{owner}-", dir=base))
         with open(private_file(folder / MARKER), "w", encoding="utf-8") as marker:
             marker.write(f"Work folder of microagg process {os.getpid()} on "
                          f"{socket.gethostname()} ({owner}); it holds unmasked data. A "
                          "later run removes it once that process is gone.\n")
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
         raise
     return folder
+
+
+@contextlib.contextmanager
+def work_folder(parent: str | os.PathLike[str] | None = None) -> Iterator[pathlib.Path]:
+    """A private work folder (:func:`make_work_folder`), removed with what it holds on leaving,
+    whatever ends the block (an error, Ctrl-C, SIGTERM under :func:`exit_on_sigterm`)."""
+    folder = make_work_folder(parent)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def private_file(path: str | os.PathLike[str]) -> str:
@@ -175,7 +193,9 @@ def private_file(path: str | os.PathLike[str]) -> str:
 def partial_output(path: pathlib.Path) -> IO[bytes]:
     """Open a new partial output (0600) beside ``path``, named after this process.
 
-    Partial outputs of dead writers in the same folder are removed first."""
+    Partial outputs of dead writers in the same folder are removed first. The caller owns its
+    removal: call this inside :func:`signals_deferred`, so that a signal cannot act between
+    the file's creation and the caller's clean-up."""
     remove_dead_partials(path.parent)
     return tempfile.NamedTemporaryFile(
         mode="wb", delete=False, dir=path.parent,
@@ -202,3 +222,39 @@ def exit_on_sigterm() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+_DEFERRABLE = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM while inside; on leaving, restore their handlers and raise
+    again each one that came, so that it acts (KeyboardInterrupt, ``SystemExit``) after the
+    block: a file made inside and recorded for removal is never left by a Ctrl-C that lands
+    between its creation and its clean-up.
+
+    Python runs signal handlers in the main thread only, whichever thread the signal reached,
+    so outside the main thread no handler can interrupt the block and nothing is changed. A
+    signal that is ignored, or whose handler Python did not install, is left as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        caught.append(signum)
+
+    previous: dict[signal.Signals, Any] = {}
+    try:
+        for deferred in _DEFERRABLE:
+            handler = signal.getsignal(deferred)
+            if handler is not None and handler is not signal.SIG_IGN:
+                previous[deferred] = signal.signal(deferred, hold)
+        yield
+    finally:
+        for deferred, handler in previous.items():
+            signal.signal(deferred, handler)
+        for signum in dict.fromkeys(caught):
+            signal.raise_signal(signum)

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +50,7 @@ from numpy.typing import NDArray
 
 from .._atomic import atomic_write
 from .._formats import format_of
-from .._leftovers import make_work_folder, private_file, remove_dead_partials
+from .._leftovers import private_file, remove_dead_partials, work_folder
 from .._pipeline.request import Request
 from .._pipeline.result import Release
 from .._pipeline.verify import GroupVerifier, group_k_check, k_check
@@ -175,8 +174,7 @@ def run_file(request: Request, source: pathlib.Path, target: pathlib.Path, *,
     stage = on_stage or (lambda name: None)
     reading = _Reading(source, sep, chunk_rows, format_of(source, parameter="input")[0] == "csv")
     remove_dead_partials(target.parent)
-    work = make_work_folder(workdir)
-    try:
+    with work_folder(workdir) as work:
         stage("statistics")
         t = time.perf_counter()
         _statistics(request, reading, rng, sample_size)
@@ -199,8 +197,6 @@ def run_file(request: Request, source: pathlib.Path, target: pathlib.Path, *,
             timings["refinement_across_blocks"] = time.perf_counter() - t
         stage("writing")
         checks = _write_and_verify(request, reading, blocks, target, timings)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     timings["total"] = time.perf_counter() - request.started
     return _release(request, reading, blocks, target, checks, seed, notes, timings,
                     sample_size)
