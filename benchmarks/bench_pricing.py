@@ -4,7 +4,8 @@
     python benchmarks/bench_pricing.py census 10 --rounds 1
 
 Prices at the k-NN point ``u_i = D_i(k-1) / (2k)`` (dual feasible) with the incumbents of
-MDAV's groups, then at each lifted point ``u + max(rho, 0)``, and prints each round's proved
+MDAV's groups (``--carry``: and of the previous round's best groups), then at each lifted
+point ``u + max(rho, 0)``, and prints each round's proved
 bound (IL %, on z-scores), whether every row was enumerated within its node budget, and the
 seconds. The same rounds open :func:`microagg.bounds.lower_bound`'s lifting, so this times
 the enumeration alone, without the master LP. The kernels are compiled (or loaded) first
@@ -27,12 +28,13 @@ from microagg.partition import partition
 
 
 def mdav_incumbents(X: np.ndarray, labels: np.ndarray, u: np.ndarray, k: int) -> np.ndarray:
-    """Per row, ``rc(S) / |S|`` of its MDAV group ``S`` at ``u`` (``inf`` if over 2k - 1)."""
+    """Per row, ``rc(S) / k`` of its MDAV group ``S`` at ``u`` (``inf`` unless ``|S| = k``:
+    the pricing searches groups of ``k`` rows)."""
     inc = np.full(X.shape[0], np.inf)
     for g in np.unique(labels):
         S = np.flatnonzero(labels == g)
-        if k <= S.size < 2 * k:
-            inc[S] = (sse_of(X, S) - u[S].sum()) / S.size
+        if S.size == k:
+            inc[S] = (sse_of(X, S) - u[S].sum()) / k
     return inc
 
 
@@ -42,6 +44,9 @@ def main() -> None:
     parser.add_argument("k", type=int)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--budget", type=int, default=NODE_BUDGET)
+    parser.add_argument("--carry", action="store_true",
+                        help="the incumbents of a round also from the previous round's best "
+                             "groups (as lower_bound's rounds do)")
     args = parser.parse_args()
     print(machine(f"{args.dataset} k={args.k}", f"node budget {args.budget:,}"))
     X = load_dataset(args.dataset).benchmark_view().to_numpy(dtype=float)
@@ -51,14 +56,18 @@ def main() -> None:
     u = table[:, k - 1] / (2.0 * k)
     labels = partition(X, k, method="mdav")
     exact_pricing(X[:30], u[:30], knn_table(X[:30], k), k, np.full(30, np.inf), args.budget)
+    carried: list[np.ndarray] = []
     for r in range(args.rounds):
         t0 = time.perf_counter()
-        bound, exact, found, rho = exact_pricing(X, u, table, k,
-                                                 mdav_incumbents(X, labels, u, k), args.budget)
-        print(f"round {r}: bound {100 * bound / sst(X):.4f} % of the SST, every row exact: "
-              f"{exact}, negative groups {len(found)}, {time.perf_counter() - t0:.1f} s",
-              flush=True)
-        u = u + np.maximum(rho, 0.0)
+        inc = mdav_incumbents(X, labels, u, k)
+        for group in carried:
+            np.minimum.at(inc, group, (sse_of(X, group) - u[group].sum()) / group.size)
+        priced = exact_pricing(X, u, table, k, inc, args.budget)
+        print(f"round {r}: bound {100 * priced.bound / sst(X):.4f} % of the SST, every row "
+              f"exact: {priced.exact}, negative groups {len(priced.found)}, "
+              f"{time.perf_counter() - t0:.1f} s", flush=True)
+        u = u + np.maximum(priced.rho, 0.0)
+        carried = priced.groups if args.carry else []
 
 
 if __name__ == "__main__":

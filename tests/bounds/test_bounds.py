@@ -14,7 +14,7 @@ from microagg.bounds._exact import _shares, exact_pricing
 from microagg.bounds._master import (
     ColumnPool,
     Progress,
-    _lifting_round,
+    _Pricer,
     enumeration_rounds,
     incumbents,
 )
@@ -32,9 +32,10 @@ from microagg.partition import partition
 from microagg.partition.local_search import quality_mode
 
 
-def full_lp(X: np.ndarray, k: int) -> float:
-    """The LP relaxation over every group of k .. 2k-1 rows (independent of column generation)."""
-    cols = brute_force_columns(X.shape[0], k)
+def full_lp(X: np.ndarray, k: int, sizes: range | None = None) -> float:
+    """The LP relaxation over every group of k .. 2k-1 rows (independent of column
+    generation), or of the group sizes ``sizes``."""
+    cols = [S for S in brute_force_columns(X.shape[0], k) if sizes is None or len(S) in sizes]
     A = np.zeros((X.shape[0], len(cols)))
     for j, S in enumerate(cols):
         A[list(S), j] = 1.0
@@ -160,12 +161,31 @@ def test_deterministic() -> None:
 
 
 def brute_rho(X: np.ndarray, u: np.ndarray, k: int) -> np.ndarray:
-    """min over groups S holding i (|S| in k .. 2k-1) of rc(S) / |S|, by enumeration."""
+    """min over groups S of k rows holding i of rc(S) / k, by enumeration (what the exact
+    pricing computes: groups of k rows suffice, test_groups_of_k_rows_suffice)."""
     rho = np.full(X.shape[0], np.inf)
     for S in brute_force_columns(X.shape[0], k):
-        value = (sse_of(X, np.asarray(S)) - u[list(S)].sum()) / len(S)
+        if len(S) != k:
+            continue
+        value = (sse_of(X, np.asarray(S)) - u[list(S)].sum()) / k
         rho[list(S)] = np.minimum(rho[list(S)], value)
     return rho
+
+
+@pytest.mark.parametrize(("seed", "n", "k"), [(0, 10, 2), (1, 12, 3), (3, 12, 4), (6, 11, 5)])
+def test_groups_of_k_rows_suffice(seed: int, n: int, k: int) -> None:
+    """The LP over the groups of exactly k rows equals the LP over k .. 2k-1 rows (a group
+    of s > k rows costs more than the uniform mix of its k-row subsets), and at ``u + rho``
+    with ``rho`` over the k-row groups alone no group of any size k .. 2k-1 is negative."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    assert full_lp(X, k, range(k, k + 1)) == pytest.approx(full_lp(X, k), rel=1e-9)
+    u = rng.uniform(0, 1.5, size=n)
+    lifted = u + brute_rho(X, u, k)
+    reduced = [sse_of(X, np.asarray(S)) - lifted[list(S)].sum()
+               for S in brute_force_columns(n, k)]
+    assert min(reduced) >= -1e-9
+    assert lifted.sum() <= full_lp(X, k) * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -178,7 +198,7 @@ def test_enumeration_pricing_against_brute_force(seed: int, budget: int) -> None
     u = rng.uniform(0, 1.5, size=11)
     truth = float(u.sum() + brute_rho(X, u, k).sum())
     inc = np.full(11, np.inf)
-    bound, exact, found, _ = exact_pricing(X, u, knn_table(X, k), k, inc, budget)
+    bound, exact, found, _, _ = exact_pricing(X, u, knn_table(X, k), k, inc, budget)
     if budget > 1000:
         assert exact
         assert bound == pytest.approx(truth, rel=1e-9, abs=1e-12)
@@ -198,7 +218,7 @@ def test_enumeration_pricing_exact_for_larger_groups(seed: int) -> None:
     table = knn_table(X, k)
     for u in (rng.uniform(0, 2.0, size=13), 1.3 * table[:, k - 1] / (2.0 * k)):
         truth = brute_rho(X, u, k)
-        bound, exact, _, rho = exact_pricing(X, u, table, k, np.full(13, np.inf))
+        bound, exact, _, rho, _ = exact_pricing(X, u, table, k, np.full(13, np.inf))
         assert exact
         np.testing.assert_allclose(rho, truth, rtol=1e-9, atol=1e-12)
         assert bound == pytest.approx(float(u.sum() + truth.sum()), rel=1e-9, abs=1e-12)
@@ -251,7 +271,7 @@ def test_lifted_point_is_dual_feasible(seed: int, budget: int) -> None:
     k = 2 + seed % 2
     u = rng.uniform(0, 1.5, size=11)
     table = knn_table(X, k)
-    bound, _, _, rho = exact_pricing(X, u, table, k, np.full(11, np.inf), budget)
+    bound, _, _, rho, _ = exact_pricing(X, u, table, k, np.full(11, np.inf), budget)
     lifted = u + rho
     reduced = [sse_of(X, np.asarray(S)) - lifted[list(S)].sum()
                for S in brute_force_columns(11, k)]
@@ -261,7 +281,7 @@ def test_lifted_point_is_dual_feasible(seed: int, budget: int) -> None:
         again = exact_pricing(X, lifted, table, k, np.full(11, np.inf), budget)[0]
         assert again >= bound - 1e-9
     # at a feasible point the anchored fall-backs are raised to 0: never a loss, still proved
-    lift, _ = _lifting_round(X, k, ColumnPool(X), lifted, table, np.inf, 10, budget)
+    lift, _ = _Pricer(X, k, ColumnPool(X), table, np.inf, 10, budget).lift(lifted)
     truth = float(lifted.sum() + brute_rho(X, lifted, k).sum())
     assert bound - 1e-9 <= lift <= truth + 1e-9
 
@@ -273,7 +293,7 @@ def test_round_cut_short_still_bounds(seed: int) -> None:
     X = rng.normal(size=(11, 2))
     u = rng.uniform(0, 1.5, size=11)
     truth = float(u.sum() + brute_rho(X, u, 2).sum())
-    bound, exact, _, _ = exact_pricing(X, u, knn_table(X, 2), 2, np.full(11, np.inf),
+    bound, exact, _, _, _ = exact_pricing(X, u, knn_table(X, 2), 2, np.full(11, np.inf),
                                        deadline=0.0)
     assert not exact
     assert np.isfinite(bound) and bound <= truth + 1e-9

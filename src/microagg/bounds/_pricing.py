@@ -201,30 +201,21 @@ def _star(X, i, u, table, s, d2, e):  # pragma: no cover - numba
 def _anchored(X, u, table, k):  # pragma: no cover - numba
     """Per-row ``rho_i`` of :func:`anchored_bound` and a supergradient of the bound in ``u``."""
     n = X.shape[0]
-    top = min(2 * k - 1, n)
     rho = np.empty(n)
     grad = np.ones(n)
     d2 = np.empty(n)
     e = np.empty(n)
     for i in range(n):
-        best = np.inf
-        best_s = k
-        for s in range(k, top + 1):
-            value, _ = _star(X, i, u, table, s, d2, e)
-            if value < best:
-                best = value
-                best_s = s
-        rho[i] = best
-        _, cut = _star(X, i, u, table, best_s, d2, e)
-        grad[i] -= 1.0 / best_s
+        rho[i], cut = _star(X, i, u, table, k, d2, e)
+        grad[i] -= 1.0 / k
         taken = 0
-        for j in range(n):  # the s - 1 rows of the minimum (ties: the first ones)
-            if taken < best_s - 1 and e[j] < cut:
-                grad[j] -= 1.0 / best_s
+        for j in range(n):  # the k - 1 rows of the minimum (ties: the first ones)
+            if taken < k - 1 and e[j] < cut:
+                grad[j] -= 1.0 / k
                 taken += 1
         for j in range(n):
-            if taken < best_s - 1 and e[j] == cut:
-                grad[j] -= 1.0 / best_s
+            if taken < k - 1 and e[j] == cut:
+                grad[j] -= 1.0 / k
                 taken += 1
     return rho, grad
 
@@ -235,14 +226,16 @@ def anchored_bound(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArra
 
     For any partition ``P`` and any ``u``, ``SSE(P) = sum(u) + sum_{S in P} rc(S)
     = sum(u) + sum_i rc(S_i) / |S_i|`` (``S_i`` the group of row ``i``), so
-    ``SSE(P) >= sum(u) + sum_i rho_i`` for any ``rho_i <= min_{S containing i} rc(S) / |S|``.
-    For ``S`` of size ``s`` holding ``i``, ``SSE(S) = sum_{j in S} (1/(2s)) sum_{l in S, l != j}
+    ``SSE(P) >= sum(u) + sum_i rho_i`` for any ``rho_i <= min_{S containing i} rc(S) / |S|``,
+    and also for any ``rho_i`` at most that minimum over the groups of ``k`` rows alone
+    (:mod:`microagg.bounds._exact`). For ``S`` of size ``s`` holding ``i``, ``SSE(S) = sum_{j in S} (1/(2s)) sum_{l in S, l != j}
     d_jl^2``; the term of ``i`` is at least ``T_i(s-1) / (2s)`` (its ``s-1`` nearest rows) and
     the term of each ``j != i`` at least ``(d_ij^2 + T_j(s-2)) / (2s)`` (``i`` plus ``s-2``
     other rows). So ``rc(S) >= T_i(s-1)/(2s) - u_i + sum_{j in S, j != i} e_ij(s)`` with
     ``e_ij(s) = (d_ij^2 + T_j(s-2))/(2s) - u_j``, whose minimum over ``S`` takes the ``s-1``
-    smallest ``e_ij(s)``; ``rho_i`` is the minimum over ``s`` of that divided by ``s``.
-    ``T`` is :func:`knn_table`. O(n^2 k p) per call.
+    smallest ``e_ij(s)``; ``rho_i`` is that at ``s = k`` divided by ``k``: groups of ``k``
+    rows suffice (:func:`~microagg.bounds._exact.exact_pricing`). ``T`` is
+    :func:`knn_table`. O(n^2 p) per call.
 
     Returns
     -------
