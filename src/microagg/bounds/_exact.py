@@ -20,7 +20,7 @@ the groups of ``k`` rows therefore equals the LP over ``k .. 2k-1`` rows (the un
 larger group's ``k``-subsets covers its rows once and costs ``(s/k)(k-1)/(s-1) SSE(S) <=
 SSE(S)``), and the pricing enumerates ``k``-row groups only, where the Aloise et al. (2014)
 model lists ``k .. 2k-1``: at k = 10 one size instead of ten, and the largest, costliest
-sizes are gone (Census k = 10, one round at the k-NN point: 264 s -> 27 s, bound 9.0307 ->
+sizes are gone (Census k = 10, one round at the k-NN point: 259 s -> 26 s, bound 9.0307 ->
 9.0346 % of the SST, since the minimum over ``k``-row groups is never below the minimum over
 all sizes).
 """
@@ -38,8 +38,9 @@ from .._jit import njit
 
 _CHUNK = 48  # row x group size pairs priced between two looks at the clock
 NODE_BUDGET = 20_000_000
-"""Most enumeration nodes (partial groups and last rows tried) per row and group size
-before a row falls back to its anchored bound. Set before the completion bound (Census
+"""Most enumeration nodes (partial groups and last rows tried) per row (per row and group
+size before the pricing took the groups of k rows alone) before a row falls back to its
+anchored bound. Set before the completion bound (Census
 k = 4 at near-optimal duals: 200,000 left 1,061 of 1,080 rows to the anchored bound,
 20,000,000 none, in 31 s on 2 cores); with it no row of Census at k = 5 or 10 reaches it
 at the k-NN point (benchmarks/bench_pricing.py)."""
@@ -327,7 +328,7 @@ def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray
 
     ``incumbent[i]`` must be ``rc(T) / k`` of some group ``T`` of ``k`` rows holding ``i``
     (or ``+inf``): only groups below it are searched. ``budget`` is the most
-    nodes per row and group size (Census k = 4 at near-optimal duals: 200,000 left 1,061 of
+    nodes per row (Census k = 4 at near-optimal duals: 200,000 left 1,061 of
     1,080 rows to their anchored bound, 20,000,000 none, in 31 s on 2 cores). Rows are
     priced in chunks; past ``deadline`` (``time.perf_counter()``) the rows left get their
     anchored lower bound (no enumeration), so a round cut short still gives a proved bound.

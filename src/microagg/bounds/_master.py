@@ -152,7 +152,7 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
       the LP optimum (k >= 4 on the benchmark files) the duals' own bound is far below
       zero, while the smoothed points keep the candidate sets small.
 
-    ``budget`` is the most enumeration nodes per row and group size (``exact_pricing``).
+    ``budget`` is the most enumeration nodes per row (``exact_pricing``).
 
     References
     ----------

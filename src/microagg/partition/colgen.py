@@ -62,8 +62,9 @@ CONSTRAINTS: Mapping[str, tuple[Constraint, ...]] = {
 
 _START_SHARE = 0.25  # of the budget, for mdav-ls
 PART_NODE_BUDGET = 200_000
-"""Enumeration nodes per row and group size in a part's pricing rounds, which serve to find
-columns, not to prove a bound (the budget colgen was measured with; the bound uses more)."""
+"""Enumeration nodes per row in a part's pricing rounds, which serve to find columns, not to
+prove a bound (the budget colgen was measured with, per row and group size until the pricing
+took the groups of k rows alone; the bound uses more)."""
 _GAIN = 1e-6  # a round that lowers the SSE by less than this share of it gains nothing
 _IDLE_ROUNDS = 2  # rounds in a row that gain nothing end the search
 
