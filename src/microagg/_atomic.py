@@ -31,8 +31,8 @@ def atomic_write(path: pathlib.Path, write: Callable[[IO[bytes]], None]) -> None
     The temporary file is flushed and fsync'ed before :func:`os.replace`; on any exception,
     KeyboardInterrupt included, it is removed and the exception re-raised, so ``path`` is
     either the complete new file or untouched (a signal that lands while the temporary file
-    is being made is held until its removal is assured). The temporary file (mode 0600) is named after
-    this process, and those of dead writers in the folder are removed first
+    is being made is held until its removal is assured). The temporary file (mode 0600) is
+    named after this process, and those of dead writers in the folder are removed first
     (:func:`microagg._leftovers.partial_output`): a killed writer's is gone at the next write.
     """
     mode = _file_mode(path)

@@ -36,14 +36,14 @@ from numpy.typing import NDArray
 
 from .._jit import njit
 
-_CHUNK = 48  # row x group size pairs priced between two looks at the clock
+_CHUNK = 48  # over k: the rows priced between two looks at the clock
 NODE_BUDGET = 20_000_000
 """Most enumeration nodes (partial groups and last rows tried) per row (per row and group
 size before the pricing took the groups of k rows alone) before a row falls back to its
-anchored bound. Set before the completion bound (Census
-k = 4 at near-optimal duals: 200,000 left 1,061 of 1,080 rows to the anchored bound,
-20,000,000 none, in 31 s on 2 cores); with it no row of Census at k = 5 or 10 reaches it
-at the k-NN point (benchmarks/bench_pricing.py)."""
+anchored bound. Set before the completion bound (Census k = 4 at near-optimal duals:
+200,000 left 1,061 of 1,080 rows to the anchored bound, 20,000,000 none, in 31 s on 2
+cores); with it no row of Census at k = 5 or 10 reaches it at the k-NN point
+(benchmarks/bench_pricing.py)."""
 
 
 @njit(cache=True)
@@ -310,7 +310,8 @@ class Pricing(NamedTuple):
     found: list[NDArray[np.intp]]
     """The groups of negative reduced cost found (columns for the master LP)."""
     rho: NDArray[np.float64]
-    """Per row, ``min rc(S) / |S|`` over the groups holding it (or a lower bound on it)."""
+    """Per row, ``min rc(T) / k`` over the groups of ``k`` rows holding it (or a lower bound
+    on it)."""
     groups: list[NDArray[np.intp]]
     """Every row's best group found below its incumbent, whatever its sign (distinct,
     sorted): near-tight at ``u + rho``, so good incumbents for a round near there."""
@@ -327,9 +328,9 @@ def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray
     reduced cost there: the module docstring) whose sum is the bound.
 
     ``incumbent[i]`` must be ``rc(T) / k`` of some group ``T`` of ``k`` rows holding ``i``
-    (or ``+inf``): only groups below it are searched. ``budget`` is the most
-    nodes per row (Census k = 4 at near-optimal duals: 200,000 left 1,061 of
-    1,080 rows to their anchored bound, 20,000,000 none, in 31 s on 2 cores). Rows are
+    (or ``+inf``): only groups below it are searched. ``budget`` is the most nodes per row
+    (Census k = 4 at near-optimal duals: 200,000 left 1,061 of 1,080 rows to their anchored
+    bound, 20,000,000 none, in 31 s on 2 cores). Rows are
     priced in chunks; past ``deadline`` (``time.perf_counter()``) the rows left get their
     anchored lower bound (no enumeration), so a round cut short still gives a proved bound.
     """
