@@ -1,4 +1,4 @@
-"""One exact pricing round of the certified bound (issue 23), every row and group size.
+"""One exact pricing round of the certified bound (issue 23), every row.
 
     python benchmarks/bench_pricing.py census 5            # the k-NN point, then one lifting
     python benchmarks/bench_pricing.py census 10 --rounds 1
@@ -22,20 +22,10 @@ import numpy as np
 from _machine import machine  # benchmarks/_machine.py (run as a script)
 from microagg import load_dataset
 from microagg.bounds._exact import NODE_BUDGET, exact_pricing
-from microagg.bounds._pricing import knn_table, sse_of
+from microagg.bounds._master import ColumnPool, incumbents
+from microagg.bounds._pricing import knn_table
 from microagg.metrics import sst
 from microagg.partition import partition
-
-
-def mdav_incumbents(X: np.ndarray, labels: np.ndarray, u: np.ndarray, k: int) -> np.ndarray:
-    """Per row, ``rc(S) / k`` of its MDAV group ``S`` at ``u`` (``inf`` unless ``|S| = k``:
-    the pricing searches groups of ``k`` rows)."""
-    inc = np.full(X.shape[0], np.inf)
-    for g in np.unique(labels):
-        S = np.flatnonzero(labels == g)
-        if S.size == k:
-            inc[S] = (sse_of(X, S) - u[S].sum()) / k
-    return inc
 
 
 def main() -> None:
@@ -54,15 +44,13 @@ def main() -> None:
     k = args.k
     table = knn_table(X, k)
     u = table[:, k - 1] / (2.0 * k)
-    labels = partition(X, k, method="mdav")
+    pool = ColumnPool(X)  # MDAV's groups: the incumbents of every round
+    pool.add_partition(partition(X, k, method="mdav"))
     exact_pricing(X[:30], u[:30], knn_table(X[:30], k), k, np.full(30, np.inf), args.budget)
     carried: list[np.ndarray] = []
     for r in range(args.rounds):
         t0 = time.perf_counter()
-        inc = mdav_incumbents(X, labels, u, k)
-        for group in carried:
-            np.minimum.at(inc, group, (sse_of(X, group) - u[group].sum()) / group.size)
-        priced = exact_pricing(X, u, table, k, inc, args.budget)
+        priced = exact_pricing(X, u, table, k, incumbents(pool, u, k, carried), args.budget)
         print(f"round {r}: bound {100 * priced.bound / sst(X):.4f} % of the SST, every row "
               f"exact: {priced.exact}, negative groups {len(priced.found)}, "
               f"{time.perf_counter() - t0:.1f} s", flush=True)

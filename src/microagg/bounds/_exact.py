@@ -350,9 +350,9 @@ def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray
     rho = np.concatenate([p[0] for p in parts])
     exact = np.concatenate([p[1] for p in parts])
     best = np.concatenate([p[2] for p in parts])
-    groups = {g.tobytes(): g for g in (np.sort(row[row >= 0]).astype(np.intp)
-                                       for row in best if row[0] >= 0)}
-    found = [np.sort(g[g >= 0]).astype(np.intp) for g, r in zip(best, rho, strict=True)
-             if g[0] >= 0 and r < -1e-12]
+    priced = [(np.sort(g[g >= 0]).astype(np.intp), r) for g, r in zip(best, rho, strict=True)
+            if g[0] >= 0]
+    found = [g for g, r in priced if r < -1e-12]
+    groups = {g.tobytes(): g for g, _ in priced}
     return Pricing(float(u.sum() + rho.sum()), bool(exact.all()), found, rho,
                    list(groups.values()))
