@@ -128,7 +128,8 @@ def anonymize(
         5,000 records.
     blocking, block_size, n_jobs : default None, None, None
         Run ``method`` block by block (``"kd"``, ``"pca"``, ``"vp"``) in worker processes;
-        ``block_size=None``: the method's default (10,000; 500,000 for ``mdav-scale``).
+        ``block_size=None``: the method's default (10,000; for ``mdav-scale`` 2,500,000
+        records of up to 10 quasi-identifiers, 25 million values in wider data).
     missing : {"pattern", "category", "impute:median", "impute:mean", "refuse"}, default="pattern"
         Missing quasi-identifier values: grouped only with records of the same missingness
         pattern and published as missing (small patterns merged, the cells blanked counted in

@@ -148,11 +148,28 @@ def test_block_size_defaults_to_the_method_s() -> None:
     build = Request.build
     assert build(df, quasi_identifiers=["a", "b"], k=3, blocking="kd").block_size == 10_000
     assert build(df, quasi_identifiers=["a", "b"], k=3, blocking="kd",
-                 method="mdav-scale").block_size == 500_000
+                 method="mdav-scale").block_size == 2_500_000
     assert build(df, quasi_identifiers=["a", "b"], k=3, blocking="kd", refine=1,
-                 ).block_size == 500_000
+                 ).block_size == 2_500_000
     assert build(df, quasi_identifiers=["a", "b"], k=3, blocking="kd", method="mdav-scale",
                  block_size=500).block_size == 500
+
+
+def test_wider_data_get_blocks_of_fewer_records() -> None:
+    """mdav-scale's default block holds at most 25 million values: 2,500,000 records of up
+    to 10 columns, 500,000 of 50 (its memory per block grows with the width)."""
+    from microagg._pipeline.request import Request
+
+    wide = pd.DataFrame(np.random.default_rng(0).normal(size=(60, 50)),
+                        columns=[f"c{j}" for j in range(50)])
+    built = Request.build(wide, quasi_identifiers=list(wide.columns), k=3, blocking="kd",
+                          method="mdav-scale")
+    assert built.block_size == 500_000
+    narrow = Request.build(wide, quasi_identifiers=["c0", "c1"], k=3, blocking="kd",
+                           method="mdav-scale")
+    assert narrow.block_size == 2_500_000
+    assert Request.build(wide, quasi_identifiers=list(wide.columns), k=3, blocking="kd",
+                         ).block_size == 10_000  # MDAV's, whatever the width
 
 
 def test_the_file_engine_refines_across_its_blocks(tmp_path: pathlib.Path, frame,

@@ -319,7 +319,8 @@ def _blocking(fields: dict[str, Any], options: dict[str, Any], runner: Any, refu
                           "quasi-identifiers, cdt or the epsilon-DP release.")
     partitioner = get_partitioner(options.get("method") or "mdav")
     if block_size is None:  # the method's own default (larger for mdav-scale)
-        block_size = partitioner.block_size
+        block_size = max(2 * fields["k"],
+                         partitioner.default_block_size(len(fields["quasi_identifiers"])))
     return {"blocking": blocking,
             "block_size": check_blocking_request(partitioner, blocking, block_size,
                                                  fields["k"])}

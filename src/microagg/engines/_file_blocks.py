@@ -23,7 +23,8 @@ from ..partition import get_partitioner
 from ..partition.blocking import blocked_partition, fit_block_tree, process_pool
 from ._file_parts import Part, write_part
 
-__all__ = ["Blocks", "microaggregate", "plan_blocks", "remove_runs", "route", "run_tasks"]
+__all__ = ["Blocks", "microaggregate", "plan_blocks", "read_pieces", "remove_runs", "route",
+           "run_tasks"]
 
 _T = TypeVar("_T")
 
@@ -144,6 +145,13 @@ def run_tasks(task: Callable[[tuple[Any, ...]], _T], tasks: list[tuple[Any, ...]
         return list(pool.map(task, tasks, chunksize=1))
 
 
+def read_pieces(runs: list[tuple[str, ...]], pieces: list[tuple[int, int, int]],
+                field: int) -> np.ndarray:
+    """Field ``field`` of the rows ``a:b`` of run ``r`` for each ``(r, a, b)`` in ``pieces``,
+    in one new array (the runs are memory-mapped)."""
+    return np.concatenate([np.load(runs[r][field], mmap_mode="r")[a:b] for r, a, b in pieces])
+
+
 def _block_task(args: tuple[Any, ...]) -> tuple[float, int, int, Part]:
     """Partition one block and write its records to its part file (top level: runs in
     worker processes).
@@ -151,16 +159,19 @@ def _block_task(args: tuple[Any, ...]) -> tuple[float, int, int, Part]:
     Returns (SSE in scaled units, smallest group, number of groups, the part)."""
     (runs, pieces, path, n, mean, scale, k, method, params, seed, block_size, label_offset,
      bucket, keep_values) = args
-    ids = np.concatenate([np.load(runs[r][0], mmap_mode="r")[a:b] for r, a, b in pieces])
-    values = np.concatenate([np.load(runs[r][1], mmap_mode="r")[a:b] for r, a, b in pieces])
-    scaled = (values - mean) / scale
-    if values.shape[0] > 2 * block_size:  # the sample under-estimated this block
+    ids = read_pieces(runs, pieces, 0)
+    scaled = read_pieces(runs, pieces, 1)  # scaled in place: one copy while partitioned
+    scaled -= mean
+    scaled /= scale
+    if scaled.shape[0] > 2 * block_size:  # the sample under-estimated this block
         labels = blocked_partition(scaled, k, method=method, block_size=block_size,
                                    n_jobs=1, random_state=seed, **params)
-    elif values.shape[0] < 2 * k:
-        labels = np.zeros(values.shape[0], dtype=np.intp)
+    elif scaled.shape[0] < 2 * k:
+        labels = np.zeros(scaled.shape[0], dtype=np.intp)
     else:
         labels = get_partitioner(method)(scaled, k, random_state=seed, **params)
+    del scaled
+    values = read_pieces(runs, pieces, 1)  # read again (the page cache has it)
     sizes = np.bincount(labels)
     masked = group_means(values, labels)[labels]
     part = write_part(path, ids, labels.astype(np.int64) + label_offset, masked,

@@ -26,7 +26,7 @@ from .._leftovers import private_file
 from .._pipeline.request import Request
 from ..exceptions import PrivacyViolationError
 from ..partition.regroup import REGROUP_BLOCK, fit_rotated_tree
-from ._file_blocks import Blocks, plan_blocks, remove_runs, run_tasks
+from ._file_blocks import Blocks, plan_blocks, read_pieces, remove_runs, run_tasks
 from ._file_parts import Part, read_part, remove_parts, write_part
 
 __all__ = ["regroup", "second_pass_follows"]
@@ -106,10 +106,12 @@ def _regroup_task(args: tuple[Any, ...]) -> tuple[float, int, int, Part]:
     """Improve one second block and write it as a part (top level: runs in worker
     processes). Returns (SSE in scaled units, smallest group, number of groups, the part)."""
     runs, pieces, path, n, bucket, mean, scale, k, refine, params, seed = args
-    ids, values, start = (np.concatenate([np.load(runs[r][field], mmap_mode="r")[a:b]
-                                          for r, a, b in pieces]) for field in range(3))
-    scaled = np.ascontiguousarray((values - mean) / scale)
+    ids, scaled, start = (read_pieces(runs, pieces, field) for field in range(3))
+    scaled -= mean  # scaled in place: one copy of the values while searched
+    scaled /= scale
     labels = np.asarray(refine(scaled, start, k, random_state=seed, **params), dtype=np.int64)
+    del scaled
+    values = read_pieces(runs, pieces, 1)  # read again (the page cache has it)
     _, local = np.unique(labels, return_inverse=True)
     local = local.ravel()
     masked = group_means(values, local)[local]

@@ -115,8 +115,9 @@ def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the pu
     blocking : {"kd", "pca", "vp"}, default="kd"
     block_size : int, default=None
         Target block size (at least 2k; blocks routed by the sample vary around it).
-        ``None``: the method's default (10,000; 500,000 for ``mdav-scale``, the quality
-        mode's method).
+        ``None``: the method's default (10,000; for ``mdav-scale``, the quality mode's
+        method, 2,500,000 records of up to 10 columns, 25 million values in wider data:
+        3.0 GiB in all for 10^7 rows of 10 columns with two workers).
     sample_size : int, default=200_000
         Rows sampled to fit the block tree.
     chunk_rows : int, default=500_000
