@@ -80,13 +80,16 @@ def main() -> None:
     parser.add_argument("--folder", type=pathlib.Path,
                         default=pathlib.Path(__file__).parent / "data")
     parser.add_argument("--block-size", type=int, default=None,
-                        help="first-pass blocks (default: the method's, 100,000)")
+                        help="first-pass blocks (default: the method's)")
     parser.add_argument("--mdav-1m", type=float, default=7.993,
                         help="exact MDAV's IL measured at 10^6 (bench_quality_scale.py); "
                              "0 leaves it out of the fit")
     parser.add_argument("--tol", type=float, default=None,
                         help="mdav-scale's tol (default 1e-3): a sweep that gains less than "
                              "this share of the SSE ends the local search")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="worker processes (default: one per CPU; 1: the blocks one at "
+                             "a time in this process, on every thread)")
     parser.add_argument("--json", type=pathlib.Path, help="also write the figures here")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
@@ -106,7 +109,8 @@ def main() -> None:
         release = anonymize_file(source, target, quasi_identifiers=[f"x{j}" for j in range(P)],
                                  k=K, random_state=0, refine=3600.0,
                                  method_params=None if args.tol is None else {"tol": args.tol},
-                                 block_size=args.block_size, workdir=args.folder)
+                                 block_size=args.block_size, n_jobs=args.jobs,
+                                 workdir=args.folder)
         seconds = time.perf_counter() - t
     load = os.getloadavg()[0]
     il = release.metrics["information_loss"]

@@ -383,3 +383,19 @@ def test_signals_deferred_holds_a_signal_to_the_end_of_the_block(ctrl_c_raises):
             os.kill(os.getpid(), signal.SIGINT)
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_while_the_workbench_folder_is_made_leaves_its_removal_registered(
+        tmp_path, monkeypatch, ctrl_c_raises):
+    """The workbench's session folder is made and its removal registered (atexit) under
+    signals_deferred: a Ctrl-C between the two at server start no longer leaves it."""
+    from microagg.web import sessions
+
+    registered: list[Callable[[], None]] = []
+    monkeypatch.setattr(sessions.tempfile, "mkdtemp", _then_ctrl_c(tempfile.mkdtemp))
+    monkeypatch.setattr(sessions.atexit, "register", registered.append)
+    with pytest.raises(KeyboardInterrupt):
+        sessions.SessionStore(tmp_path)
+    assert len(registered) == 1 and len(list(tmp_path.iterdir())) == 1
+    registered[0]()  # what happens at exit
+    assert list(tmp_path.iterdir()) == []

@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 
+from .._leftovers import signals_deferred
+
 __all__ = ["MAX_ATTEMPTS", "ColumnStats", "SessionState", "SessionStore", "column_stats"]
 
 MAX_ATTEMPTS = 20
@@ -97,11 +99,12 @@ class SessionStore:
     def __init__(self, work_dir: pathlib.Path | None = None, *,
                  idle_seconds: float = 12 * 3600) -> None:
         self.idle_seconds = idle_seconds
-        self.root = pathlib.Path(tempfile.mkdtemp(prefix="microagg-serve-", dir=work_dir))
-        os.chmod(self.root, 0o700)
         self._sessions: dict[str, SessionState] = {}
         self._lock = threading.Lock()
-        atexit.register(self.close)
+        with signals_deferred():  # a Ctrl-C at start cannot leave the folder unregistered
+            self.root = pathlib.Path(tempfile.mkdtemp(prefix="microagg-serve-", dir=work_dir))
+            atexit.register(self.close)
+        os.chmod(self.root, 0o700)
 
     def get(self, session_id: str | None) -> SessionState | None:
         """The session with this id, or ``None``."""
