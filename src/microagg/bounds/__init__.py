@@ -189,15 +189,18 @@ def _check_partitions(parts: Sequence[ArrayLike] | None, n: int,
 
 
 def _lower_bound(A: NDArray[np.float64], k: int, method: str, time_limit: float,
-                 rng: np.random.Generator, parts: list[NDArray[np.intp]]) -> BoundResult:
-    """Worker of :func:`lower_bound`; input validated."""
+                 rng: np.random.Generator, parts: list[NDArray[np.intp]],
+                 pool: ColumnPool | None = None) -> BoundResult:
+    """Worker of :func:`lower_bound`; input validated. ``pool``: an empty pool of ``A`` to
+    fill (its columns stay there afterwards: benchmarks/bench_global_master.py solves the
+    integer master over them)."""
     t0 = time.perf_counter()
     knn = float(knn_sums(A, k)[:, 0].sum() / (2 * k))
     if method == "knn":
         none = -np.inf
         return BoundResult(knn, np.nan, False, knn, none, none, none, none, np.inf, 0, 0,
                            time.perf_counter() - t0, method)
-    pool = ColumnPool(A)
+    pool = ColumnPool(A) if pool is None else pool
     best = _seed_pool(pool, A, k, parts, rng, min(SEED_SHARE * time_limit, SEED_SECONDS))
     exact = A.shape[0] <= _EXACT_MAX_N
     left = max(time_limit - (time.perf_counter() - t0), 0.0)

@@ -110,7 +110,7 @@ class Partitioner:
     block_size: int = 10_000
     """Default largest block when it runs block by block (the blocked, file and Dask
     engines): 10,000 for the quadratic methods; larger for a near-linear one, whose larger
-    blocks lose less at their borders for no more time per record."""
+    blocks lose less at their borders for little more time per record."""
     block_values: int | None = None
     """For a method whose memory per block grows with the block's width: the default block
     holds at most this many values (records x quasi-identifiers), so wider data get blocks
