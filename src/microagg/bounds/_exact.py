@@ -339,13 +339,12 @@ def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray
     """
     n = X.shape[0]
     parts = []
-    chunk = _CHUNK
-    for lo in range(0, n, chunk):
+    for lo in range(0, n, _CHUNK):
         if time.perf_counter() > deadline:
             parts.append(_price_all(X, u, table, k, incumbent, 0,
                                     np.arange(lo, n, dtype=np.int64)))
             break
-        rows = np.arange(lo, min(lo + chunk, n), dtype=np.int64)
+        rows = np.arange(lo, min(lo + _CHUNK, n), dtype=np.int64)
         parts.append(_price_all(X, u, table, k, incumbent, budget, rows))
     rho = np.concatenate([p[0] for p in parts])
     exact = np.concatenate([p[1] for p in parts])
