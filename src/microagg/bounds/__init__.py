@@ -212,7 +212,7 @@ def _lower_bound(A: NDArray[np.float64], k: int, method: str, time_limit: float,
     if not exact:
         left = max(time_limit - (time.perf_counter() - t0), 0.0)
         enumerated = enumeration_rounds(A, k, pool, prog, time_limit=0.95 * left,
-                                        max_new=max_new, smooth=True)
+                                        max_new=max_new, smooth=True, cuts=True)
     left = max(time_limit - (time.perf_counter() - t0), 0.0)
     anchored, _ = ascend(A, k, prog.duals, min(best, prog.lp_value), left)
     bound = max(knn, prog.certified, anchored, enumerated)

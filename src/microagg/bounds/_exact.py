@@ -35,6 +35,7 @@ from numba import prange
 from numpy.typing import NDArray
 
 from .._jit import njit
+from ._cuts import CutDuals
 
 _CHUNK = 48
 """Rows priced in one parallel call, between two looks at the clock (48 // k until a row
@@ -167,10 +168,31 @@ def _taken(i, cand, lists, idx, depth, arg, value, best):  # pragma: no cover - 
 
 
 @njit(cache=True)
-def _last_row(X, u, cand, rows, mean, m, rc, best, arg):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
-    """The group of ``m`` rows (centroid ``mean``, ``rc(P) = rc``) completed by each row of
-    ``cand[rows]`` in turn: the smallest ``rc`` below ``best`` (its row in ``arg[m]``), or
-    ``rc`` itself when ``rows`` is empty (the group is whole)."""
+def _cut_gain(j, path, m, cuts):  # pragma: no cover - numba
+    """The duals of the cuts that row ``j`` turns on when it joins the rows ``path[:m]``:
+    those holding ``j`` and exactly one of them (a cut counts once two of its rows are in)."""
+    ptr, idx, rows, sigma = cuts
+    gain = 0.0
+    for t in range(ptr[j], ptr[j + 1]):
+        c = idx[t]
+        hits = 0
+        for e in range(3):
+            r = rows[c, e]
+            if r != j:
+                for d in range(m):
+                    if path[d] == r:
+                        hits += 1
+                        break
+        if hits == 1:
+            gain += sigma[c]
+    return gain
+
+
+@njit(cache=True)
+def _last_row(X, u, cand, rows, mean, m, rc, best, arg, path, cuts):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """The group of ``m`` rows ``path[:m]`` (centroid ``mean``, ``rc'(P) = rc``) completed by
+    each row of ``cand[rows]`` in turn: the smallest ``rc'`` below ``best`` (its row in
+    ``arg[m]``), or ``rc`` itself when ``rows`` is empty (the group is whole)."""
     if rows.shape[0] == 0:
         return rc
     p = X.shape[1]
@@ -183,15 +205,32 @@ def _last_row(X, u, cand, rows, mean, m, rc, best, arg):  # pragma: no cover  # 
             d += diff * diff
         value = rc + scale * d - u[x]
         if value < best:
+            value += _cut_gain(x, path, m, cuts)
+        if value < best:
             best = value
             arg[m] = x
     return best
 
 
 @njit(cache=True)
-def _add_row(X, u, j, depth, means, sse, usum):  # pragma: no cover - numba
-    """Row ``j`` joins the partial group of ``depth`` rows: its SSE, dual sum and centroid at
-    ``depth`` from those at ``depth - 1``; returns its ``rc``."""
+def _group_of(X, u, i, s):  # pragma: no cover - numba
+    """The state of a partial group that holds row ``i`` alone, per depth (rows taken):
+    centroids, SSEs, dual sums, the rows themselves and the duals of the cuts turned on."""
+    means = np.zeros((s, X.shape[1]))
+    means[0] = X[i]
+    usum = np.zeros(s)
+    usum[0] = u[i]
+    path = np.full(s, -1, dtype=np.int64)
+    path[0] = i
+    return means, np.zeros(s), usum, path, np.zeros(s)
+
+
+@njit(cache=True)
+def _add_row(X, u, j, depth, group, cuts):  # pragma: no cover - numba
+    """Row ``j`` joins the partial group of ``depth`` rows (:func:`_group_of`): its SSE, dual
+    sum, centroid and cut duals at ``depth`` from those at ``depth - 1``; returns its
+    ``rc'``."""
+    means, sse, usum, path, pen = group
     d = 0.0
     for f in range(X.shape[1]):
         diff = X[j, f] - means[depth - 1, f]
@@ -200,7 +239,9 @@ def _add_row(X, u, j, depth, means, sse, usum):  # pragma: no cover - numba
     usum[depth] = usum[depth - 1] + u[j]
     for f in range(X.shape[1]):
         means[depth, f] = means[depth - 1, f] + (X[j, f] - means[depth - 1, f]) / (depth + 1.0)
-    return sse[depth] - usum[depth]
+    pen[depth] = pen[depth - 1] + _cut_gain(j, path, depth, cuts)
+    path[depth] = j
+    return sse[depth] - usum[depth] + pen[depth]
 
 
 @njit(cache=True)
@@ -216,23 +257,23 @@ def _first_rows(X, u, table, cand, i, s, best, w, low, kept, dst):  # pragma: no
 
 
 @njit(cache=True)
-def _enumerate(X, u, table, i, cand, s, best, budget):  # pragma: no cover - numba
-    """Smallest ``rc(S)`` over ``S = {i} + (s - 1) of cand`` below ``best``; nodes used.
+def _enumerate(X, u, table, i, cand, s, best, budget, cuts):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """Smallest ``rc'(S)`` over ``S = {i} + (s - 1) of cand`` below ``best``; nodes used.
 
     Depth first over the candidates in the order of their shares in ``{i}``'s completion
     (:func:`_shares`: the most promising first). A node with two or more rows to come keeps
     only the rows that its completion bound leaves possible (:func:`_next_rows`), so the
     lists shrink with the depth; with one row to come every row left is tried directly.
+    ``rc'`` adds the duals ``cuts`` of the subset-row cuts a group turns on
+    (:mod:`microagg.bounds._cuts`; empty arrays: none): they only grow as rows join, so the
+    completion bounds, which leave them out, still hold at a partial group's ``rc'``.
     """
     c = cand.shape[0]
     arg = np.full(s, -1, dtype=np.int64)
     if c < s - 1:
         return best, arg, 0
-    means = np.zeros((s, X.shape[1]))
-    means[0] = X[i]
-    sse = np.zeros(s)
-    usum = np.zeros(s)
-    usum[0] = u[i]
+    group = _group_of(X, u, i, s)
+    means, path = group[0], group[3]
     shares = np.empty((s, c))  # per depth: the next rows' shares
     kept = np.zeros((s, 4))
     lists = np.empty((s, c), dtype=np.int64)  # per depth: the rows it may take next
@@ -264,11 +305,12 @@ def _enumerate(X, u, table, i, cand, s, best, budget):  # pragma: no cover - num
                 idx[depth] = -1
                 depth -= 1
             continue
-        rc = _add_row(X, u, cand[t], depth, means, sse, usum)
+        rc = _add_row(X, u, cand[t], depth, group, cuts)
         if left <= 1:  # the last row (or none): every one left, directly
             rest = lists[up, idx[depth] + 1:lens[up]] if left else lists[up, :0]
             nodes += rest.shape[0]
-            value = _last_row(X, u, cand, rest, means[depth], depth + 1, rc, best, arg)
+            value = _last_row(X, u, cand, rest, means[depth], depth + 1, rc, best, arg,
+                              path, cuts)
             best = _taken(i, cand, lists, idx, depth, arg, value, best)
             continue
         lens[depth] = _next_rows(X, u, table, cand, lists[up, :lens[up]], idx[depth] + 1,
@@ -280,26 +322,29 @@ def _enumerate(X, u, table, i, cand, s, best, budget):  # pragma: no cover - num
 
 
 @njit(cache=True, parallel=True)
-def _price_all(X, u, table, k, incumbent, budget, rows):  # pragma: no cover - numba
-    """Per row of ``rows``: ``rho_i`` over the groups of ``k`` rows holding it (exact, or its
-    anchored lower bound), whether exact, the best group. Rows are independent: a row writes
-    only its own entries."""
+def _price_all(X, u, table, k, top, incumbent, budget, rows, cuts):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """Per row of ``rows``: ``rho_i`` over the groups of ``k .. top`` rows holding it (exact,
+    or its anchored lower bound for a size whose enumeration ran out of nodes), whether
+    exact, the best group. Rows are independent: a row writes only its own entries."""
     n = rows.shape[0]
     rho = np.empty(n)
     exact = np.ones(n, dtype=np.bool_)
-    groups = np.full((n, k), -1, dtype=np.int64)
+    groups = np.full((n, top), -1, dtype=np.int64)
     for r in prange(n):
         i = rows[r]
-        best = incumbent[i]  # rc / k of a known group holding i: an upper bound on rho_i
-        cand, low = _candidates(X, i, u, table, k, best)
-        value, arg, nodes = _enumerate(X, u, table, i, cand, k, best * k, budget)
-        if nodes > budget:
-            exact[r] = False
-            best = min(best, low)
-        elif value / k < best:
-            best = value / k
-            groups[r, :] = arg
-        rho[r] = best
+        best = incumbent[i]  # rc' / |T| of a known group holding i: an upper bound on rho_i
+        floor = np.inf  # the anchored bounds of the sizes not enumerated in full
+        for s in range(k, top + 1):
+            cand, low = _candidates(X, i, u, table, s, best)
+            value, arg, nodes = _enumerate(X, u, table, i, cand, s, best * s, budget, cuts)
+            if nodes > budget:
+                exact[r] = False
+                floor = min(floor, low)
+            elif value / s < best:
+                best = value / s
+                groups[r, :] = -1
+                groups[r, :s] = arg
+        rho[r] = min(best, floor)
     return rho, exact, groups
 
 
@@ -307,14 +352,15 @@ class Pricing(NamedTuple):
     """One exact pricing round at duals ``u`` (:func:`exact_pricing`)."""
 
     bound: float
-    """``sum(u) + sum_i rho_i``: a proved lower bound on every partition's SSE."""
+    """``sum(u) - sum(sigma) + sum_i rho_i``: a proved lower bound on every partition's
+    SSE (``sigma``: the cuts' duals, if any)."""
     exact: bool
     """Whether every row was enumerated within its node budget."""
     found: list[NDArray[np.intp]]
     """The groups of negative reduced cost found (columns for the master LP)."""
     rho: NDArray[np.float64]
-    """Per row, ``min rc(T) / k`` over the groups of ``k`` rows holding it (or a lower bound
-    on it)."""
+    """Per row, ``min rc'(T) / |T|`` over the groups holding it (or a lower bound on it):
+    groups of ``k`` rows without cuts, of ``k .. 2k-1`` with them."""
     groups: list[NDArray[np.intp]]
     """Every row's best group found below its incumbent, whatever its sign (distinct,
     sorted): near-tight at ``u + rho``, so good incumbents for a round near there."""
@@ -322,30 +368,36 @@ class Pricing(NamedTuple):
 
 def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray[np.float64],
                   k: int, incumbent: NDArray[np.float64], budget: int = NODE_BUDGET,
-                  deadline: float = np.inf) -> Pricing:
-    """Proved bound ``sum(u) + sum_i rho_i``, whether every row was exact, the groups of
-    negative reduced cost found, ``rho`` and every row's best group (:class:`Pricing`).
+                  deadline: float = np.inf, cuts: CutDuals | None = None) -> Pricing:
+    """Proved bound ``sum(u) - sum(sigma) + sum_i rho_i``, whether every row was exact, the
+    groups of negative reduced cost found, ``rho`` and every row's best group
+    (:class:`Pricing`).
 
-    Each ``rho_i`` is at most ``rc(T) / k`` for every group ``T`` of ``k`` rows holding
-    ``i``, so ``u + rho`` is a feasible point of the dual (no group of any size has negative
-    reduced cost there: the module docstring) whose sum is the bound.
+    Without ``cuts`` each ``rho_i`` is at most ``rc(T) / k`` for every group ``T`` of ``k``
+    rows holding ``i``, so ``u + rho`` is a feasible point of the dual (no group of any size
+    has negative reduced cost there: the module docstring) whose sum is the bound. With the
+    duals ``sigma`` of subset-row cuts (:mod:`microagg.bounds._cuts`) ``rc'`` adds those of
+    the cuts a group turns on, every size ``k .. 2k-1`` is enumerated, and ``(u + rho,
+    sigma)`` is dual feasible for the LP with the cuts.
 
-    ``incumbent[i]`` must be ``rc(T) / k`` of some group ``T`` of ``k`` rows holding ``i``
-    (or ``+inf``): only groups below it are searched. ``budget`` is the most nodes per row
-    (Census k = 4 at near-optimal duals: 200,000 left 1,061 of 1,080 rows to their anchored
-    bound, 20,000,000 none, in 31 s on 2 cores). Rows are
+    ``incumbent[i]`` must be ``rc'(T) / |T|`` of some group ``T`` holding ``i`` of a size
+    priced (or ``+inf``): only groups below it are searched. ``budget`` is the most nodes
+    per row and size (Census k = 4 at near-optimal duals: 200,000 left 1,061 of 1,080 rows
+    to their anchored bound, 20,000,000 none, in 31 s on 2 cores). Rows are
     priced in chunks; past ``deadline`` (``time.perf_counter()``) the rows left get their
     anchored lower bound (no enumeration), so a round cut short still gives a proved bound.
     """
     n = X.shape[0]
+    arrays = _no_cuts(n) if cuts is None else cuts
+    top = k if cuts is None else min(2 * k - 1, table.shape[1])
     parts = []
     for lo in range(0, n, _CHUNK):
         if time.perf_counter() > deadline:
-            parts.append(_price_all(X, u, table, k, incumbent, 0,
-                                    np.arange(lo, n, dtype=np.int64)))
+            parts.append(_price_all(X, u, table, k, top, incumbent, 0,
+                                    np.arange(lo, n, dtype=np.int64), arrays))
             break
         rows = np.arange(lo, min(lo + _CHUNK, n), dtype=np.int64)
-        parts.append(_price_all(X, u, table, k, incumbent, budget, rows))
+        parts.append(_price_all(X, u, table, k, top, incumbent, budget, rows, arrays))
     rho = np.concatenate([p[0] for p in parts])
     exact = np.concatenate([p[1] for p in parts])
     best = np.concatenate([p[2] for p in parts])
@@ -353,5 +405,12 @@ def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray
             if g[0] >= 0]
     found = [g for g, r in priced if r < -1e-12]
     groups = {g.tobytes(): g for g, _ in priced}
-    return Pricing(float(u.sum() + rho.sum()), bool(exact.all()), found, rho,
+    paid = 0.0 if cuts is None else float(cuts.sigma.sum())
+    return Pricing(float(u.sum() + rho.sum()) - paid, bool(exact.all()), found, rho,
                    list(groups.values()))
+
+
+def _no_cuts(n: int) -> CutDuals:
+    """No cuts, in the kernels' types."""
+    return CutDuals(np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                    np.zeros((0, 3), dtype=np.int64), np.zeros(0))

@@ -5,12 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import linprog
 from scipy.sparse import csc_matrix
 
+from ._cuts import SubsetRowCuts
 from ._exact import NODE_BUDGET, exact_pricing
 from ._pricing import (
     brute_force_min_rc,
@@ -62,14 +64,30 @@ class ColumnPool:
         return csc_matrix((np.ones(rows.size), rows, ptr), shape=(n, len(self.members)))
 
 
-def solve_master(pool: ColumnPool) -> tuple[float, NDArray[np.float64], NDArray[np.float64]]:
-    """Solve ``min c x, A x = 1, x >= 0`` with HiGHS: value, duals ``u`` and ``x``."""
+def solve_master(pool: ColumnPool, cuts: SubsetRowCuts | None = None) -> MasterSolution:
+    """Solve ``min c x, A x = 1, x >= 0`` (and ``C x <= 1``, the subset-row ``cuts``) with
+    HiGHS."""
     n = pool.X.shape[0]
+    rows = {} if not cuts else {"A_ub": cuts.activation(pool.members),
+                                "b_ub": np.ones(len(cuts))}
     res = linprog(np.asarray(pool.costs), A_eq=pool.matrix(), b_eq=np.ones(n),
-                  bounds=(0, None), method="highs")
+                  bounds=(0, None), method="highs", **rows)
     if res.status != 0:
         raise RuntimeError(f"the restricted master LP failed: {res.message}")
-    return float(res.fun), np.asarray(res.eqlin.marginals, dtype=np.float64), res.x
+    sigma = (np.maximum(-np.asarray(res.ineqlin.marginals, dtype=np.float64), 0.0) if rows
+             else np.zeros(0 if cuts is None else len(cuts)))
+    return MasterSolution(float(res.fun), np.asarray(res.eqlin.marginals, dtype=np.float64),
+                          res.x, sigma)
+
+
+class MasterSolution(NamedTuple):
+    """The restricted master LP's value, row duals ``u``, columns ``x`` and cut duals
+    ``sigma >= 0`` (one per cut; the ``<=`` rows' marginals are ``-sigma``)."""
+
+    value: float
+    u: NDArray[np.float64]
+    x: NDArray[np.float64]
+    sigma: NDArray[np.float64]
 
 
 @dataclass
@@ -100,7 +118,7 @@ def column_generation(X: NDArray[np.float64], k: int, pool: ColumnPool, *, time_
     _, nbr = neighbours(X, min(n, max(width, 2 * k)))
     prog = Progress()
     while True:
-        value, u, _ = solve_master(pool)
+        value, u, _, _ = solve_master(pool)
         prog.iterations += 1
         prog.lp_value, prog.duals = value, u
         if exact_pricing:
@@ -122,9 +140,9 @@ def column_generation(X: NDArray[np.float64], k: int, pool: ColumnPool, *, time_
     return prog
 
 
-def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: Progress, *,
+def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: Progress, *,  # noqa: PLR0913 - keyword-only options of the rounds
                        time_limit: float, max_new: int, smooth: bool = False,
-                       budget: int = NODE_BUDGET) -> float:
+                       budget: int = NODE_BUDGET, cuts: bool = False) -> float:
     """Rounds of master LP and :func:`~microagg.bounds._exact.exact_pricing`; best bound.
 
     Each round's ``sum(u) + sum_i rho_i`` is proved whatever ``u`` is (rows whose enumeration
@@ -154,6 +172,12 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
 
     ``budget`` is the most enumeration nodes per row (``exact_pricing``).
 
+    With ``cuts``, a round at the LP's own duals that finds no negative group (the LP over
+    the groups is optimal, or nearly: rows out of nodes) separates subset-row cuts at the
+    LP's point (:mod:`microagg.bounds._cuts`) and the rounds go on with them, the dual
+    points then holding the cuts' duals ``sigma`` beside ``u`` (the k-NN point's are 0); the
+    loop ends when none is violated.
+
     References
     ----------
     Wentges, P. "Weighted Dantzig-Wolfe decomposition for linear mixed-integer programming."
@@ -161,9 +185,11 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
     """
     deadline = time.perf_counter() + time_limit
     table = knn_table(X, k)
-    center = table[:, k - 1] / (2.0 * k)  # the k-NN point: dual feasible (the k-NN bound)
+    # the k-NN point: dual feasible (the k-NN bound), with no cut duals
+    center = _Point(table[:, k - 1] / (2.0 * k), np.zeros(0))
     best, alpha, lifting = -np.inf, (0.5 if smooth else 1.0), smooth
-    pricer = _Pricer(X, k, pool, table, deadline, max_new, budget)
+    pricer = _Pricer(X, k, pool, table, deadline, max_new, budget,
+                     cuts=SubsetRowCuts(X.shape[0]) if cuts else None)
     while time.perf_counter() < deadline:
         if lifting:
             bound, lifted = pricer.lift(center)
@@ -171,24 +197,50 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
             if bound > best:
                 best, center = bound, lifted
             continue
-        value, u, _ = solve_master(pool)
+        lp = solve_master(pool, pricer.cuts)
         prog.iterations += 1
-        prog.lp_value, prog.duals = value, u
-        point = center + alpha * (u - center) if alpha < 1.0 else u
+        prog.lp_value, prog.duals = lp.value, lp.u
+        duals = _Point(lp.u, lp.sigma)
+        point = center.toward(duals, alpha) if alpha < 1.0 else duals
         bound, exact, added, rho = pricer.round(point)
-        prog.history.append((value, bound))
+        prog.history.append((lp.value, bound))
         if bound > best:
             best = bound
             if smooth:
-                center, alpha, lifting = point + rho, min(1.0, 2.0 * alpha), True
+                center, alpha, lifting = point.lifted(rho), min(1.0, 2.0 * alpha), True
         elif smooth:
             alpha /= 2.0
-        if added == 0 and point is not u:
+        if added == 0 and point is not duals:
             alpha = 1.0  # nothing negative at the smoothed point: price at the duals
-        elif added == 0:
+        elif added == 0 and not pricer.separate(lp.x):
             prog.exact = exact  # nothing negative at the duals: optimal if every row exact
             break
     return best
+
+
+class _Point(NamedTuple):
+    """A dual point: the rows' ``u`` and the cuts' ``sigma`` (cuts added after it was made
+    count with 0)."""
+
+    u: NDArray[np.float64]
+    sigma: NDArray[np.float64]
+
+    def padded(self, cuts: int) -> NDArray[np.float64]:
+        """``sigma`` over ``cuts`` cuts."""
+        return np.concatenate([self.sigma, np.zeros(cuts - self.sigma.size)])
+
+    def toward(self, other: _Point, alpha: float) -> _Point:
+        """``self + alpha (other - self)``."""
+        sigma = self.padded(other.sigma.size)
+        return _Point(self.u + alpha * (other.u - self.u), sigma + alpha * (other.sigma - sigma))
+
+    def lifted(self, rho: NDArray[np.float64]) -> _Point:
+        """``(u + rho, sigma)``: dual feasible after a round at this point."""
+        return _Point(self.u + rho, self.sigma)
+
+    def value(self) -> float:
+        """The dual objective ``sum(u) - sum(sigma)``."""
+        return float(self.u.sum() - self.sigma.sum())
 
 
 @dataclass
@@ -207,26 +259,43 @@ class _Pricer:
     prices or near it, so good incumbents (Census k = 10, the second and third lifting
     rounds: 36.8 -> 18.8 s and 55.7 -> 30.3 s, ``benchmarks/bench_pricing.py --carry``)."""
 
-    def round(self, u: NDArray[np.float64]) -> tuple[float, bool, int, NDArray[np.float64]]:
-        """Exact pricing at ``u``: its proved bound (less a rounding margin), whether every
-        row was exact, how many of the negative groups found were new to the pool, and
-        ``rho`` (``u + rho`` is dual feasible and sums to the bound). The incumbents come
-        from the pool and :attr:`carried`, which this round's best groups then replace."""
-        priced = exact_pricing(self.X, u, self.table, self.k,
-                               incumbents(self.pool, u, self.k, self.carried), self.budget,
-                               deadline=self.deadline)
+    cuts: SubsetRowCuts | None = None
+    """The master's subset-row cuts (``None``: none are separated)."""
+
+    def round(self, point: _Point | NDArray[np.float64]
+              ) -> tuple[float, bool, int, NDArray[np.float64]]:
+        """Exact pricing at ``point`` (or row duals alone): its proved bound (less a rounding
+        margin), whether every row was exact, how many of the negative groups found were
+        new to the pool, and ``rho`` (``(u + rho, sigma)`` is dual feasible and its
+        objective is the bound). The incumbents come from the pool and :attr:`carried`,
+        which this round's best groups then replace."""
+        if not isinstance(point, _Point):
+            point = _Point(point, np.zeros(0))
+        u = point.u
+        duals = None if self.cuts is None else self.cuts.duals(point.padded(len(self.cuts)))
+        inc = incumbents(self.pool, u, self.k, self.carried,
+                         None if duals is None or self.cuts is None else (self.cuts, point.sigma))
+        priced = exact_pricing(self.X, u, self.table, self.k, inc, self.budget,
+                               deadline=self.deadline, cuts=duals)
         self.carried = priced.groups
         added = sum(self.pool.add(g)
                     for g in _cheapest(self.X, u, priced.found, self.max_new))
         return _less_margin(priced.bound, u), priced.exact, added, priced.rho
 
-    def lift(self, center: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+    def lift(self, center: _Point | NDArray[np.float64]) -> tuple[float, _Point]:
         """:meth:`round` at a dual feasible ``center`` (a previous round's ``u + rho``): its
         bound and lifted point. There no group has a negative reduced cost, so each
         ``rho_i`` is raised to 0 where a row's anchored fall-back is below it, and the
-        bound is at least ``sum(center)``, less the rounding margin."""
-        lifted = center + np.maximum(self.round(center)[3], 0.0)
-        return _less_margin(float(lifted.sum()), center), lifted
+        bound is at least the centre's dual objective, less the rounding margin."""
+        if not isinstance(center, _Point):
+            center = _Point(center, np.zeros(0))
+        lifted = center.lifted(np.maximum(self.round(center)[3], 0.0))
+        return _less_margin(lifted.value(), lifted.u), lifted
+
+    def separate(self, x: NDArray[np.float64]) -> int:
+        """Subset-row cuts violated at the master's ``x``, added to :attr:`cuts` (0 without
+        cuts)."""
+        return 0 if self.cuts is None else self.cuts.separate(self.pool.members, x)
 
 
 def _less_margin(bound: float, u: NDArray[np.float64]) -> float:
@@ -235,15 +304,23 @@ def _less_margin(bound: float, u: NDArray[np.float64]) -> float:
 
 
 def incumbents(pool: ColumnPool, u: NDArray[np.float64], k: int,
-               carried: Sequence[NDArray[np.intp]] = ()) -> NDArray[np.float64]:
+               carried: Sequence[NDArray[np.intp]] = (),
+               cuts: tuple[SubsetRowCuts, NDArray[np.float64]] | None = None,
+               ) -> NDArray[np.float64]:
     """Per row, the least ``rc(S) / k`` over the groups of ``k`` rows holding it, of the pool
     and ``carried`` (a previous round's best groups): what the exact pricing searches below
-    (:func:`~microagg.bounds._exact.exact_pricing`)."""
+    (:func:`~microagg.bounds._exact.exact_pricing`). With ``cuts`` (the cuts and their
+    duals ``sigma``), the least ``rc'(S) / |S|`` over the groups of ``k .. 2k-1`` rows,
+    ``rc'`` with the duals of the cuts each group turns on."""
     inc = np.full(pool.X.shape[0], np.inf)
-    costs = [sse_of(pool.X, group) for group in carried]
-    for group, cost in zip([*pool.members, *carried], [*pool.costs, *costs], strict=True):
-        if group.size == k:
-            np.minimum.at(inc, group, (cost - float(u[group].sum())) / k)
+    groups = [*pool.members, *carried]
+    costs = np.asarray([*pool.costs, *(sse_of(pool.X, group) for group in carried)])
+    top = k if cuts is None else 2 * k - 1
+    if cuts is not None:
+        costs = costs + cuts[0].penalties(groups, _Point(u, cuts[1]).padded(len(cuts[0])))
+    for group, cost in zip(groups, costs, strict=True):
+        if k <= group.size <= top:
+            np.minimum.at(inc, group, (cost - float(u[group].sum())) / group.size)
     return inc
 
 
