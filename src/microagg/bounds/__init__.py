@@ -37,10 +37,12 @@ class BoundResult:
         The certified lower bound (proved; never the heuristic LP value unless
         ``lp_certified``): the largest of the k-NN bound and the Lagrangian bounds.
     lp_value : float
-        Value of the restricted master LP at the last iteration. It is the LP relaxation's
-        value (a lower bound) only when ``lp_certified``; otherwise an upper estimate of it.
+        Value of the restricted master LP at the last iteration, with the subset-row cuts
+        separated by then. It is that LP's value (a lower bound) only when
+        ``lp_certified``; otherwise an upper estimate of it.
     lp_certified : bool
-        Pricing proved that no column of negative reduced cost is left (exact pricing).
+        Pricing proved that no column of negative reduced cost is left (exact pricing) and
+        no subset-row cut is violated.
     knn_bound : float
         The k-nearest-neighbour bound ``sum_i D_i(k-1) / (2k)``.
     lagrangian_bound : float
@@ -118,10 +120,12 @@ def lower_bound(X: ArrayLike, k: int, *, method: str = "column-generation",
     bound returned is the largest of these and the k-NN bound: each is proved for every
     partition. The enumeration takes the groups of exactly ``k`` records, which suffice
     (the LP over them equals the LP over ``k .. 2k-1``: :mod:`microagg.bounds._exact`).
-    Within 2 minutes it proves the LP optimum of Census and Tarragona at k = 3 and certifies
-    colgen's partitions within 5 % in 7 of the 12 cases of Census, Tarragona and EIA at
-    k = 3, 4, 5, 10; at k = 10 within 16-19 % (8.5-12 % in 10 minutes; see
-    docs/topics/bounds.md).
+    Once the LP is optimal, subset-row cuts (:mod:`microagg.bounds._cuts`) raise it above
+    the LP relaxation, where it mixes ``k``-record groups in place of larger ones; with
+    their duals every size ``k .. 2k-1`` is priced. Within 2 minutes it certifies colgen's
+    partitions within 5 % in 8 of the 12 cases of Census, Tarragona and EIA at
+    k = 3, 4, 5, 10 (EIA k = 3 within 3.6 % through the cuts, 8.5 % without); at k = 10
+    within 16-19 % (8.5-12 % in 10 minutes; see docs/topics/bounds.md).
     On ``n_samples <= 14`` pricing is exact (enumeration) and the LP value is certified.
 
     Parameters

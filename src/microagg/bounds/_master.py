@@ -27,6 +27,11 @@ from ._pricing import (
 _TOL = 1e-9
 LIFT_GAIN = 0.02
 """Lifting rounds go on while each raises the bound by at least this share of it."""
+CUT_GAP = 1e-3
+"""Cuts are separated once the LP is within this share of the proved bound, even while
+pricing at its duals still finds a few negative groups (Census k = 4: the LP at 6.0020 %
+of the SST, equal to the bound to 4 digits, from 90 s to the end of a 120-s bound, while
+every second round at its duals added 3-11 groups, so none was separated)."""
 
 
 @dataclass
@@ -173,8 +178,8 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
     ``budget`` is the most enumeration nodes per row (``exact_pricing``).
 
     With ``cuts``, a round at the LP's own duals that finds no negative group (the LP over
-    the groups is optimal, or nearly: rows out of nodes) separates subset-row cuts at the
-    LP's point (:mod:`microagg.bounds._cuts`) and the rounds go on with them, the dual
+    the groups is optimal, or nearly: rows out of nodes), or any round once the LP is within
+    ``CUT_GAP`` of the best bound, separates subset-row cuts at the LP's point (:mod:`microagg.bounds._cuts`) and the rounds go on with them, the dual
     points then holding the cuts' duals ``sigma`` beside ``u`` (the k-NN point's are 0); the
     loop ends when none is violated.
 
@@ -212,7 +217,10 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
             alpha /= 2.0
         if added == 0 and point is not duals:
             alpha = 1.0  # nothing negative at the smoothed point: price at the duals
-        elif added == 0 and not pricer.separate(lp.x):
+        elif (added == 0 or lp.value - best <= CUT_GAP * abs(lp.value)) \
+                and pricer.separate(lp.x):
+            continue
+        elif added == 0:
             prog.exact = exact  # nothing negative at the duals: optimal if every row exact
             break
     return best

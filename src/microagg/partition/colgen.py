@@ -12,8 +12,10 @@ generation solves.
    random rotation of the centroids into parts of at most ``part_size`` records, so that
    partitions of the parts join into one of the file.
 3. **Each part**: column generation on its LP (HiGHS master, greedy pricing around every
-   record, then rounds of exact enumeration pricing), seeded with the part's groups of the
-   start and every record's k-NN group; then the **integer master**, the set-partitioning
+   record, then rounds of exact enumeration pricing, with subset-row cuts once the LP is
+   optimal, so that groups larger than ``k`` enter as columns where the LP without them
+   mixes ``k``-record groups: :mod:`microagg.bounds._cuts`), seeded with the part's groups
+   of the start and every record's k-NN group; then the **integer master**, the set-partitioning
    problem over the groups generated, by HiGHS's branch and bound
    (:func:`~microagg.bounds._integer.integer_master`). The start's groups are columns, so a
    part's SSE never rises; the integer answer is kept only when it is lower.
@@ -217,7 +219,7 @@ def _solve_part(Xp: NDArray[np.float64], start: NDArray[np.intp], k: int,
     prog = column_generation(Xp, k, pool, time_limit=0.4 * seconds, exact_pricing=False,
                              width=3 * k + 10, max_new=max_new)
     enumeration_rounds(Xp, k, pool, prog, time_limit=0.15 * seconds, max_new=max_new,
-                       budget=PART_NODE_BUDGET)
+                       budget=PART_NODE_BUDGET, cuts=True)
     left = seconds - (time.perf_counter() - t0)
     found = integer_master(pool, max(left, 1.0))
     if found is None or _sse(Xp, found) >= _sse(Xp, start):
