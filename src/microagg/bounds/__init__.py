@@ -124,7 +124,7 @@ def lower_bound(X: ArrayLike, k: int, *, method: str = "column-generation",
     the LP relaxation, where it mixes ``k``-record groups in place of larger ones; with
     their duals every size ``k .. 2k-1`` is priced. Within 2 minutes it certifies colgen's
     partitions within 5 % in 8 of the 12 cases of Census, Tarragona and EIA at
-    k = 3, 4, 5, 10 (EIA k = 3 within 3.6 % through the cuts, 8.5 % without); at k = 10
+    k = 3, 4, 5, 10 (EIA k = 3 within 1.8 % with the cuts, 8.5 % without); at k = 10
     within 16-19 % (8.5-12 % in 10 minutes; see docs/topics/bounds.md).
     On ``n_samples <= 14`` pricing is exact (enumeration) and the LP value is certified.
 
