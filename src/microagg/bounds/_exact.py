@@ -6,7 +6,9 @@ where the enumeration exceeds its node budget, falls back to the anchored lower 
 row. Either way ``sum(u) + sum_i rho_i`` is a proved lower bound on the SSE of every
 partition into groups of ``k`` or more rows, and ``u + rho`` is dual feasible for the LP over
 groups of ``k .. 2k-1`` rows; when every row is enumerated and no group of negative reduced
-cost is left it is the LP optimum.
+cost is left it is the LP optimum. With the duals of subset-row cuts
+(:mod:`microagg.bounds._cuts`) the same holds for ``rho_i = min rc'(T) / |T|`` over the
+groups of ``k .. 2k-1`` rows, the bound less the cuts' duals.
 
 **Groups of k rows suffice.** For a group ``S`` of ``s >= k`` rows and ``T`` a uniformly
 random subset of ``k`` of its rows, ``E[SSE(T)] = (k-1)/(s-1) SSE(S)`` (each pair of ``S`` is
