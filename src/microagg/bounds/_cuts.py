@@ -64,7 +64,7 @@ class SubsetRowCuts:
         """``(cuts, groups)`` 0/1: whether a group holds two or more of a cut's rows."""
         if not self.triples or not groups:
             return csr_matrix((len(self.triples), len(groups)))
-        counts = (self._incidence().T @ _incidence(groups, self.n)).tocsr()
+        counts = (self._incidence().T @ incidence(groups, self.n)).tocsr()
         counts.data = (counts.data >= 2).astype(np.float64)
         counts.eliminate_zeros()
         return counts
@@ -101,10 +101,11 @@ class SubsetRowCuts:
 
     def _incidence(self) -> csc_matrix:
         """``(n, cuts)`` 0/1: the rows of each cut."""
-        return _incidence([np.asarray(t, dtype=np.intp) for t in self.triples], self.n)
+        return incidence([np.asarray(t, dtype=np.intp) for t in self.triples], self.n)
 
 
-def _incidence(groups: Sequence[NDArray[np.intp]], n: int) -> csc_matrix:
+def incidence(groups: Sequence[NDArray[np.intp]], n: int) -> csc_matrix:
+    """``(n, groups)`` 0/1: the rows of each group (the master's columns, or the cuts)."""
     rows = np.concatenate(groups)
     ptr = np.concatenate([[0], np.cumsum([len(g) for g in groups])])
     return csc_matrix((np.ones(rows.size), rows, ptr), shape=(n, len(groups)))

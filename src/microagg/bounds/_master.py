@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 from scipy.optimize import linprog
 from scipy.sparse import csc_matrix
 
-from ._cuts import SubsetRowCuts
+from ._cuts import SubsetRowCuts, incidence
 from ._exact import NODE_BUDGET, exact_pricing
 from ._pricing import (
     brute_force_min_rc,
@@ -63,10 +63,7 @@ class ColumnPool:
 
     def matrix(self) -> csc_matrix:
         """The n x (number of columns) 0/1 incidence matrix."""
-        n = self.X.shape[0]
-        rows = np.concatenate(self.members)
-        ptr = np.concatenate([[0], np.cumsum([len(m) for m in self.members])])
-        return csc_matrix((np.ones(rows.size), rows, ptr), shape=(n, len(self.members)))
+        return incidence(self.members, self.X.shape[0])
 
 
 def solve_master(pool: ColumnPool, cuts: SubsetRowCuts | None = None) -> MasterSolution:
