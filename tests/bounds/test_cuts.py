@@ -46,12 +46,22 @@ def penalty(group: tuple[int, ...], cuts: list[tuple[int, int, int]],
 
 def brute_rho_with_cuts(X: np.ndarray, u: np.ndarray, k: int, cuts: list, sigma: np.ndarray
                         ) -> np.ndarray:
-    """min over groups S of k .. 2k-1 rows holding i of rc'(S) / |S|."""
+    """``min rc'(T) / k`` over the groups T of k rows holding i, less a third of each cut's
+    ``gap_c = min(0, min rc'(S) - rho(S))`` over the groups S of k + 1 .. 2k-1 rows that hold
+    the cut's three rows, for the cuts holding i."""
+    cost = {S: sse_of(X, np.asarray(S)) - u[list(S)].sum() + penalty(S, cuts, sigma)
+            for S in brute_force_columns(X.shape[0], k)}
     rho = np.full(X.shape[0], np.inf)
-    for S in brute_force_columns(X.shape[0], k):
-        value = (sse_of(X, np.asarray(S)) - u[list(S)].sum() + penalty(S, cuts, sigma)) / len(S)
-        rho[list(S)] = np.minimum(rho[list(S)], value)
-    return rho
+    for S, value in cost.items():
+        if len(S) == k:
+            rho[list(S)] = np.minimum(rho[list(S)], value / k)
+    out = rho.copy()
+    for cut, s in zip(cuts, sigma, strict=True):
+        if s > 0:
+            gap = min([0.0, *(value - rho[list(S)].sum() for S, value in cost.items()
+                              if len(S) > k and set(cut) <= set(S))])
+            out[list(cut)] += gap / 3.0
+    return out
 
 
 def random_cuts(n: int, count: int, rng: np.random.Generator) -> SubsetRowCuts:
@@ -74,9 +84,10 @@ def test_activation_counts_two_rows_of_a_cut() -> None:
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("budget", [200_000, 3])
 def test_pricing_with_cuts_against_brute_force(seed: int, budget: int) -> None:
-    """With cut duals every size k .. 2k-1 is priced and each row's rho is the brute-force
-    minimum of rc'/|S| (budget 3: a lower bound on it); the bound subtracts the duals, and
-    ``(u + rho, sigma)`` leaves no group with a negative reduced cost."""
+    """With cut duals the groups of k rows give rho, and the larger groups holding a cut's
+    three rows lower its rows' rho by a third of its gap: the brute-force values (budget 3:
+    a lower bound on them); the bound subtracts the duals, and ``(u + rho, sigma)`` leaves
+    no group of any size k .. 2k-1 with a negative reduced cost."""
     rng = np.random.default_rng(seed)
     n, k = 10, 2 + seed % 2
     X = rng.normal(size=(n, 2))
@@ -100,22 +111,53 @@ def test_pricing_with_cuts_against_brute_force(seed: int, budget: int) -> None:
                                                            sigma) < 0
 
 
+def test_cut_gaps_keep_every_group_feasible() -> None:
+    """Beyond k rows only groups that hold a cut's three rows are priced, cut by cut. On
+    random data with many cuts the result is the brute-force one, ``(u + rho, sigma)``
+    leaves no group of k .. 2k-1 rows with a negative ``rc'``, and some rows' rho is above
+    the least ``rc'/|S|`` over every group holding them (that minimum is feasible too, but
+    lower)."""
+    raised = 0
+    for seed in range(12):
+        rng = np.random.default_rng(100 + seed)
+        n, k = 9, 2 + seed % 3
+        X = rng.normal(size=(n, 2))
+        u = rng.uniform(0, 2.0, size=n)
+        cuts = random_cuts(n, 12, rng)
+        sigma = rng.uniform(0, 0.8, size=len(cuts))
+        priced = exact_pricing(X, u, knn_table(X, k), k, np.full(n, np.inf), 10**7,
+                               cuts=cuts.duals(sigma))
+        np.testing.assert_allclose(priced.rho, brute_rho_with_cuts(X, u, k, cuts.triples, sigma),
+                                   rtol=1e-9, atol=1e-12)
+        every = np.full(n, np.inf)
+        lifted = u + priced.rho
+        for S in brute_force_columns(n, k):
+            cost = sse_of(X, np.asarray(S)) + penalty(S, cuts.triples, sigma)
+            every[list(S)] = np.minimum(every[list(S)], (cost - u[list(S)].sum()) / len(S))
+            assert cost - lifted[list(S)].sum() >= -1e-9
+        raised += int((priced.rho > every + 1e-12).sum())
+    assert raised > 0
+
+
 def test_incumbents_with_cuts_are_groups_values() -> None:
-    """Each row's incumbent is rc'/|S| of a real group holding it (any size k .. 2k-1)."""
+    """Each row's incumbent is rc'/k of a real group of k rows holding it (larger groups are
+    priced through the cuts, not as incumbents)."""
     rng = np.random.default_rng(5)
     X = rng.normal(size=(9, 2))
     pool = ColumnPool(X)
     pool.add(np.array([0, 1, 2, 3]))
     pool.add(np.array([0, 4, 5]))
+    pool.add(np.array([0, 1, 7]))
     cuts = random_cuts(9, 5, rng)
     sigma = rng.uniform(0, 1, size=len(cuts))
     u = rng.uniform(0, 1, size=9)
     got = incumbents(pool, u, 3, (), (cuts, sigma))
-    values = [(sse_of(X, g) - u[g].sum() + penalty(tuple(g), cuts.triples, sigma)) / g.size
-              for g in pool.members]
+    values = [(sse_of(X, g) - u[g].sum() + penalty(tuple(g), cuts.triples, sigma)) / 3
+              for g in pool.members[1:]]
     assert got[0] == pytest.approx(min(values))
-    assert got[1] == pytest.approx(values[0]) and got[4] == pytest.approx(values[1])
-    assert np.isinf(got[6])
+    assert got[4] == pytest.approx(values[0]) and got[7] == pytest.approx(values[1])
+    assert got[1] == pytest.approx(values[1])
+    assert np.isinf(got[2]) and np.isinf(got[6])
 
 
 def clusters_of_four(seed: int) -> np.ndarray:

@@ -7,8 +7,9 @@ row. Either way ``sum(u) + sum_i rho_i`` is a proved lower bound on the SSE of e
 partition into groups of ``k`` or more rows, and ``u + rho`` is dual feasible for the LP over
 groups of ``k .. 2k-1`` rows; when every row is enumerated and no group of negative reduced
 cost is left it is the LP optimum. With the duals of subset-row cuts
-(:mod:`microagg.bounds._cuts`) the same holds for ``rho_i = min rc'(T) / |T|`` over the
-groups of ``k .. 2k-1`` rows, the bound less the cuts' duals.
+(:mod:`microagg.bounds._cuts`) ``rc'`` adds the duals of the cuts a group turns on,
+``rho_i`` is ``min rc'(T) / k`` less a share of the cuts' gaps (below), and the bound is
+less the cuts' duals.
 
 **Groups of k rows suffice.** For a group ``S`` of ``s >= k`` rows and ``T`` a uniformly
 random subset of ``k`` of its rows, ``E[SSE(T)] = (k-1)/(s-1) SSE(S)`` (each pair of ``S`` is
@@ -25,11 +26,29 @@ model lists ``k .. 2k-1``: at k = 10 one size instead of ten, and the largest, c
 sizes are gone (Census k = 10, one round at the k-NN point: 259 s -> 26 s, bound 9.0307 ->
 9.0346 % of the SST, since the minimum over ``k``-row groups is never below the minimum over
 all sizes).
+
+**With cuts, larger groups only where they hold a cut's three rows.** A cut counts in a
+group holding two or more of its three rows (``rc' = rc + `` its dual). If a group ``S`` of
+``s > k`` rows holds at most two rows of every cut with a positive dual, a cut with two
+rows in ``S`` counts in ``T`` exactly when ``T`` holds both, with probability ``k(k-1) /
+(s(s-1))``, so ``(s/k) E[pen(T)] = (k-1)/(s-1) pen(S) <= pen(S)`` and, with the SSE and
+dual parts above, ``rc'(S) >= (s/k) E[rc'(T)] >= sum_{j in S} rho_j``: such an ``S`` is
+dominated by its ``k``-subsets, as every larger group is without cuts. Only a group holding
+all three rows of a cut can have ``rc'(S) < sum_{j in S} rho_j`` (four rows at k = 3 that
+hold a cut: the mix of their triples turns it on with weight 4/3). So ``rho`` comes from the
+groups of ``k`` rows alone, and then, cut by cut, the least ``gap_c = rc'(S) - sum_{j in S}
+rho_j`` over the groups ``S`` of ``k + 1 .. 2k-1`` rows that hold the cut's three rows (an
+enumeration from a partial group of those three, below 0 only); where it is negative each
+of the three rows gives up ``gap_c / 3``, which every such group feels in full, and lowering
+``rho`` never breaks another group's constraint. Pricing every size row by row, as before,
+took most of a round's time: Census k = 4 at a point with 164 cuts, 5.2 s a round of which
+0.5 s for the groups of ``k``.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -259,8 +278,68 @@ def _first_rows(X, u, table, cand, i, s, best, w, low, kept, dst):  # pragma: no
 
 
 @njit(cache=True)
-def _enumerate(X, u, table, i, cand, s, best, budget, cuts):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
-    """Smallest ``rc'(S)`` over ``S = {i} + (s - 1) of cand`` below ``best``; nodes used.
+def _force(X, u, cand, forced, lists, lens, idx, group, cuts, free):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """Put the rows ``forced`` into the partial group of :func:`_enumerate` (depths ``1 ..
+    len(forced)``, each its own one-entry list) and the other rows of the root's list into
+    ``free``; returns ``rc'`` of the partial group and how many rows ``free`` holds, or
+    ``-1`` rows when a forced row is not in the root's list (no group below the target
+    holds it)."""
+    f = forced.shape[0]
+    nf = 0
+    seen = 0
+    for t in range(lens[0]):
+        pos = lists[0, t]
+        hit = False
+        for e in range(f):
+            hit = hit or cand[pos] == forced[e]
+        if hit:
+            seen += 1
+        else:
+            free[nf] = pos
+            nf += 1
+    if seen < f:
+        return 0.0, -1
+    rc = 0.0
+    for e in range(f):
+        pos = 0
+        while cand[pos] != forced[e]:
+            pos += 1
+        rc = _add_row(X, u, forced[e], e + 1, group, cuts)
+        lists[e, 0] = pos
+        lens[e] = 1
+        idx[e + 1] = 0
+    return rc, nf
+
+
+@njit(cache=True)
+def _root(X, u, table, i, cand, forced, s, best, group, cuts, shares, low, kept, lists, lens, idx):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """The root of :func:`_enumerate`: its list (:func:`_first_rows`), then the rows
+    ``forced`` (if any) join the partial group (:func:`_force`) and the rows left that a
+    completion below ``best`` may take become the list of the last forced depth. Returns the
+    candidates in share order, the first depth to enumerate (0: no group below ``best``;
+    ``s``: the forced rows make the group whole) and the partial group's ``rc'``."""
+    lists[0] = np.arange(cand.shape[0])
+    lens[0] = cand.shape[0]
+    if s >= 3:
+        cand, lens[0] = _first_rows(X, u, table, cand, i, s, best, shares[0], low, kept[0],
+                                    lists[0])
+    f = forced.shape[0]
+    if lens[0] < s - 1 or f == 0:
+        return cand, (0 if lens[0] < s - 1 else 1), 0.0
+    free = np.empty(lens[0], dtype=np.int64)
+    rc, nf = _force(X, u, cand, forced, lists, lens, idx, group, cuts, free)
+    if nf < 0 or f + 1 == s:
+        return cand, (0 if nf < 0 else s), rc
+    lens[f] = _next_rows(X, u, table, cand, free[:nf], 0, group[0][f], f + 1.0, s, rc, best,
+                         shares[f], low, kept[f], lists[f])
+    return cand, (0 if lens[f] < s - 1 - f else f + 1), rc
+
+
+@njit(cache=True)
+def _enumerate(X, u, table, i, cand, s, best, budget, cuts, forced):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
+    """Smallest ``rc'(S)`` over ``S = {i} + forced + the rest of s rows from cand`` below
+    ``best``; nodes used. ``forced`` (rows of ``cand``; empty: none) start the partial
+    group (:func:`_force`), which then takes its other rows as without them.
 
     Depth first over the candidates in the order of their shares in ``{i}``'s completion
     (:func:`_shares`: the most promising first). A node with two or more rows to come keeps
@@ -282,16 +361,14 @@ def _enumerate(X, u, table, i, cand, s, best, budget, cuts):  # pragma: no cover
     lens = np.zeros(s, dtype=np.int64)
     idx = np.full(s, -1, dtype=np.int64)  # per depth: where in its parent's list it is
     low = np.empty(s)
-    lists[0] = np.arange(c)
-    lens[0] = c
-    if s >= 3:
-        cand, lens[0] = _first_rows(X, u, table, cand, i, s, best, shares[0], low, kept[0],
-                                    lists[0])
-        if lens[0] < s - 1:
-            return best, arg, 0
+    cand, first, rc = _root(X, u, table, i, cand, forced, s, best, group, cuts, shares, low,
+                            kept, lists, lens, idx)
+    if first == 0 or first == s:  # nothing below best, or the forced rows make it whole
+        return (best if first == 0 else _taken(i, cand, lists, idx, s - 1, arg, rc, best),
+                arg, int(first == s))
     nodes = 0
-    depth = 1
-    while depth >= 1:
+    depth = first
+    while depth >= first:
         up = depth - 1
         idx[depth] += 1
         left = s - 1 - depth  # rows to come after this one
@@ -324,30 +401,61 @@ def _enumerate(X, u, table, i, cand, s, best, budget, cuts):  # pragma: no cover
 
 
 @njit(cache=True, parallel=True)
-def _price_all(X, u, table, k, top, incumbent, budget, rows, cuts):  # pragma: no cover  # noqa: PLR0913 - numba kernel: nopython code takes arrays, not objects
-    """Per row of ``rows``: ``rho_i`` over the groups of ``k .. top`` rows holding it (exact,
-    or its anchored lower bound for a size whose enumeration ran out of nodes), whether
-    exact, the best group. Rows are independent: a row writes only its own entries."""
+def _price_all(X, u, table, k, incumbent, budget, rows, cuts):  # pragma: no cover
+    """Per row of ``rows``: ``rho_i = min rc'(T) / k`` over the groups ``T`` of ``k`` rows
+    holding it (exact, or its anchored lower bound where the enumeration ran out of nodes),
+    whether exact, the best group found below the incumbent and its ``rc' / k``. Rows are
+    independent: a row writes only its own entries."""
     n = rows.shape[0]
     rho = np.empty(n)
+    value = np.full(n, np.inf)
     exact = np.ones(n, dtype=np.bool_)
-    groups = np.full((n, top), -1, dtype=np.int64)
+    groups = np.full((n, k), -1, dtype=np.int64)
+    none = np.zeros(0, dtype=np.int64)
     for r in prange(n):
         i = rows[r]
-        best = incumbent[i]  # rc' / |T| of a known group holding i: an upper bound on rho_i
-        floor = np.inf  # the anchored bounds of the sizes not enumerated in full
-        for s in range(k, top + 1):
-            cand, low = _candidates(X, i, u, table, s, best)
-            value, arg, nodes = _enumerate(X, u, table, i, cand, s, best * s, budget, cuts)
+        best = incumbent[i]  # rc' / k of a known group holding i: an upper bound on rho_i
+        cand, low = _candidates(X, i, u, table, k, best)
+        found, arg, nodes = _enumerate(X, u, table, i, cand, k, best * k, budget, cuts, none)
+        if nodes > budget:
+            exact[r] = False
+            best = min(best, low)
+        elif found / k < best:
+            best = value[r] = found / k
+            groups[r] = arg
+        rho[r] = best
+    return rho, exact, groups, value
+
+
+@njit(cache=True, parallel=True)
+def _price_cuts(X, v, table, k, top, budget, cuts, which):  # pragma: no cover
+    """Per cut of ``which``: the least ``rc'`` at the row duals ``v`` below 0 (else 0) over
+    the groups of ``k + 1 .. top`` rows that hold its three rows (exact, or the anchored
+    lower bound of its first row where an enumeration ran out of nodes), whether exact, and
+    that group. Cuts are independent: a cut writes only its own entries."""
+    rows = cuts[2]
+    m = which.shape[0]
+    gap = np.zeros(m)
+    exact = np.ones(m, dtype=np.bool_)
+    groups = np.full((m, top), -1, dtype=np.int64)
+    for r in prange(m):
+        q = which[r]
+        i = rows[q, 0]
+        forced = rows[q, 1:3].copy()
+        best = 0.0
+        floor = 0.0
+        for s in range(max(k + 1, 3), top + 1):
+            cand, low = _candidates(X, i, v, table, s, best / s)
+            found, arg, nodes = _enumerate(X, v, table, i, cand, s, best, budget, cuts, forced)
             if nodes > budget:
                 exact[r] = False
-                floor = min(floor, low)
-            elif value / s < best:
-                best = value / s
+                floor = min(floor, s * low)
+            elif found < best:
+                best = found
                 groups[r, :] = -1
                 groups[r, :s] = arg
-        rho[r] = min(best, floor)
-    return rho, exact, groups
+        gap[r] = min(best, floor)
+    return gap, exact, groups
 
 
 class Pricing(NamedTuple):
@@ -361,8 +469,9 @@ class Pricing(NamedTuple):
     found: list[NDArray[np.intp]]
     """The groups of negative reduced cost found (columns for the master LP)."""
     rho: NDArray[np.float64]
-    """Per row, ``min rc'(T) / |T|`` over the groups holding it (or a lower bound on it):
-    groups of ``k`` rows without cuts, of ``k .. 2k-1`` with them."""
+    """Per row, ``min rc'(T) / k`` over the groups of ``k`` rows holding it (or a lower bound
+    on it), less a third of each negative ``gap_c`` of the cuts holding it (module
+    docstring)."""
     groups: list[NDArray[np.intp]]
     """Every row's best group found below its incumbent, whatever its sign (distinct,
     sorted): near-tight at ``u + rho``, so good incumbents for a round near there."""
@@ -375,41 +484,74 @@ def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray
     groups of negative reduced cost found, ``rho`` and every row's best group
     (:class:`Pricing`).
 
-    Without ``cuts`` each ``rho_i`` is at most ``rc(T) / k`` for every group ``T`` of ``k``
-    rows holding ``i``, so ``u + rho`` is a feasible point of the dual (no group of any size
+    Each ``rho_i`` is at most ``rc'(T) / k`` for every group ``T`` of ``k`` rows holding
+    ``i``, so without cuts ``u + rho`` is a feasible point of the dual (no group of any size
     has negative reduced cost there: the module docstring) whose sum is the bound. With the
-    duals ``sigma`` of subset-row cuts (:mod:`microagg.bounds._cuts`) ``rc'`` adds those of
-    the cuts a group turns on, every size ``k .. 2k-1`` is enumerated, and ``(u + rho,
-    sigma)`` is dual feasible for the LP with the cuts.
+    duals ``sigma`` of subset-row cuts (:mod:`microagg.bounds._cuts`), ``rc'`` adds those of
+    the cuts a group turns on, and the groups of more than ``k`` rows that hold a cut's three
+    rows (the others are dominated: module docstring) are priced cut by cut at ``u + rho``;
+    where the least of them holding cut ``c`` has ``rc' = gap_c < 0``, the three rows of
+    ``c`` each give up ``gap_c / 3`` of their ``rho`` (each such group holds all three), so
+    that ``(u + rho, sigma)`` is dual feasible for the LP with the cuts.
 
-    ``incumbent[i]`` must be ``rc'(T) / |T|`` of some group ``T`` holding ``i`` of a size
-    priced (or ``+inf``): only groups below it are searched. ``budget`` is the most nodes
-    per row and size (Census k = 4 at near-optimal duals: 200,000 left 1,061 of 1,080 rows
-    to their anchored bound, 20,000,000 none, in 31 s on 2 cores). Rows are
-    priced in chunks; past ``deadline`` (``time.perf_counter()``) the rows left get their
+    ``incumbent[i]`` must be ``rc'(T) / k`` of some group ``T`` of ``k`` rows holding ``i``
+    (or ``+inf``): only groups below it are searched. ``budget`` is the most nodes per row
+    (and per cut and size) (Census k = 4 at near-optimal duals: 200,000 left 1,061 of 1,080
+    rows to their anchored bound, 20,000,000 none, in 31 s on 2 cores). Rows are priced in
+    chunks; past ``deadline`` (``time.perf_counter()``) the rows and cuts left get their
     anchored lower bound (no enumeration), so a round cut short still gives a proved bound.
     """
     n = X.shape[0]
     arrays = _no_cuts(n) if cuts is None else cuts
-    top = k if cuts is None else min(2 * k - 1, table.shape[1])
-    parts = []
-    for lo in range(0, n, _CHUNK):
-        if time.perf_counter() > deadline:
-            parts.append(_price_all(X, u, table, k, top, incumbent, 0,
-                                    np.arange(lo, n, dtype=np.int64), arrays))
-            break
-        rows = np.arange(lo, min(lo + _CHUNK, n), dtype=np.int64)
-        parts.append(_price_all(X, u, table, k, top, incumbent, budget, rows, arrays))
-    rho = np.concatenate([p[0] for p in parts])
-    exact = np.concatenate([p[1] for p in parts])
-    best = np.concatenate([p[2] for p in parts])
-    priced = [(np.sort(g[g >= 0]).astype(np.intp), r) for g, r in zip(best, rho, strict=True)
-            if g[0] >= 0]
-    found = [g for g, r in priced if r < -1e-12]
-    groups = {g.tobytes(): g for g, _ in priced}
-    paid = 0.0 if cuts is None else float(cuts.sigma.sum())
+    rho, exact, best, value = _in_chunks(
+        lambda rows, nodes: _price_all(X, u, table, k, incumbent, nodes, rows, arrays),
+        n, budget, deadline)
+    found = [np.sort(g).astype(np.intp) for g, v in zip(best, value, strict=True) if v < -1e-12]
+    groups = {g.tobytes(): g for g in (np.sort(g).astype(np.intp) for g in best if g[0] >= 0)}
+    paid = 0.0
+    if cuts is not None:
+        top = min(2 * k - 1, table.shape[1])
+        lifted = u + rho
+        gap, whole, big = _in_chunks(
+            lambda which, nodes: _price_cuts(X, lifted, table, k, top, nodes, arrays, which),
+            cuts.sigma.shape[0], budget, deadline)
+        np.add.at(rho, cuts.rows[gap < 0].ravel(), np.repeat(gap[gap < 0] / 3.0, 3))
+        exact = np.concatenate([exact, whole])
+        for g in big:
+            if g[0] >= 0:
+                group = np.sort(g[g >= 0]).astype(np.intp)
+                groups[group.tobytes()] = group
+                if _reduced_cost(X, u, group, arrays) < -1e-12:
+                    found.append(group)
+        paid = float(cuts.sigma.sum())
     return Pricing(float(u.sum() + rho.sum()) - paid, bool(exact.all()), found, rho,
                    list(groups.values()))
+
+
+def _in_chunks(price: Callable[[NDArray[np.int64], int], tuple[NDArray, ...]], count: int,
+               budget: int, deadline: float) -> tuple[NDArray, ...]:
+    """``price(items, budget)`` over ``0 .. count - 1`` in chunks of :data:`_CHUNK`, the
+    outputs joined; past ``deadline`` the items left are priced with no nodes (their
+    anchored bounds)."""
+    parts = []
+    for lo in range(0, count, _CHUNK):
+        if time.perf_counter() > deadline:
+            parts.append(price(np.arange(lo, count, dtype=np.int64), 0))
+            break
+        parts.append(price(np.arange(lo, min(lo + _CHUNK, count), dtype=np.int64), budget))
+    if not parts:
+        parts.append(price(np.zeros(0, dtype=np.int64), budget))
+    return tuple(np.concatenate([p[t] for p in parts]) for t in range(len(parts[0])))
+
+
+def _reduced_cost(X: NDArray[np.float64], u: NDArray[np.float64], group: NDArray[np.intp],
+                  cuts: CutDuals) -> float:
+    """``rc'`` of ``group`` at the row duals ``u``: its SSE less their sum, plus the duals of
+    the cuts holding two or more of its rows."""
+    rows = X[group]
+    sse = float(((rows - rows.mean(axis=0)) ** 2).sum())
+    inside = np.isin(cuts.rows, group).sum(axis=1) >= 2
+    return sse - float(u[group].sum()) + float(cuts.sigma[inside].sum())
 
 
 def _no_cuts(n: int) -> CutDuals:

@@ -315,17 +315,16 @@ def incumbents(pool: ColumnPool, u: NDArray[np.float64], k: int,
     """Per row, the least ``rc(S) / k`` over the groups of ``k`` rows holding it, of the pool
     and ``carried`` (a previous round's best groups): what the exact pricing searches below
     (:func:`~microagg.bounds._exact.exact_pricing`). With ``cuts`` (the cuts and their
-    duals ``sigma``), the least ``rc'(S) / |S|`` over the groups of ``k .. 2k-1`` rows,
-    ``rc'`` with the duals of the cuts each group turns on."""
+    duals ``sigma``), ``rc'`` adds the duals of the cuts each group turns on."""
     inc = np.full(pool.X.shape[0], np.inf)
-    groups = [*pool.members, *carried]
-    costs = np.asarray([*pool.costs, *(sse_of(pool.X, group) for group in carried)])
-    top = k if cuts is None else 2 * k - 1
+    sized = [(g, c) for g, c in zip(pool.members, pool.costs, strict=True) if g.size == k]
+    sized += [(g, sse_of(pool.X, g)) for g in carried if g.size == k]
+    groups = [g for g, _ in sized]
+    costs = np.asarray([c for _, c in sized])
     if cuts is not None:
         costs = costs + cuts[0].penalties(groups, _Point(u, cuts[1]).padded(len(cuts[0])))
     for group, cost in zip(groups, costs, strict=True):
-        if k <= group.size <= top:
-            np.minimum.at(inc, group, (cost - float(u[group].sum())) / group.size)
+        np.minimum.at(inc, group, (cost - float(u[group].sum())) / k)
     return inc
 
 
