@@ -139,6 +139,29 @@ def test_cut_gaps_keep_every_group_feasible() -> None:
     assert raised > 0
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_lift_with_cuts_stays_dual_feasible(seed: int) -> None:
+    """A lifting round at a dual feasible point with cut duals (the k-NN point: its duals
+    only add to every group's reduced cost) returns a point that is dual feasible for every
+    group of k .. 2k-1 rows, with a bound at least the centre's: the cuts' gaps may take
+    back what the rows' fall-backs raised to 0 gave, and then the centre is kept."""
+    rng = np.random.default_rng(200 + seed)
+    n, k = 9, 2 + seed % 2
+    X = rng.normal(size=(n, 2))
+    table = knn_table(X, k)
+    cuts = random_cuts(n, 12, rng)
+    pool = ColumnPool(X)
+    pool.add_partition(partition(X, k, method="mdav"))
+    pricer = _Pricer(X, k, pool, table, np.inf, 50, 10**7, cuts=cuts)
+    center = _Point(table[:, k - 1] / (2.0 * k), rng.uniform(0, 0.8, size=len(cuts)))
+    bound, lifted = pricer.lift(center)
+    assert bound >= center.value() - 1e-9
+    assert bound == pytest.approx(lifted.value(), abs=1e-6)
+    for S in brute_force_columns(n, k):
+        cost = sse_of(X, np.asarray(S)) + penalty(S, cuts.triples, lifted.sigma)
+        assert cost - lifted.u[list(S)].sum() >= -1e-9
+
+
 def test_incumbents_with_cuts_are_groups_values() -> None:
     """Each row's incumbent is rc'/k of a real group of k rows holding it (larger groups are
     priced through the cuts, not as incumbents)."""

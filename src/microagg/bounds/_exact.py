@@ -473,13 +473,15 @@ class Pricing(NamedTuple):
     on it), less a third of each negative ``gap_c`` of the cuts holding it (module
     docstring)."""
     groups: list[NDArray[np.intp]]
-    """Every row's best group found below its incumbent, whatever its sign (distinct,
-    sorted): near-tight at ``u + rho``, so good incumbents for a round near there."""
+    """Every row's best group of ``k`` rows found below its incumbent, whatever its sign,
+    and each cut's least larger group below 0 (distinct, sorted): near-tight at
+    ``u + rho``, so good incumbents (those of ``k`` rows) for a round near there."""
 
 
-def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray[np.float64],
-                  k: int, incumbent: NDArray[np.float64], budget: int = NODE_BUDGET,
-                  deadline: float = np.inf, cuts: CutDuals | None = None) -> Pricing:
+def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray[np.float64],  # noqa: PLR0913 - the point, the data and keyword-only options
+                  k: int, incumbent: NDArray[np.float64], budget: int = NODE_BUDGET, *,
+                  deadline: float = np.inf, cuts: CutDuals | None = None,
+                  feasible: bool = False) -> Pricing:
     """Proved bound ``sum(u) - sum(sigma) + sum_i rho_i``, whether every row was exact, the
     groups of negative reduced cost found, ``rho`` and every row's best group
     (:class:`Pricing`).
@@ -500,12 +502,16 @@ def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray
     rows to their anchored bound, 20,000,000 none, in 31 s on 2 cores). Rows are priced in
     chunks; past ``deadline`` (``time.perf_counter()``) the rows and cuts left get their
     anchored lower bound (no enumeration), so a round cut short still gives a proved bound.
+    ``feasible``: ``(u, sigma)`` is dual feasible, so no group of ``k`` rows has a negative
+    ``rc'`` and a row's anchored fall-back below 0 is raised to 0 (before the cuts' gaps).
     """
     n = X.shape[0]
     arrays = _no_cuts(n) if cuts is None else cuts
     rho, exact, best, value = _in_chunks(
         lambda rows, nodes: _price_all(X, u, table, k, incumbent, nodes, rows, arrays),
         n, budget, deadline)
+    if feasible:
+        np.maximum(rho, 0.0, out=rho)
     found = [np.sort(g).astype(np.intp) for g, v in zip(best, value, strict=True) if v < -1e-12]
     groups = {g.tobytes(): g for g in (np.sort(g).astype(np.intp) for g in best if g[0] >= 0)}
     paid = 0.0

@@ -267,13 +267,14 @@ class _Pricer:
     cuts: SubsetRowCuts | None = None
     """The master's subset-row cuts (``None``: none are separated)."""
 
-    def round(self, point: _Point | NDArray[np.float64]
+    def round(self, point: _Point | NDArray[np.float64], feasible: bool = False
               ) -> tuple[float, bool, int, NDArray[np.float64]]:
         """Exact pricing at ``point`` (or row duals alone): its proved bound (less a rounding
         margin), whether every row was exact, how many of the negative groups found were
         new to the pool, and ``rho`` (``(u + rho, sigma)`` is dual feasible and its
         objective is the bound). The incumbents come from the pool and :attr:`carried`,
-        which this round's best groups then replace."""
+        which this round's best groups then replace. ``feasible``: ``point`` is dual
+        feasible (:meth:`lift`)."""
         if not isinstance(point, _Point):
             point = _Point(point, np.zeros(0))
         u = point.u
@@ -281,7 +282,7 @@ class _Pricer:
         inc = incumbents(self.pool, u, self.k, self.carried,
                          None if duals is None or self.cuts is None else (self.cuts, point.sigma))
         priced = exact_pricing(self.X, u, self.table, self.k, inc, self.budget,
-                               deadline=self.deadline, cuts=duals)
+                               deadline=self.deadline, cuts=duals, feasible=feasible)
         self.carried = priced.groups
         added = sum(self.pool.add(g)
                     for g in _cheapest(self.X, u, priced.found, self.max_new))
@@ -289,12 +290,15 @@ class _Pricer:
 
     def lift(self, center: _Point | NDArray[np.float64]) -> tuple[float, _Point]:
         """:meth:`round` at a dual feasible ``center`` (a previous round's ``u + rho``): its
-        bound and lifted point. There no group has a negative reduced cost, so each
-        ``rho_i`` is raised to 0 where a row's anchored fall-back is below it, and the
-        bound is at least the centre's dual objective, less the rounding margin."""
+        bound and lifted point. There no group has a negative reduced cost, so the pricing
+        raises a row's anchored fall-back to 0 (``feasible``). With cuts their gaps can
+        make ``sum(rho)`` negative; then the centre itself is kept (``rho = 0``: both are
+        dual feasible), so the bound is at least the centre's dual objective, less the
+        rounding margin."""
         if not isinstance(center, _Point):
             center = _Point(center, np.zeros(0))
-        lifted = center.lifted(np.maximum(self.round(center)[3], 0.0))
+        rho = self.round(center, feasible=True)[3]
+        lifted = center.lifted(rho if rho.sum() > 0 else np.zeros_like(rho))
         return _less_margin(lifted.value(), lifted.u), lifted
 
     def separate(self, x: NDArray[np.float64]) -> int:
