@@ -10,7 +10,8 @@ from scipy.optimize import linprog
 
 from microagg import load_dataset
 from microagg.bounds import BoundResult, certified_gap, knn_bound, lower_bound
-from microagg.bounds._exact import _shares, exact_pricing
+from microagg.bounds._enumeration import completion_shares
+from microagg.bounds._exact import exact_pricing
 from microagg.bounds._master import (
     ColumnPool,
     Progress,
@@ -240,8 +241,8 @@ def test_completion_bound_below_every_completion(seed: int) -> None:
             rest = s - m
             shares = np.empty(cand.size)
             low = np.empty(s)
-            total = _shares(X, u, table, cand, np.arange(cand.size), 0, cand.size,
-                            X[P].mean(axis=0), float(m), s, shares, low)
+            total = completion_shares(X, u, table, cand, np.arange(cand.size), 0, cand.size,
+                                      X[P].mean(axis=0), float(m), s, shares, low)
             rc_p = sse_of(X, P) - u[P].sum()
             for Q in combinations(range(cand.size), rest):
                 rc_s = sse_of(X, np.concatenate([P, cand[list(Q)]])) - u[P].sum() - u[
