@@ -122,10 +122,11 @@ def lower_bound(X: ArrayLike, k: int, *, method: str = "column-generation",
     (the LP over them equals the LP over ``k .. 2k-1``: :mod:`microagg.bounds._exact`).
     Once the LP is optimal, subset-row cuts (:mod:`microagg.bounds._cuts`) raise it above
     the LP relaxation, where it mixes ``k``-record groups in place of larger ones; with
-    their duals every size ``k .. 2k-1`` is priced. Within 2 minutes it certifies colgen's
-    partitions within 5 % in 8 of the 12 cases of Census, Tarragona and EIA at
-    k = 3, 4, 5, 10 (EIA k = 3 within 1.8 % with the cuts, 8.5 % without); at k = 10
-    within 16-19 % (8.5-12 % in 10 minutes; see docs/topics/bounds.md).
+    their duals the larger groups that hold a cut's three records are priced too, cut by
+    cut. Within 2 minutes it certifies colgen's partitions within 5 % in 8 of the 12 cases
+    of Census, Tarragona and EIA at k = 3, 4, 5, 10 (EIA k = 3 within 1.8 % with the cuts,
+    8.5 % without), in 10 minutes 9 (EIA k = 5 within 4.0 %); at k = 10 within 16-19 %
+    (8.5-12 % in 10 minutes; see docs/topics/bounds.md).
     On ``n_samples <= 14`` pricing is exact (enumeration) and the LP value is certified.
 
     Parameters

@@ -58,6 +58,7 @@ from numpy.typing import NDArray
 from .._jit import njit
 from ._cuts import CutDuals
 from ._enumeration import candidates, enumerate_groups
+from ._pricing import sse_of
 
 _CHUNK = 48
 """Rows priced in one parallel call, between two looks at the clock (48 // k until a row
@@ -146,9 +147,9 @@ class Pricing(NamedTuple):
     on it), less a third of each negative ``gap_c`` of the cuts holding it (module
     docstring)."""
     groups: list[NDArray[np.intp]]
-    """Every row's best group of ``k`` rows found below its incumbent, whatever its sign,
-    and each cut's least larger group below 0 (distinct, sorted): near-tight at
-    ``u + rho``, so good incumbents (those of ``k`` rows) for a round near there."""
+    """Every row's best group of ``k`` rows found below its incumbent, whatever its sign
+    (distinct, sorted): near-tight at ``u + rho``, so good incumbents for a round near
+    there."""
 
 
 def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray[np.float64],  # noqa: PLR0913 - the point, the data and keyword-only options
@@ -197,11 +198,9 @@ def exact_pricing(X: NDArray[np.float64], u: NDArray[np.float64], table: NDArray
         np.add.at(rho, cuts.rows[gap < 0].ravel(), np.repeat(gap[gap < 0] / 3.0, 3))
         exact = np.concatenate([exact, whole])
         for g in big:
-            if g[0] >= 0:
-                group = np.sort(g[g >= 0]).astype(np.intp)
-                groups[group.tobytes()] = group
-                if _reduced_cost(X, u, group, arrays) < -1e-12:
-                    found.append(group)
+            group = np.sort(g[g >= 0]).astype(np.intp)
+            if group.size and _reduced_cost(X, u, group, arrays) < -1e-12:
+                found.append(group)
         paid = float(cuts.sigma.sum())
     return Pricing(float(u.sum() + rho.sum()) - paid, bool(exact.all()), found, rho,
                    list(groups.values()))
@@ -227,10 +226,8 @@ def _reduced_cost(X: NDArray[np.float64], u: NDArray[np.float64], group: NDArray
                   cuts: CutDuals) -> float:
     """``rc'`` of ``group`` at the row duals ``u``: its SSE less their sum, plus the duals of
     the cuts holding two or more of its rows."""
-    rows = X[group]
-    sse = float(((rows - rows.mean(axis=0)) ** 2).sum())
     inside = np.isin(cuts.rows, group).sum(axis=1) >= 2
-    return sse - float(u[group].sum()) + float(cuts.sigma[inside].sum())
+    return sse_of(X, group) - float(u[group].sum()) + float(cuts.sigma[inside].sum())
 
 
 def _no_cuts(n: int) -> CutDuals:

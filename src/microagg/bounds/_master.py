@@ -176,9 +176,10 @@ def enumeration_rounds(X: NDArray[np.float64], k: int, pool: ColumnPool, prog: P
 
     With ``cuts``, a round at the LP's own duals that finds no negative group (the LP over
     the groups is optimal, or nearly: rows out of nodes), or any round once the LP is within
-    ``CUT_GAP`` of the best bound, separates subset-row cuts at the LP's point (:mod:`microagg.bounds._cuts`) and the rounds go on with them, the dual
-    points then holding the cuts' duals ``sigma`` beside ``u`` (the k-NN point's are 0); the
-    loop ends when none is violated.
+    ``CUT_GAP`` of the best bound, separates subset-row cuts at the LP's point
+    (:mod:`microagg.bounds._cuts`) and the rounds go on with them, the dual points then
+    holding the cuts' duals ``sigma`` beside ``u`` (the k-NN point's are 0); the loop ends
+    when none is violated.
 
     References
     ----------

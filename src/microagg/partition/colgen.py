@@ -13,7 +13,7 @@ generation solves.
    partitions of the parts join into one of the file.
 3. **Each part**: column generation on its LP (HiGHS master, greedy pricing around every
    record, then rounds of exact enumeration pricing, with subset-row cuts once the LP is
-   optimal, so that groups larger than ``k`` enter as columns where the LP without them
+   optimal or near it, so that groups larger than ``k`` enter as columns where the LP without them
    mixes ``k``-record groups: :mod:`microagg.bounds._cuts`), seeded with the part's groups
    of the start and every record's k-NN group; then the **integer master**, the set-partitioning
    problem over the groups generated, by HiGHS's branch and bound
