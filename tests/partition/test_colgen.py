@@ -56,6 +56,26 @@ def test_integer_master_without_a_partition_in_the_pool() -> None:
     assert integer_master(pool, 5.0) is None
 
 
+def test_integer_master_from_a_start() -> None:
+    """A start whose groups are columns is HiGHS's first incumbent: the answer is a
+    partition at or below it (here the optimum over every column); a start with a group
+    outside the pool is refused, naming what is wrong."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(9, 2))
+    pool = ColumnPool(X)
+    for group in brute_force_columns(9, 3):
+        pool.add(np.asarray(group))
+    start = np.repeat(np.arange(3), 3)  # rows in their order: a poor partition
+    labels = integer_master(pool, 10.0, start)
+    assert labels is not None
+    assert sse(X, labels) == pytest.approx(best_partition_sse(X, 3), rel=1e-9)
+    assert sse(X, labels) <= sse(X, start)
+    small = ColumnPool(X)
+    small.add_partition(np.repeat(np.arange(3), 3))
+    with pytest.raises(ValueError, match="every group of the start must be a column"):
+        integer_master(small, 5.0, np.array([0, 0, 0, 0, 1, 1, 1, 2, 2]))
+
+
 @pytest.mark.parametrize("k", [2, 3, 5])
 def test_never_above_its_mdav_ls_start_and_above_the_bound(k: int) -> None:
     rng = np.random.default_rng(k)

@@ -6,30 +6,60 @@ heuristics", Electron. Notes Discrete Math. 36 (2010))."""
 from __future__ import annotations
 
 import numpy as np
+from highspy import HighsVarType, SolutionStatus
 from numpy.typing import NDArray
-from scipy.optimize import Bounds, LinearConstraint, milp
 
+from ._lp import _Model
 from ._master import ColumnPool
 
 __all__ = ["integer_master"]
 
 
-def integer_master(pool: ColumnPool, time_limit: float) -> NDArray[np.intp] | None:
+def integer_master(pool: ColumnPool, time_limit: float,
+                   start: NDArray[np.intp] | None = None) -> NDArray[np.intp] | None:
     """The lowest-SSE partition made of the pool's groups that HiGHS finds within
     ``time_limit`` seconds, as labels; ``None`` when it finds none in time.
 
-    Every row must lie in exactly one chosen group: ``min c x, A x = 1, x in {0, 1}``. The
-    answer is checked (each row covered once) before it is returned."""
+    Every row must lie in exactly one chosen group: ``min c x, A x = 1, x in {0, 1}``.
+    ``start``: labels of a partition whose groups are all in the pool, given to HiGHS as
+    its first incumbent (so a part too large to solve in time still returns at least it).
+    The answer is checked (each row covered once) before it is returned."""
     n = pool.X.shape[0]
     width = len(pool.members)
-    res = milp(np.asarray(pool.costs), constraints=LinearConstraint(pool.matrix(), 1.0, 1.0),
-               integrality=np.ones(width), bounds=Bounds(0.0, 1.0),
-               options={"time_limit": max(float(time_limit), 1.0), "disp": False})
-    if res.x is None:
+    model = _Model()
+    model.setOptionValue("output_flag", False)
+    model.setOptionValue("time_limit", max(float(time_limit), 1.0))
+    model.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(n, dtype=np.int32),
+                  np.zeros(0, dtype=np.int32), np.zeros(0))
+    A = pool.matrix()
+    model.addCols(width, np.asarray(pool.costs, dtype=np.float64), np.zeros(width),
+                  np.ones(width), A.nnz, A.indptr[:-1].astype(np.int32),
+                  A.indices.astype(np.int32), A.data.astype(np.float64))
+    model.changeColsIntegrality(width, np.arange(width, dtype=np.int32),
+                                np.full(width, int(HighsVarType.kInteger), dtype=np.uint8))
+    if start is not None:
+        chosen = _columns_of(pool, start)
+        model.setSolution(chosen.size, chosen.astype(np.int32), np.ones(chosen.size))
+    model.run()
+    if model.getInfo().primal_solution_status != int(SolutionStatus.kSolutionStatusFeasible):
         return None
+    x = np.asarray(model.getSolution().col_value)
     labels = np.full(n, -1, dtype=np.intp)
-    for g, j in enumerate(np.flatnonzero(res.x > 0.5)):
+    for g, j in enumerate(np.flatnonzero(x > 0.5)):
         if (labels[pool.members[j]] >= 0).any():
             return None  # a row covered twice: not a partition (numerical trouble)
         labels[pool.members[j]] = g
     return None if (labels < 0).any() else labels
+
+
+def _columns_of(pool: ColumnPool, labels: NDArray[np.intp]) -> NDArray[np.int64]:
+    """The pool's columns of the groups of ``labels`` (each must be in the pool)."""
+    index = {g.tobytes(): j for j, g in enumerate(pool.members)}
+    order = np.argsort(labels, kind="stable")
+    groups = np.split(order, np.flatnonzero(np.diff(labels[order])) + 1)
+    try:
+        return np.asarray([index[np.sort(g).astype(np.intp).tobytes()] for g in groups],
+                          dtype=np.int64)
+    except KeyError:
+        raise ValueError("every group of the start must be a column of the pool") from None
+

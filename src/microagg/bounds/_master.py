@@ -9,11 +9,11 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import linprog
 from scipy.sparse import csc_matrix
 
 from ._cuts import SubsetRowCuts, incidence
 from ._exact import NODE_BUDGET, exact_pricing
+from ._lp import MasterLP, MasterSolution
 from ._pricing import (
     brute_force_min_rc,
     greedy_columns,
@@ -42,6 +42,8 @@ class ColumnPool:
     members: list[NDArray[np.intp]] = field(default_factory=list)
     costs: list[float] = field(default_factory=list)
     seen: set[bytes] = field(default_factory=set)
+    lp: MasterLP | None = field(default=None, repr=False, compare=False)
+    """The master LP over these columns, kept between solves (:func:`solve_master`)."""
 
     def add(self, group: NDArray[np.intp]) -> bool:
         """Add one group; False when it was there already."""
@@ -68,28 +70,11 @@ class ColumnPool:
 
 def solve_master(pool: ColumnPool, cuts: SubsetRowCuts | None = None) -> MasterSolution:
     """Solve ``min c x, A x = 1, x >= 0`` (and ``C x <= 1``, the subset-row ``cuts``) with
-    HiGHS."""
-    n = pool.X.shape[0]
-    rows = {} if not cuts else {"A_ub": cuts.activation(pool.members),
-                                "b_ub": np.ones(len(cuts))}
-    res = linprog(np.asarray(pool.costs), A_eq=pool.matrix(), b_eq=np.ones(n),
-                  bounds=(0, None), method="highs", **rows)
-    if res.status != 0:
-        raise RuntimeError(f"the restricted master LP failed: {res.message}")
-    sigma = (np.maximum(-np.asarray(res.ineqlin.marginals, dtype=np.float64), 0.0) if rows
-             else np.zeros(0 if cuts is None else len(cuts)))
-    return MasterSolution(float(res.fun), np.asarray(res.eqlin.marginals, dtype=np.float64),
-                          res.x, sigma)
-
-
-class MasterSolution(NamedTuple):
-    """The restricted master LP's value, row duals ``u``, columns ``x`` and cut duals
-    ``sigma >= 0`` (one per cut; the ``<=`` rows' marginals are ``-sigma``)."""
-
-    value: float
-    u: NDArray[np.float64]
-    x: NDArray[np.float64]
-    sigma: NDArray[np.float64]
+    HiGHS, from the basis of the pool's last solve (:class:`~microagg.bounds._lp.MasterLP`;
+    a new model when the cuts are another object's)."""
+    if pool.lp is None or not pool.lp.fits(cuts):
+        pool.lp = MasterLP(pool.X.shape[0], cuts)
+    return pool.lp.solve(pool.members, pool.costs, cuts)
 
 
 @dataclass

@@ -221,7 +221,7 @@ def _solve_part(Xp: NDArray[np.float64], start: NDArray[np.intp], k: int,
     enumeration_rounds(Xp, k, pool, prog, time_limit=0.15 * seconds, max_new=max_new,
                        budget=PART_NODE_BUDGET, cuts=True)
     left = seconds - (time.perf_counter() - t0)
-    found = integer_master(pool, max(left, 1.0))
+    found = integer_master(pool, max(left, 1.0), start)
     if found is None or _sse(Xp, found) >= _sse(Xp, start):
         return start
     return found
