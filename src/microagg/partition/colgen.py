@@ -17,8 +17,9 @@ generation solves.
    mixes ``k``-record groups: :mod:`microagg.bounds._cuts`), seeded with the part's groups
    of the start and every record's k-NN group; then the **integer master**, the set-partitioning
    problem over the groups generated, by HiGHS's branch and bound
-   (:func:`~microagg.bounds._integer.integer_master`). The start's groups are columns, so a
-   part's SSE never rises; the integer answer is kept only when it is lower.
+   (:func:`~microagg.bounds._integer.integer_master`), started from the part's current
+   groups. The start's groups are columns, so a part's SSE never rises; the integer
+   answer is kept only when it is lower.
 4. **Join** the parts and run the local search of mdav-ls over the whole file (it mends the
    parts' borders). Steps 2-4 repeat with new rotations until the budget is spent or two
    rounds in a row gain nothing (each part gets an equal share of what is left, and most
