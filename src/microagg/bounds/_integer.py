@@ -18,12 +18,14 @@ __all__ = ["integer_master"]
 def integer_master(pool: ColumnPool, time_limit: float,
                    start: NDArray[np.intp] | None = None) -> NDArray[np.intp] | None:
     """The lowest-SSE partition made of the pool's groups that HiGHS finds within
-    ``time_limit`` seconds, as labels; ``None`` when it finds none in time.
+    ``time_limit`` seconds, as labels; ``None`` when it finds none in time (and no
+    ``start`` was given).
 
     Every row must lie in exactly one chosen group: ``min c x, A x = 1, x in {0, 1}``.
     ``start``: labels of a partition whose groups are all in the pool, given to HiGHS as
-    its first incumbent (so a part too large to solve in time still returns at least it).
-    The answer is checked (each row covered once) before it is returned."""
+    its first incumbent; a part too large to solve in time returns at least it (the start
+    itself when HiGHS returns nothing). The answer is checked (each row covered once)
+    before it is returned."""
     n = pool.X.shape[0]
     width = len(pool.members)
     model = _Model()
@@ -41,10 +43,17 @@ def integer_master(pool: ColumnPool, time_limit: float,
         chosen = _columns_of(pool, start)
         model.setSolution(chosen.size, chosen.astype(np.int32), np.ones(chosen.size))
     model.run()
-    if model.getInfo().primal_solution_status != int(SolutionStatus.kSolutionStatusFeasible):
-        return None
-    x = np.asarray(model.getSolution().col_value)
-    labels = np.full(n, -1, dtype=np.intp)
+    found = None
+    if model.getInfo().primal_solution_status == int(SolutionStatus.kSolutionStatusFeasible):
+        found = _partition_of(pool, np.asarray(model.getSolution().col_value))
+    if found is None and start is not None:
+        return np.unique(start, return_inverse=True)[1].ravel().astype(np.intp)
+    return found
+
+
+def _partition_of(pool: ColumnPool, x: NDArray[np.float64]) -> NDArray[np.intp] | None:
+    """Labels of the columns chosen in ``x``; ``None`` unless they cover each row once."""
+    labels = np.full(pool.X.shape[0], -1, dtype=np.intp)
     for g, j in enumerate(np.flatnonzero(x > 0.5)):
         if (labels[pool.members[j]] >= 0).any():
             return None  # a row covered twice: not a partition (numerical trouble)

@@ -86,15 +86,15 @@ class MasterLP:
 
     def solve(self, members: Sequence[NDArray[np.intp]], costs: Sequence[float],
               cuts: SubsetRowCuts | None) -> MasterSolution:
-        """Add the new cuts and columns, solve from the last basis, return the solution."""
+        """Add the new cuts and columns, solve afresh, return the solution."""
         self.cuts = cuts
         if cuts is not None:
             self._add_cuts(members)
         self._add_columns(members, costs)
-        status = self._run(self._solver())
+        solver = self._solver()
+        status = self._run(solver)
         if status != HighsModelStatus.kOptimal:  # the other solver before giving up
-            status = self._run("simplex" if self.model.getOptionValue("solver") == "ipm"
-                               else "ipm")
+            status = self._run("simplex" if solver == "ipm" else "ipm")
         if status != HighsModelStatus.kOptimal:
             raise RuntimeError("the restricted master LP failed: "
                                f"{self.model.modelStatusToString(status)}")

@@ -70,7 +70,7 @@ class ColumnPool:
 
 def solve_master(pool: ColumnPool, cuts: SubsetRowCuts | None = None) -> MasterSolution:
     """Solve ``min c x, A x = 1, x >= 0`` (and ``C x <= 1``, the subset-row ``cuts``) with
-    HiGHS, from the basis of the pool's last solve (:class:`~microagg.bounds._lp.MasterLP`;
+    HiGHS, in the pool's model, kept between solves (:class:`~microagg.bounds._lp.MasterLP`;
     a new model when the cuts are another object's)."""
     if pool.lp is None or not pool.lp.fits(cuts):
         pool.lp = MasterLP(pool.X.shape[0], cuts)
