@@ -9,8 +9,8 @@ import numpy as np
 from highspy import HighsVarType, SolutionStatus
 from numpy.typing import NDArray
 
-from ._lp import _Model
-from ._master import ColumnPool
+from ._lp import add_columns, partitioning_model
+from ._master import ColumnPool, groups_of
 
 __all__ = ["integer_master"]
 
@@ -26,17 +26,10 @@ def integer_master(pool: ColumnPool, time_limit: float,
     its first incumbent; a part too large to solve in time returns at least it (the start
     itself when HiGHS returns nothing). The answer is checked (each row covered once)
     before it is returned."""
-    n = pool.X.shape[0]
     width = len(pool.members)
-    model = _Model()
-    model.setOptionValue("output_flag", False)
+    model = partitioning_model(pool.X.shape[0])
     model.setOptionValue("time_limit", max(float(time_limit), 1.0))
-    model.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(n, dtype=np.int32),
-                  np.zeros(0, dtype=np.int32), np.zeros(0))
-    A = pool.matrix()
-    model.addCols(width, np.asarray(pool.costs, dtype=np.float64), np.zeros(width),
-                  np.ones(width), A.nnz, A.indptr[:-1].astype(np.int32),
-                  A.indices.astype(np.int32), A.data.astype(np.float64))
+    add_columns(model, pool.matrix(), np.asarray(pool.costs), upper=1.0)
     model.changeColsIntegrality(width, np.arange(width, dtype=np.int32),
                                 np.full(width, int(HighsVarType.kInteger), dtype=np.uint8))
     if start is not None:
@@ -63,12 +56,8 @@ def _partition_of(pool: ColumnPool, x: NDArray[np.float64]) -> NDArray[np.intp] 
 
 def _columns_of(pool: ColumnPool, labels: NDArray[np.intp]) -> NDArray[np.int64]:
     """The pool's columns of the groups of ``labels`` (each must be in the pool)."""
-    index = {g.tobytes(): j for j, g in enumerate(pool.members)}
-    order = np.argsort(labels, kind="stable")
-    groups = np.split(order, np.flatnonzero(np.diff(labels[order])) + 1)
-    try:
-        return np.asarray([index[np.sort(g).astype(np.intp).tobytes()] for g in groups],
-                          dtype=np.int64)
-    except KeyError:
-        raise ValueError("every group of the start must be a column of the pool") from None
-
+    columns = [pool.column_of(group) for group in groups_of(labels)]
+    if None in columns:
+        raise ValueError("every group of the start must be a column of the pool; "
+                         f"{columns.count(None)} of its {len(columns)} groups are not")
+    return np.asarray(columns, dtype=np.int64)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.sparse import vstack
+from scipy.sparse import csc_matrix, vstack
 
 from ._cuts import SubsetRowCuts, incidence
 
@@ -38,7 +38,7 @@ except ImportError:  # pragma: no cover - another layout of highspy
 
 from highspy import HighsModelStatus, kHighsInf
 
-__all__ = ["PROBE", "SLOW", "MasterLP", "MasterSolution"]
+__all__ = ["PROBE", "SLOW", "MasterLP", "MasterSolution", "add_columns", "partitioning_model"]
 
 SOLVERS = ("simplex", "ipm")
 PROBE = 8
@@ -46,6 +46,28 @@ PROBE = 8
 SLOW = 0.25
 """Seconds of a simplex solve from which :class:`MasterLP` times the interior point method
 too (below, on small masters such as the tests', the simplex alone: deterministic)."""
+
+
+def partitioning_model(n: int) -> _Model:
+    """A silent HiGHS model with the ``n`` partitioning rows ``= 1``, empty: columns bring
+    their entries (:func:`add_columns`)."""
+    model = _Model()
+    model.setOptionValue("output_flag", False)
+    model.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(n, dtype=np.int32),
+                  np.zeros(0, dtype=np.int32), np.zeros(0))
+    return model
+
+
+def add_columns(model: _Model, block: csc_matrix, costs: NDArray[np.float64],
+                upper: float = kHighsInf) -> None:
+    """Columns ``0 <= x <= upper`` with ``costs`` and the entries of ``block`` (one column
+    per group: its rows, then any cut rows)."""
+    block = block.tocsc()
+    block.sort_indices()
+    width = block.shape[1]
+    model.addCols(width, np.asarray(costs, dtype=np.float64), np.zeros(width),
+                  np.full(width, upper), block.nnz, block.indptr[:-1].astype(np.int32),
+                  block.indices.astype(np.int32), block.data.astype(np.float64))
 
 
 class MasterSolution(NamedTuple):
@@ -72,12 +94,9 @@ class MasterLP:
         self.cuts = cuts
         self.columns = 0
         self.cut_rows = 0
-        self.model = _Model()
-        self.model.setOptionValue("output_flag", False)
+        self.model = partitioning_model(n)
         self.seconds: dict[str, float] = {}  # each solver's last time
         self.solves = 0
-        self.model.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(n, dtype=np.int32),
-                           np.zeros(0, dtype=np.int32), np.zeros(0))  # = 1, filled by columns
 
     def fits(self, cuts: SubsetRowCuts | None) -> bool:
         """Whether this model can go on with ``cuts``: the same object, or any while it
@@ -149,11 +168,6 @@ class MasterLP:
         block = incidence(groups, self.n)
         if self.cut_rows:
             assert self.cuts is not None
-            block = vstack([block, self.cuts.activation(groups)]).tocsc()
-        block.sort_indices()
-        width = len(groups)
-        self.model.addCols(width, np.asarray(costs[self.columns:], dtype=np.float64),
-                           np.zeros(width), np.full(width, kHighsInf), block.nnz,
-                           block.indptr[:-1].astype(np.int32), block.indices.astype(np.int32),
-                           block.data.astype(np.float64))
-        self.columns += width
+            block = vstack([block, self.cuts.activation(groups)])
+        add_columns(self.model, block, np.asarray(costs[self.columns:]))
+        self.columns += len(groups)

@@ -41,7 +41,8 @@ class ColumnPool:
     X: NDArray[np.float64]
     members: list[NDArray[np.intp]] = field(default_factory=list)
     costs: list[float] = field(default_factory=list)
-    seen: set[bytes] = field(default_factory=set)
+    index: dict[bytes, int] = field(default_factory=dict)
+    """Each group's column, by the bytes of its sorted rows."""
     lp: MasterLP | None = field(default=None, repr=False, compare=False)
     """The master LP over these columns, kept between solves (:func:`solve_master`)."""
 
@@ -49,23 +50,31 @@ class ColumnPool:
         """Add one group; False when it was there already."""
         group = np.sort(np.asarray(group, dtype=np.intp))
         key = group.tobytes()
-        if key in self.seen:
+        if key in self.index:
             return False
-        self.seen.add(key)
+        self.index[key] = len(self.members)
         self.members.append(group)
         self.costs.append(sse_of(self.X, group))
         return True
 
     def add_partition(self, labels: NDArray[np.intp]) -> None:
         """Add every group of a partition."""
-        order = np.argsort(labels, kind="stable")
-        cuts = np.flatnonzero(np.diff(labels[order])) + 1
-        for group in np.split(order, cuts):
+        for group in groups_of(labels):
             self.add(group)
+
+    def column_of(self, group: NDArray[np.intp]) -> int | None:
+        """The column of ``group`` (any order of its rows), ``None`` if it is not in the pool."""
+        return self.index.get(np.sort(np.asarray(group, dtype=np.intp)).tobytes())
 
     def matrix(self) -> csc_matrix:
         """The n x (number of columns) 0/1 incidence matrix."""
         return incidence(self.members, self.X.shape[0])
+
+
+def groups_of(labels: NDArray[np.intp]) -> list[NDArray[np.intp]]:
+    """The rows of each group of ``labels``, by label."""
+    order = np.argsort(labels, kind="stable")
+    return np.split(order, np.flatnonzero(np.diff(labels[order])) + 1)
 
 
 def solve_master(pool: ColumnPool, cuts: SubsetRowCuts | None = None) -> MasterSolution:
