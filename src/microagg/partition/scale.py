@@ -280,6 +280,10 @@ def _improve(Xs: NDArray[np.float64], labels: NDArray[np.int64], near_rec: NDArr
     n_groups = int(labels.max()) + 1
     if n_groups < 2 or sweeps == 0:
         return labels
+    rank = _rank_by_first_row(labels, n_groups)
+    inverse = np.empty(n_groups, dtype=np.int64)
+    inverse[rank] = np.arange(n_groups)
+    labels[:] = rank[labels]
     cap = max(2 * k - 1, int(np.bincount(labels).max()))
     state = group_state(Xs, labels, n_groups, cap)
     sums, count = state[0], state[1]
@@ -305,7 +309,20 @@ def _improve(Xs: NDArray[np.float64], labels: NDArray[np.int64], near_rec: NDArr
                 break
             slabs = 1  # the cut hid some changes: go on without it until it stops again
         active = next_active
+    labels[:] = inverse[labels]
     return labels
+
+
+def _rank_by_first_row(labels: NDArray[np.int64], n_groups: int) -> NDArray[np.int64]:
+    """A new number for each group, in the order of its first row: with the rows in leaf
+    order, near groups get near numbers, so the search reads their centroids and member
+    lists from near places in memory (two sweeps at 10^5 x 10 took 9 % longer with CBFS's
+    numbers, which follow the seeds from the outside in)."""
+    first = np.full(n_groups, labels.shape[0], dtype=np.int64)
+    np.minimum.at(first, labels, np.arange(labels.shape[0]))
+    rank = np.empty(n_groups, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(n_groups)
+    return rank
 
 
 def mdav_scale(X: ArrayLike, k: int, *, random_state: RandomState = None,
@@ -378,7 +395,8 @@ def mdav_scale(X: ArrayLike, k: int, *, random_state: RandomState = None,
         labels = _improve(Xs, labels, near_rec, k, rng, search)
     out = np.empty(n, dtype=np.intp)
     out[order] = labels
-    _, out = np.unique(out, return_inverse=True)  # consecutive from 0
+    if np.bincount(out).min() == 0:  # consecutive from 0 (a gap has never been seen)
+        _, out = np.unique(out, return_inverse=True)
     return out.ravel().astype(np.intp)
 
 
