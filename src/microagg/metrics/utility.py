@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._groups import within_sse
 from .._scaling import safe_exponents, to_safe_range
 from .._validation import check_labels, check_matrix
 
@@ -27,10 +28,7 @@ def sse(X: ArrayLike, labels: ArrayLike) -> float:
     """
     A = check_matrix(X, caller="sse")
     lab = check_labels(labels, n_samples=A.shape[0])
-    counts = np.bincount(lab).astype(np.float64)
-    sums = np.zeros((counts.size, A.shape[1]))
-    np.add.at(sums, lab, A)
-    return float(((A - (sums / counts[:, None])[lab]) ** 2).sum())
+    return within_sse(A, lab)
 
 
 def information_loss(original: ArrayLike, masked: ArrayLike, labels: ArrayLike | None = None

@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._constraints import Constraint, Interval, Options, validate_params
-from .._groups import group_means
+from .._groups import group_means, within_sse
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
 from .local_search import default_time_limit, local_search, quality_mode, resolve_time_limit
 
@@ -230,5 +230,4 @@ def _solve_part(Xp: NDArray[np.float64], start: NDArray[np.intp], k: int,
 
 def _sse(X: NDArray[np.float64], labels: NDArray[np.intp]) -> float:
     """SSE of a partition (labels any non-negative integers)."""
-    local = np.unique(labels, return_inverse=True)[1].ravel()
-    return float(((X - group_means(X, local)[local]) ** 2).sum())
+    return within_sse(X, np.unique(labels, return_inverse=True)[1].ravel())

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._groups import within_sse
 from .._jit import njit
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
 from ._scale_kernels import group_state, sq_rows
@@ -208,13 +209,6 @@ def _kick(X, labels, xs, candidates):  # pragma: no cover - numba
             labels[best] = tmp
 
 
-def _sse(X: NDArray[np.float64], labels: NDArray[np.intp]) -> float:
-    counts = np.bincount(labels).astype(np.float64)
-    sums = np.zeros((counts.size, X.shape[1]))
-    np.add.at(sums, labels, X)
-    return float((X * X).sum() - ((sums * sums).sum(axis=1) / counts).sum())
-
-
 def local_search(X: NDArray[np.float64], labels: NDArray[np.intp], k: int, *,
                  rng: np.random.Generator) -> NDArray[np.intp]:
     """Moves and swaps to a local optimum (groups stay within k..max(2k-1, largest))."""
@@ -320,7 +314,7 @@ def _best_start(A: NDArray[np.float64], k: int, starts: tuple[str, ...],
         if best is not None and deadline is not None and time.perf_counter() > deadline:
             break
         candidate = local_search(A, PARTITIONERS[name](A, k), k, rng=rng)
-        cost = _sse(A, candidate)
+        cost = within_sse(A, candidate)
         if cost < best_sse:
             best, best_sse = candidate, cost
     assert best is not None
@@ -345,7 +339,7 @@ def _iterate(A: NDArray[np.float64], k: int, best: NDArray[np.intp], best_sse: f
             n_swaps = int(rng.integers(2, max(3, n // 50)))
             _kick(A, trial, rng.integers(0, n, n_swaps), rng.integers(0, n, (n_swaps, 32)))
         trial = local_search(A, trial, k, rng=rng)
-        cost = _sse(A, trial)
+        cost = within_sse(A, trial)
         if cost < best_sse - 1e-12 * max(1.0, best_sse):
             best, best_sse = trial, cost
     return best
