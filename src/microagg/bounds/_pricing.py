@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 from sklearn.neighbors import NearestNeighbors
 
 from .._jit import njit
+from ..partition._neighbour_lists import sq_to_point
 
 __all__ = ["brute_force_columns", "brute_force_min_rc", "greedy_columns", "knn_sums",
            "neighbours", "rc_lower_bound", "sse_of"]
@@ -136,16 +137,6 @@ def _grow(X, u, nbr, k, start):  # pragma: no cover - numba
 
 
 @njit(cache=True)
-def _sq_to(X, j, point):  # pragma: no cover - numba
-    """Squared distance of row ``j`` of ``X`` to ``point``."""
-    total = 0.0
-    for f in range(X.shape[1]):
-        diff = X[j, f] - point[f]
-        total += diff * diff
-    return total
-
-
-@njit(cache=True)
 def _best_swap(X, u, row, slots, size, inside, mean, k):  # pragma: no cover - numba
     """The drop (while ``size > k``) or swap that lowers the reduced cost of the group
     ``row[slots[:size]]`` most, its first member staying: ``(change, position of the member
@@ -154,14 +145,14 @@ def _best_swap(X, u, row, slots, size, inside, mean, k):  # pragma: no cover - n
     without = np.empty(mean.shape[0])
     for q in range(1, size):
         m = row[slots[q]]
-        drop = u[m] - size / (size - 1.0) * _sq_to(X, m, mean)
+        drop = u[m] - size / (size - 1.0) * sq_to_point(X, m, mean)
         if size > k and drop < best:
             best, out_q, in_t = drop, q, -1
         for f in range(mean.shape[0]):
             without[f] = (size * mean[f] - X[m, f]) / (size - 1.0)
         for t in range(1, row.shape[0]):
             if not inside[t]:
-                swap = drop + (size - 1.0) / size * _sq_to(X, row[t], without) - u[row[t]]
+                swap = drop + (size - 1.0) / size * sq_to_point(X, row[t], without) - u[row[t]]
                 if swap < best:
                     best, out_q, in_t = swap, q, t
     return best, out_q, in_t
@@ -174,7 +165,7 @@ def _best_add(X, u, row, size, inside, mean):  # pragma: no cover - numba
     best, in_t = 0.0, -1
     for t in range(1, row.shape[0]):
         if not inside[t]:
-            add = size / (size + 1.0) * _sq_to(X, row[t], mean) - u[row[t]]
+            add = size / (size + 1.0) * sq_to_point(X, row[t], mean) - u[row[t]]
             if add < best:
                 best, in_t = add, t
     return best, in_t

@@ -14,7 +14,8 @@ from numba import prange
 
 from .._jit import njit
 
-__all__ = ["kd_leaves", "near_in_leaves", "offer", "refine_lists", "sq_between", "sq_rows"]
+__all__ = ["kd_leaves", "near_in_leaves", "offer", "refine_lists", "sq_between", "sq_rows",
+           "sq_to_point"]
 
 
 @njit(cache=True)
@@ -23,6 +24,16 @@ def sq_between(A, i, B, g):  # pragma: no cover - numba
     s = 0.0
     for j in range(A.shape[1]):
         diff = A[i, j] - B[g, j]
+        s += diff * diff
+    return s
+
+
+@njit(cache=True)
+def sq_to_point(X, i, point):  # pragma: no cover - numba
+    """Squared distance of row ``i`` of ``X`` to the vector ``point``."""
+    s = 0.0
+    for j in range(X.shape[1]):
+        diff = X[i, j] - point[j]
         s += diff * diff
     return s
 

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._groups import within_sse
 from .._jit import njit
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
+from ._neighbour_lists import sq_to_point
 from ._scale_kernels import group_state, sq_rows
 
 __all__ = ["default_time_limit", "local_search", "quality_mode", "resolve_time_limit"]
@@ -76,15 +77,6 @@ def _near_groups(sums, count, width):  # pragma: no cover - numba
         for t in range(width):
             near[g, t] = order[t]
     return near
-
-
-@njit(cache=True)
-def _sq(X, i, c):  # pragma: no cover - numba
-    s = 0.0
-    for j in range(X.shape[1]):
-        diff = X[i, j] - c[j]
-        s += diff * diff
-    return s
 
 
 @njit(cache=True)
@@ -152,7 +144,7 @@ def _descend(X, labels, k, cap, order, width, tol, max_passes):  # pragma: no co
             na = count[a]
             for j in range(p):
                 a_c[j] = sums[a, j] / na
-            dxa = _sq(X, x, a_c)
+            dxa = sq_to_point(X, x, a_c)
             best = -tol
             best_b = -1
             best_y = -1
@@ -161,7 +153,7 @@ def _descend(X, labels, k, cap, order, width, tol, max_passes):  # pragma: no co
                 nb = count[b]
                 for j in range(p):
                     b_c[j] = sums[b, j] / nb
-                dxb = _sq(X, x, b_c)
+                dxb = sq_to_point(X, x, b_c)
                 if na > k and nb < cap:
                     delta = nb / (nb + 1.0) * dxb - na / (na - 1.0) * dxa
                     if delta < best:
@@ -171,8 +163,8 @@ def _descend(X, labels, k, cap, order, width, tol, max_passes):  # pragma: no co
                 for v in range(nb):
                     y = members[b, v]
                     dxy = sq_rows(X, x, y)
-                    delta = (_sq(X, y, a_c) - dxa - dxy / na
-                             + dxb - _sq(X, y, b_c) - dxy / nb)
+                    delta = (sq_to_point(X, y, a_c) - dxa - dxy / na
+                             + dxb - sq_to_point(X, y, b_c) - dxy / nb)
                     if delta < best:
                         best = delta
                         best_b = b
