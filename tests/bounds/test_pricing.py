@@ -44,7 +44,7 @@ def test_polished_groups_are_exchange_optima(seed: int, k: int) -> None:
     top = min(2 * k - 1, nbr.shape[1])
     improved = 0
     for i in range(X.shape[0]):
-        grown_rc, _, size, slots = _grow(X, u, nbr, k, i)
+        grown_rc, size, slots = _grow(X, u, nbr, k, i)
         rc, slots, size = _polish(X, u, nbr[i], k, slots.copy(), size, grown_rc, _TOL)
         group = [int(j) for j in nbr[i, slots[:size]]]
         assert group[0] == i and len(set(group)) == size and k <= size <= top

@@ -106,8 +106,9 @@ def lower_bound(X: ArrayLike, k: int, *, method: str = "column-generation",
     ``min sum_S c_S x_S, sum_{S containing i} x_S = 1, x binary`` with ``c_S = SSE(S)``.
     Its LP relaxation is solved by column generation (HiGHS, through ``highspy``, on a
     restricted master started from the groups of MDAV, mdav-ls from several seeds and every
-    record's k-NN group; greedy pricing around every record). Heuristic pricing cannot prove the LP optimal, so the
-    certified bound is Lagrangian: with duals ``u`` and ``L`` a proved lower bound on
+    record's k-NN group; greedy pricing around every record, each group then improved by
+    exchanges with its record's neighbours). Heuristic pricing cannot prove the LP optimal,
+    so the certified bound is Lagrangian: with duals ``u`` and ``L`` a proved lower bound on
     ``min_S SSE(S) - u(S)`` (:func:`~microagg.bounds._pricing.rc_lower_bound`), every
     partition ``P`` has ``SSE(P) = sum(u) + sum_{S in P} rc(S) >= sum(u) + |P| min(0, L)``
     and ``|P| <= n // k``. A second Lagrangian bound spreads each group's reduced cost over
@@ -126,7 +127,7 @@ def lower_bound(X: ArrayLike, k: int, *, method: str = "column-generation",
     cut. Within 2 minutes it certifies colgen's partitions within 5 % in 8 of the 12 cases
     of Census, Tarragona and EIA at k = 3, 4, 5, 10 (EIA k = 3 within 1.8 % with the cuts,
     8.5 % without), in 10 minutes 10 (EIA k = 5 within 4.0 %, Tarragona k = 10 within
-    2.4 %; Census and EIA at k = 10 within 7-11 %: see docs/topics/bounds.md).
+    2.4 %; Census and EIA at k = 10 within 6.5-6.8 %: see docs/topics/bounds.md).
     On ``n_samples <= 14`` pricing is exact (enumeration) and the LP value is certified.
 
     Parameters

@@ -86,16 +86,14 @@ loop ends anyway; Census k = 10 at the duals of 5 and 40 s of column generation:
 
 @njit(cache=True)
 def _grow(X, u, nbr, k, start):  # pragma: no cover - numba
-    """Greedy group around ``start`` among its neighbours: best reduced cost, members, size,
-    and the members' places in ``nbr[start]`` (in the order they joined)."""
+    """Greedy group around ``start`` among its neighbours: best reduced cost, size, and the
+    members' places in ``nbr[start]`` in the order they joined (the group is
+    ``nbr[start, slots[:size]]``)."""
     width = nbr.shape[1]
-    p = X.shape[1]
     top = min(2 * k - 1, width)
     used = np.zeros(width, dtype=np.bool_)
     mean = X[start].copy()
-    order = np.empty(top, dtype=np.int64)
     slots = np.zeros(top, dtype=np.int64)
-    order[0] = start
     used[0] = True
     sse = 0.0
     usum = u[start]
@@ -104,36 +102,27 @@ def _grow(X, u, nbr, k, start):  # pragma: no cover - numba
     for size in range(1, top):
         pick = -1
         pick_delta = np.inf
+        pick_d = 0.0
         for t in range(1, width):
             if used[t]:
                 continue
-            j = nbr[start, t]
-            d = 0.0
-            for f in range(p):
-                diff = X[j, f] - mean[f]
-                d += diff * diff
-            delta = size / (size + 1.0) * d - u[j]
+            d = sq_to_point(X, nbr[start, t], mean)
+            delta = size / (size + 1.0) * d - u[nbr[start, t]]
             if delta < pick_delta:
-                pick_delta = delta
-                pick = t
+                pick, pick_delta, pick_d = t, delta, d
         if pick < 0:
             break
         used[pick] = True
         slots[size] = pick
         j = nbr[start, pick]
-        d = 0.0
-        for f in range(p):
-            diff = X[j, f] - mean[f]
-            d += diff * diff
-        sse += size / (size + 1.0) * d
+        sse += size / (size + 1.0) * pick_d
         usum += u[j]
-        for f in range(p):
+        for f in range(X.shape[1]):
             mean[f] += (X[j, f] - mean[f]) / (size + 1.0)
-        order[size] = j
         if size + 1 >= k and sse - usum < best_rc:
             best_rc = sse - usum
             best_size = size + 1
-    return best_rc, order, best_size, slots
+    return best_rc, best_size, slots
 
 
 @njit(cache=True)
@@ -231,7 +220,7 @@ def _greedy_all(X, u, nbr, k, tol):  # pragma: no cover - numba
     cols = np.full((n, top), -1, dtype=np.int64)
     rcs = np.empty(n)
     for i in range(n):
-        rc, _, size, slots = _grow(X, u, nbr, k, i)
+        rc, size, slots = _grow(X, u, nbr, k, i)
         if size > 0:
             rc, slots, size = _polish(X, u, nbr[i], k, slots, size, rc, tol)
         rcs[i] = rc
