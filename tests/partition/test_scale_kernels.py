@@ -13,7 +13,10 @@ import numpy as np
 import pytest
 
 from microagg.partition._neighbour_lists import (
+    MEDIAN_SAMPLE,
+    SAMPLED_SPLIT_ROWS,
     WIDTH_SAMPLE,
+    first_lists,
     kd_leaves,
     near_in_leaves,
     refine_lists,
@@ -34,23 +37,33 @@ from microagg.partition.scale import (
 
 
 def _reference_leaves(P: np.ndarray, leaf_size: int) -> tuple[list[int], list[int]]:
-    """Recursive median splits on the widest column, written plainly: the left half takes
-    the rows below the median and the first ties at it, both halves keep the rows' order;
-    the widest column of more than 2 * WIDTH_SAMPLE rows is that of WIDTH_SAMPLE of them,
-    evenly spread."""
+    """Recursive splits on the widest column, written plainly: at the median, or above
+    SAMPLED_SPLIT_ROWS rows at the median of MEDIAN_SAMPLE evenly spread keys unless that
+    leaves a part under a quarter of the rows; the left part takes the rows below the pivot
+    and ties at it up to half the rows, both parts keep the rows' order; the widest column
+    of more than 2 * WIDTH_SAMPLE rows is that of WIDTH_SAMPLE of them, evenly spread."""
+    def first_part(keys: np.ndarray, pivot: float) -> tuple[int, int]:
+        below = int((keys < pivot).sum())
+        ties = min(int((keys == pivot).sum()), max(0, len(keys) // 2 - below))
+        return below, ties
+
     def split(rows: list[int]) -> tuple[list[int], list[int]]:
         m = len(rows)
         seen = ([rows[t * m // WIDTH_SAMPLE] for t in range(WIDTH_SAMPLE)]
                 if m > 2 * WIDTH_SAMPLE else rows)
         axis = int(np.argmax(np.ptp(P[seen], axis=0)))
         keys = P[rows, axis]
-        half = len(rows) // 2
-        median = np.partition(keys.copy(), half - 1)[half - 1]
-        ties = half - int((keys < median).sum())
+        exact = np.partition(keys.copy(), m // 2 - 1)[m // 2 - 1]
+        pivot = (np.median(keys[[t * m // MEDIAN_SAMPLE for t in range(MEDIAN_SAMPLE)]])
+                 if m > SAMPLED_SPLIT_ROWS else exact)
+        below, ties = first_part(keys, pivot)
+        if not m // 4 <= below + ties <= m - m // 4:
+            pivot = exact
+            below, ties = first_part(keys, pivot)
         left, right = [], []
         for row, key in zip(rows, keys, strict=True):
-            if key < median or (key == median and ties > 0):
-                ties -= int(key == median)
+            if key < pivot or (key == pivot and ties > 0):
+                ties -= int(key == pivot)
                 left.append(row)
             else:
                 right.append(row)
@@ -78,6 +91,36 @@ def test_kd_leaves_are_the_plain_recursive_splits(n, leaf_size, layout, rng):
     want_order, want_starts = _reference_leaves(P, leaf_size)
     assert order.tolist() == want_order
     assert starts.tolist() == want_starts
+
+
+@pytest.mark.parametrize(("n", "leaf_size"), [(600, 50), (40, 6)])  # 6: leaves shorter than lists
+def test_first_lists_are_the_nearest_within_contiguous_leaves(n, leaf_size, rng):
+    P = rng.standard_normal((n, 4))
+    order, starts = kd_leaves(P, leaf_size)
+    X = np.ascontiguousarray(P[order])
+    width = 6
+    near_d = np.zeros((n, width))  # written over, whatever was there
+    near_i = np.zeros((n, width), dtype=np.int64)
+    first_lists(X, starts, near_d, near_i)
+    for lo, hi in itertools.pairwise(starts.tolist()):
+        for row in range(lo, hi):
+            others = np.array([r for r in range(lo, hi) if r != row])
+            d = ((X[others] - X[row]) ** 2).sum(axis=1)
+            nearest = others[np.argsort(d, kind="stable")[:width]].tolist()
+            assert near_i[row].tolist() == nearest + [-1] * (width - len(nearest))
+            np.testing.assert_allclose(near_d[row, :len(nearest)], np.sort(d)[:width],
+                                       rtol=1e-9, atol=1e-12)
+            assert np.isinf(near_d[row, len(nearest):]).all()
+
+
+def test_an_unlucky_sample_falls_back_to_the_exact_median(rng):
+    # the sampled keys are the largest: their median would leave the second part almost empty
+    m = 2 * SAMPLED_SPLIT_ROWS
+    keys = rng.standard_normal(m)
+    keys[[t * m // MEDIAN_SAMPLE for t in range(MEDIAN_SAMPLE)]] = 100.0 + rng.random(MEDIAN_SAMPLE)
+    order, starts = kd_leaves(keys[:, None], m - 1)
+    assert starts.tolist() == [0, m // 2, m]
+    assert keys[order[:m // 2]].max() <= keys[order[m // 2:]].min()
 
 
 def test_leaf_lists_are_the_nearest_within_the_leaves(rng):

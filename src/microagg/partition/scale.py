@@ -50,7 +50,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._constraints import Constraint, Interval, validate_params
 from .._validation import RandomState, check_k, check_magnitude, check_matrix, resolve_seed
 from ._cbfs_kernels import greedy_groups
-from ._neighbour_lists import kd_leaves, near_in_leaves, refine_lists
+from ._neighbour_lists import first_lists, kd_leaves, near_in_leaves, refine_lists
 from ._scale_kernels import group_state, near_groups, sweep
 from .blocking import blocked_partition
 from .mdav import mdav
@@ -185,9 +185,9 @@ def _near_lists(Xs: NDArray[np.float64], starts: NDArray[np.int64], width: int,
     and again (the same lists as 64-bit ones at 10^5 records, compared row by row; the
     local search's sums and distances stay 64-bit)."""
     n, p = Xs.shape
-    near_d = np.full((n, width), np.inf, dtype=np.float32)
-    near_i = np.full((n, width), -1, dtype=np.int32 if n <= np.iinfo(np.int32).max else np.int64)
-    near_in_leaves(Xs, np.arange(n, dtype=np.int64), starts, near_d, near_i)
+    near_d = np.empty((n, width), dtype=np.float32)
+    near_i = np.empty((n, width), dtype=np.int32 if n <= np.iinfo(np.int32).max else np.int64)
+    first_lists(Xs, starts, near_d, near_i)
     for _ in range(trees - 1):
         rotated = (_rotation(rng, p).T @ Xs.T).T  # column-major: a split reads one column
         order, leaves = kd_leaves(rotated, LEAF_SIZE)
