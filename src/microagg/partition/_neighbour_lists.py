@@ -219,8 +219,9 @@ def _split_node(P, order, lo, hi, axis):  # pragma: no cover - numba
     """Reorder ``order[lo:hi]`` so that the rows of the smallest values in column ``axis``
     come first and return where the second part starts: at the median (ties at it in their
     current order) for up to :data:`SAMPLED_SPLIT_ROWS` rows, at the median of
-    :data:`MEDIAN_SAMPLE` keys above (ties at it fill the first part up to half the rows);
-    O(m), deterministic, both parts non-empty."""
+    :data:`MEDIAN_SAMPLE` keys above (ties at it fill the first part up to half the rows),
+    or at the exact median where the sample's would leave a part under a quarter of the
+    rows; O(m), deterministic, both parts non-empty."""
     m = hi - lo
     half = m // 2
     keys = np.empty(m)
@@ -263,9 +264,9 @@ parallel."""
 
 @njit(cache=True)
 def _leaves_of(P, order, lo, hi, leaf_size, starts):  # pragma: no cover - numba
-    """Recursive splits (:func:`_split_node`) of ``order[lo:hi]`` on the widest column until every leaf has
-    at most ``leaf_size`` rows, left leaf first; writes the leaf starts into ``starts`` and
-    returns how many."""
+    """Recursive splits (:func:`_split_node`) of ``order[lo:hi]`` on the widest column until
+    every leaf has at most ``leaf_size`` rows, left leaf first; writes the leaf starts into
+    ``starts`` and returns how many."""
     stack = np.empty(((hi - lo) // max(1, leaf_size // 4) + 64, 2), dtype=np.int64)
     n_leaves = 0
     stack[0, 0] = lo
@@ -291,11 +292,12 @@ def _leaves_of(P, order, lo, hi, leaf_size, starts):  # pragma: no cover - numba
 @njit(cache=True, parallel=True)
 def kd_leaves(P, leaf_size):  # pragma: no cover - numba
     """Recursive splits of the rows of ``P`` on their widest column, at its median
-    (:func:`_split_node`: a sample's median in large nodes), until every leaf has at most
-    ``leaf_size`` rows (and at least a quarter of that); returns the rows in leaf order and the leaf starts
-    (``starts[-1] == n``). Leaves come left to right, so near rows are near in the order.
-    The top :data:`TOP_RANGES` subtrees are split first, level by level, the ranges of a
-    level in parallel, then built in parallel (the same leaves as one after the other)."""
+    (:func:`_split_node`: a sample's median in large nodes; each side keeps at least a
+    quarter of the node), until every leaf has at most ``leaf_size`` rows; returns the rows
+    in leaf order and the leaf starts (``starts[-1] == n``). Leaves come left to right, so
+    near rows are near in the order. The top :data:`TOP_RANGES` subtrees are split first,
+    level by level, the ranges of a level in parallel, then built in parallel (the same
+    leaves as one after the other)."""
     n = P.shape[0]
     order = np.arange(n)
     ranges = np.empty((2 * TOP_RANGES, 2), dtype=np.int64)
