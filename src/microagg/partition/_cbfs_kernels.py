@@ -60,10 +60,10 @@ def _gather(X, r, cand, cand_d, labels, pick, pick_d):  # pragma: no cover - num
 SEED_SHARE = 8
 """From :data:`SEED_SORT_ALL` candidate seeds on, only about the farthest ``1 / SEED_SHARE``
 of them (up to a cut found in a sample, :func:`_share_cut`, and all ties with it) are
-sorted at each renewal of the centroid: a renewal
-groups an eighth of the records left, for which CBFS went through at most 4.5 % of the
-sorted seeds (10^5 Gaussian records, 10 columns, k = 5); sorting all of them took two thirds
-of its time. Should the share run out first, the centroid is renewed there."""
+sorted at each renewal of the centroid: a renewal groups an eighth of the records left,
+for which CBFS went through at most 4.5 % of the sorted seeds (10^5 Gaussian records, 10
+columns, k = 5); sorting all of them took two thirds of its time. Should the share run out
+first, the centroid is renewed there."""
 
 SEED_SORT_ALL = 2_000
 """Fewest candidate seeds for which only a share is sorted (:data:`SEED_SHARE`)."""
@@ -82,7 +82,8 @@ share, which only has to hold them."""
 def _share_cut(d):  # pragma: no cover - numba
     """The ``1 / SEED_SHARE`` quantile of ``d`` (ascending) among :data:`CUT_SAMPLE` of its
     values spread evenly: a share of about ``1 / SEED_SHARE`` of the candidates, found
-    without selecting among all of them."""
+    without selecting among all of them (``d`` holds at least :data:`SEED_SORT_ALL` values,
+    more than the sample, so the sampled places differ)."""
     m = d.shape[0]
     sample = np.empty(CUT_SAMPLE)
     for t in range(CUT_SAMPLE):
@@ -94,8 +95,8 @@ def _share_cut(d):  # pragma: no cover - numba
 def _seeds(X, rest, seedless):  # pragma: no cover - numba
     """The rows of ``rest`` (the unassigned rows, ascending) that may seed a group, farthest
     from the centroid of ``rest`` first (ties: lower row first); from
-    :data:`SEED_SORT_ALL` of them on, only the farthest :data:`SEED_SHARE`-th. Returns them
-    and whether some were left out."""
+    :data:`SEED_SORT_ALL` of them on, only about the farthest :data:`SEED_SHARE`-th
+    (:func:`_share_cut`). Returns them and whether some were left out."""
     p = X.shape[1]
     m = rest.shape[0]
     centroid = np.zeros(p)
