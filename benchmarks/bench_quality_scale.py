@@ -4,6 +4,7 @@
     python benchmarks/bench_quality_scale.py --n 1000000 --generator gaussian
     python benchmarks/bench_quality_scale.py --n 1000000 --skip-exact  # no 4-5 minute baseline
     python benchmarks/bench_quality_scale.py --quality   # also the quality mode's parameters
+    python benchmarks/bench_quality_scale.py --repeat 5  # medians of 5 alternated runs each
 
 Each method runs in its own child process on the same data (made from the seed in the
 child), after its kernels are compiled or loaded on a small sample, so that the time is the
@@ -30,6 +31,7 @@ import resource
 import subprocess
 import sys
 import time
+from typing import Any
 
 import numpy as np
 
@@ -95,6 +97,29 @@ def run_child(method: str, n: int, p: int, generator: str, k: int, seed: int
     return result
 
 
+def run_pair(n: int, generator: str, args: argparse.Namespace
+             ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """mdav-scale and exact MDAV (unless skipped), ``args.repeat`` times each, alternated:
+    each result with its median ``seconds`` and every run's in ``runs``."""
+    runs: dict[str, list[dict[str, float]]] = {"mdav-scale": [], "mdav": []}
+    for _ in range(max(1, args.repeat)):
+        for method in runs if not args.skip_exact else ("mdav-scale",):
+            runs[method].append(run_child(method, n, args.p, generator, args.k, args.seed))
+    results: list[dict[str, Any]] = []
+    for method in ("mdav-scale", "mdav"):
+        if not runs[method]:
+            results.append({"il": float("nan"), "seconds": float("nan"), "runs": []})
+            continue
+        seconds = [run["seconds"] for run in runs[method]]
+        results.append({**runs[method][0], "seconds": float(np.median(seconds)),
+                        "runs": seconds})
+    return results[0], results[1]
+
+
+def _span(seconds: list[float]) -> str:
+    return f"{min(seconds):.2f}-{max(seconds):.2f} s" if seconds else "not run"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="+", default=[100_000])
@@ -110,6 +135,10 @@ def main() -> None:
     parser.add_argument("--quality", action="store_true",
                         help="also mdav-scale with the quality mode's parameters "
                              "(QUALITY_PARAMS: lists refined twice, sweeps until tol)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run mdav-scale and exact MDAV this many times each, alternated, "
+                             "and give the median time (the machine's speed varies by 10-20 %% "
+                             "within minutes)")
     parser.add_argument("--json", type=pathlib.Path,
                         help="also append each row here as a JSON line (plot_quality_scale.py)")
     parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
@@ -127,16 +156,15 @@ def main() -> None:
     generators = GENERATORS if args.generator == "both" else (args.generator,)
     for n in args.n:
         for generator in generators:
-            new = run_child("mdav-scale", n, args.p, generator, args.k, args.seed)
-            if args.skip_exact:
-                exact = {"il": float("nan"), "seconds": float("nan")}
-            else:
-                exact = run_child("mdav", n, args.p, generator, args.k, args.seed)
+            new, exact = run_pair(n, generator, args)
             print(f"| {n:,} | {generator} | {exact['il']:.3f} | {exact['seconds']:.2f} | "
                   f"{new['il']:.3f} | {new['seconds']:.2f} | {new['il'] / exact['il']:.3f} | "
                   f"{exact['seconds'] / new['seconds']:.1f}x | "
                   f"{new['groups']:,} ({new['min']}-{new['max']}) | {new['peak_gib']:.2f} | "
                   f"{os.getloadavg()[0]:.1f} |", flush=True)
+            if args.repeat > 1:
+                print(f"  (medians of {args.repeat} runs, alternated: mdav-scale "
+                      f"{_span(new['runs'])}, exact MDAV {_span(exact['runs'])})", flush=True)
             if args.json:
                 with args.json.open("a") as handle:
                     handle.write(json.dumps({"n": n, "generator": generator, "exact": exact,
