@@ -16,6 +16,7 @@ from microagg.partition._neighbour_lists import (
     MEDIAN_SAMPLE,
     SAMPLED_SPLIT_ROWS,
     WIDTH_SAMPLE,
+    _median,
     first_lists,
     kd_leaves,
     near_in_leaves,
@@ -37,33 +38,23 @@ from microagg.partition.scale import (
 
 
 def _reference_leaves(P: np.ndarray, leaf_size: int) -> tuple[list[int], list[int]]:
-    """Recursive splits on the widest column, written plainly: at the median, or above
-    SAMPLED_SPLIT_ROWS rows at the median of MEDIAN_SAMPLE evenly spread keys unless that
-    leaves a part under a quarter of the rows; the left part takes the rows below the pivot
-    and ties at it up to half the rows, both parts keep the rows' order; the widest column
-    of more than 2 * WIDTH_SAMPLE rows is that of WIDTH_SAMPLE of them, evenly spread."""
-    def first_part(keys: np.ndarray, pivot: float) -> tuple[int, int]:
-        below = int((keys < pivot).sum())
-        ties = min(int((keys == pivot).sum()), max(0, len(keys) // 2 - below))
-        return below, ties
-
+    """Recursive median splits on the widest column, written plainly: the left half takes
+    the rows below the median and the first ties at it, both halves keep the rows' order;
+    the widest column of more than 2 * WIDTH_SAMPLE rows is that of WIDTH_SAMPLE of them,
+    evenly spread."""
     def split(rows: list[int]) -> tuple[list[int], list[int]]:
         m = len(rows)
         seen = ([rows[t * m // WIDTH_SAMPLE] for t in range(WIDTH_SAMPLE)]
                 if m > 2 * WIDTH_SAMPLE else rows)
         axis = int(np.argmax(np.ptp(P[seen], axis=0)))
         keys = P[rows, axis]
-        exact = np.partition(keys.copy(), m // 2 - 1)[m // 2 - 1]
-        pivot = (np.median(keys[[t * m // MEDIAN_SAMPLE for t in range(MEDIAN_SAMPLE)]])
-                 if m > SAMPLED_SPLIT_ROWS else exact)
-        below, ties = first_part(keys, pivot)
-        if not m // 4 <= below + ties <= m - m // 4:
-            pivot = exact
-            below, ties = first_part(keys, pivot)
+        half = len(rows) // 2
+        median = np.partition(keys.copy(), half - 1)[half - 1]
+        ties = half - int((keys < median).sum())
         left, right = [], []
         for row, key in zip(rows, keys, strict=True):
-            if key < pivot or (key == pivot and ties > 0):
-                ties -= int(key == pivot)
+            if key < median or (key == median and ties > 0):
+                ties -= int(key == median)
                 left.append(row)
             else:
                 right.append(row)
@@ -113,14 +104,16 @@ def test_first_lists_are_the_nearest_within_contiguous_leaves(n, leaf_size, rng)
             assert np.isinf(near_d[row, len(nearest):]).all()
 
 
-def test_an_unlucky_sample_falls_back_to_the_exact_median(rng):
-    # the sampled keys are the largest: their median would leave the second part almost empty
-    m = 2 * SAMPLED_SPLIT_ROWS
-    keys = rng.standard_normal(m)
-    keys[[t * m // MEDIAN_SAMPLE for t in range(MEDIAN_SAMPLE)]] = 100.0 + rng.random(MEDIAN_SAMPLE)
-    order, starts = kd_leaves(keys[:, None], m - 1)
-    assert starts.tolist() == [0, m // 2, m]
-    assert keys[order[:m // 2]].max() <= keys[order[m // 2:]].min()
+@pytest.mark.parametrize("kind", ["normal", "ties", "sorted", "unlucky"])
+def test_the_bracketed_median_is_exact(kind, rng):
+    m = 3 * SAMPLED_SPLIT_ROWS + 7
+    keys = {"normal": rng.standard_normal(m), "ties": rng.integers(0, 4, m) * 1.0,
+            "sorted": np.sort(rng.standard_normal(m)),
+            "unlucky": rng.standard_normal(m)}[kind]
+    if kind == "unlucky":  # the sampled keys are the largest: the bracket misses
+        keys[[t * m // MEDIAN_SAMPLE for t in range(MEDIAN_SAMPLE)]] = 100.0
+    for r in (0, m // 4, m // 2 - 1, m - 1):
+        assert _median(keys.copy(), r) == np.partition(keys, r)[r]
 
 
 def test_leaf_lists_are_the_nearest_within_the_leaves(rng):

@@ -190,71 +190,78 @@ def _widest_column(P, order, lo, hi):  # pragma: no cover - numba
 
 
 MEDIAN_SAMPLE = 255
-"""Keys, spread evenly over a node, whose median splits a node of more than
-:data:`SAMPLED_SPLIT_ROWS` rows in :func:`kd_leaves` (smaller nodes: the exact median).
-Selecting the exact median of every large node took a third of the tree's time: at 10^5 x
-10 records (rotated, 2 threads) a tree took 0.0155-0.0163 s with exact medians and
-0.0104-0.0105 s with sampled ones, and mdav-scale's IL moved from 11.935 % to 11.929 %
-(Gaussian) and 5.614 % to 5.611 % (correlated; ``bench_quality_scale.py``'s data). The
-leaves' sizes barely change: the parts of a sampled split stay within a few per cent of
-halves, and nodes of up to :data:`SAMPLED_SPLIT_ROWS` rows are halved exactly."""
+"""Keys, spread evenly over a node of more than :data:`SAMPLED_SPLIT_ROWS` rows, that
+bracket its median for :func:`_median` (smaller nodes: a selection among all keys)."""
+
+MEDIAN_WINDOW = 32
+"""Sample ranks on each side of the median's expected place that bracket it (4 standard
+deviations of a sample of :data:`MEDIAN_SAMPLE`: about 12.5 % of the node on each side)."""
 
 SAMPLED_SPLIT_ROWS = 4 * MEDIAN_SAMPLE
-"""Rows above which a node is split at a sample's median (:data:`MEDIAN_SAMPLE`)."""
+"""Rows above which :func:`_median` brackets the median with a sample."""
 
 
 @njit(cache=True)
-def _count_around(keys, pivot):  # pragma: no cover - numba
-    """How many ``keys`` lie below ``pivot`` and how many equal it."""
-    below = 0
-    equal = 0
-    for t in range(keys.shape[0]):
-        below += keys[t] < pivot
-        equal += keys[t] == pivot
-    return below, equal
+def _median(keys, r):  # pragma: no cover - numba
+    """The ``r``-th smallest of ``keys`` (from 0), exactly: what
+    ``np.partition(keys, r)[r]`` gives. From :data:`SAMPLED_SPLIT_ROWS` keys on, two
+    quantiles of :data:`MEDIAN_SAMPLE` evenly spread keys bracket it, one pass counts the
+    keys below the bracket and gathers those within, and the selection runs among these
+    (about a quarter of the keys); should the bracket miss (rarely), among all. At 10^5 x 10
+    records a rotated tree took 0.0155-0.0163 s with a selection among all keys of every
+    node, a third of it in the selections."""
+    m = keys.shape[0]
+    if m > SAMPLED_SPLIT_ROWS:
+        sample = np.empty(MEDIAN_SAMPLE)
+        for t in range(MEDIAN_SAMPLE):
+            sample[t] = keys[t * m // MEDIAN_SAMPLE]
+        sample.sort()
+        at = r * MEDIAN_SAMPLE // m
+        low = sample[max(0, at - MEDIAN_WINDOW)]
+        high = sample[min(MEDIAN_SAMPLE - 1, at + MEDIAN_WINDOW)]
+        below = 0
+        inside = np.empty(m)
+        n_inside = 0
+        for t in range(m):
+            v = keys[t]
+            if v < low:
+                below += 1
+            elif v <= high:
+                inside[n_inside] = v
+                n_inside += 1
+        if below <= r < below + n_inside:
+            return np.partition(inside[:n_inside], r - below)[r - below]
+    return np.partition(keys.copy(), r)[r]
 
 
 @njit(cache=True)
-def _split_node(P, order, lo, hi, axis):  # pragma: no cover - numba
-    """Reorder ``order[lo:hi]`` so that the rows of the smallest values in column ``axis``
-    come first and return where the second part starts: at the median (ties at it in their
-    current order) for up to :data:`SAMPLED_SPLIT_ROWS` rows, at the median of
-    :data:`MEDIAN_SAMPLE` keys above (ties at it fill the first part up to half the rows),
-    or at the exact median where the sample's would leave a part under a quarter of the
-    rows; O(m), deterministic, both parts non-empty."""
+def _split_at_median(P, order, lo, hi, axis):  # pragma: no cover - numba
+    """Reorder ``order[lo:hi]`` so that its first half holds the rows of the smallest values
+    in column ``axis`` (ties at the median in their current order): O(m), deterministic."""
     m = hi - lo
     half = m // 2
     keys = np.empty(m)
     for t in range(m):
         keys[t] = P[order[lo + t], axis]
-    if m > SAMPLED_SPLIT_ROWS:
-        sample = np.empty(MEDIAN_SAMPLE)
-        for t in range(MEDIAN_SAMPLE):
-            sample[t] = keys[t * m // MEDIAN_SAMPLE]
-        pivot = np.partition(sample, MEDIAN_SAMPLE // 2)[MEDIAN_SAMPLE // 2]
-    else:
-        pivot = np.partition(keys.copy(), half - 1)[half - 1]
-    below, equal = _count_around(keys, pivot)
-    ties = min(equal, max(0, half - below))  # the ties at the pivot that go first
-    if not m // 4 <= below + ties <= m - m // 4:  # an unlucky sample: the exact median
-        pivot = np.partition(keys.copy(), half - 1)[half - 1]
-        below, equal = _count_around(keys, pivot)
-        ties = min(equal, max(0, half - below))
+    median = _median(keys, half - 1)
+    ties = half
+    for t in range(m):
+        if keys[t] < median:
+            ties -= 1
     seg = np.empty(m, dtype=np.int64)
-    a = 0
-    b = below + ties
+    left = 0
+    right = half
     for t in range(m):
         v = keys[t]
-        if v < pivot or (v == pivot and ties > 0):
-            if v == pivot:
+        if v < median or (v == median and ties > 0):
+            if v == median:
                 ties -= 1
-            seg[a] = order[lo + t]
-            a += 1
+            seg[left] = order[lo + t]
+            left += 1
         else:
-            seg[b] = order[lo + t]
-            b += 1
+            seg[right] = order[lo + t]
+            right += 1
     order[lo:hi] = seg
-    return lo + a
 
 
 TOP_RANGES = 8
@@ -264,10 +271,10 @@ parallel."""
 
 @njit(cache=True)
 def _leaves_of(P, order, lo, hi, leaf_size, starts):  # pragma: no cover - numba
-    """Recursive splits (:func:`_split_node`) of ``order[lo:hi]`` on the widest column until
-    every leaf has at most ``leaf_size`` rows, left leaf first; writes the leaf starts into
-    ``starts`` and returns how many."""
-    stack = np.empty(((hi - lo) // max(1, leaf_size // 4) + 64, 2), dtype=np.int64)
+    """Recursive median splits of ``order[lo:hi]`` on the widest column until every leaf has
+    at most ``leaf_size`` rows, left leaf first; writes the leaf starts into ``starts`` and
+    returns how many."""
+    stack = np.empty(((hi - lo) // max(1, leaf_size // 2) + 64, 2), dtype=np.int64)
     n_leaves = 0
     stack[0, 0] = lo
     stack[0, 1] = hi
@@ -280,7 +287,8 @@ def _leaves_of(P, order, lo, hi, leaf_size, starts):  # pragma: no cover - numba
             starts[n_leaves] = a
             n_leaves += 1
             continue
-        mid = _split_node(P, order, a, b, _widest_column(P, order, a, b))
+        _split_at_median(P, order, a, b, _widest_column(P, order, a, b))
+        mid = a + (b - a) // 2
         stack[top, 0] = mid  # right first: the left leaf comes out first
         stack[top, 1] = b
         stack[top + 1, 0] = a
@@ -291,26 +299,23 @@ def _leaves_of(P, order, lo, hi, leaf_size, starts):  # pragma: no cover - numba
 
 @njit(cache=True, parallel=True)
 def kd_leaves(P, leaf_size):  # pragma: no cover - numba
-    """Recursive splits of the rows of ``P`` on their widest column, at its median
-    (:func:`_split_node`: a sample's median in large nodes; each side keeps at least a
-    quarter of the node), until every leaf has at most ``leaf_size`` rows; returns the rows
-    in leaf order and the leaf starts (``starts[-1] == n``). Leaves come left to right, so
-    near rows are near in the order. The top :data:`TOP_RANGES` subtrees are split first,
-    level by level, the ranges of a level in parallel, then built in parallel (the same
-    leaves as one after the other)."""
+    """Recursive median splits of the rows of ``P`` on their widest column until every leaf
+    has at most ``leaf_size`` rows; returns the rows in leaf order and the leaf starts
+    (``starts[-1] == n``). Leaves come left to right, so near rows are near in the order.
+    The top :data:`TOP_RANGES` subtrees are split first, level by level, the ranges of a
+    level in parallel, then built in parallel (the same leaves as one after the other)."""
     n = P.shape[0]
     order = np.arange(n)
     ranges = np.empty((2 * TOP_RANGES, 2), dtype=np.int64)
     ranges[0, 0] = 0
     ranges[0, 1] = n
     n_ranges = 1
-    mids = np.empty(TOP_RANGES, dtype=np.int64)
     while n_ranges < TOP_RANGES:
         for r in prange(n_ranges):  # each range reorders only its own rows
             lo = ranges[r, 0]
             hi = ranges[r, 1]
             if hi - lo > leaf_size:
-                mids[r] = _split_node(P, order, lo, hi, _widest_column(P, order, lo, hi))
+                _split_at_median(P, order, lo, hi, _widest_column(P, order, lo, hi))
         split = np.empty((2 * n_ranges, 2), dtype=np.int64)
         m = 0
         for r in range(n_ranges):
@@ -321,7 +326,7 @@ def kd_leaves(P, leaf_size):  # pragma: no cover - numba
                 split[m, 1] = hi
                 m += 1
                 continue
-            mid = mids[r]
+            mid = lo + (hi - lo) // 2
             split[m, 0] = lo
             split[m, 1] = mid
             split[m + 1, 0] = mid
@@ -333,7 +338,7 @@ def kd_leaves(P, leaf_size):  # pragma: no cover - numba
         n_ranges = m
     offsets = np.zeros(n_ranges + 1, dtype=np.int64)
     for r in range(n_ranges):
-        offsets[r + 1] = offsets[r] + (ranges[r, 1] - ranges[r, 0]) // max(1, leaf_size // 4) + 2
+        offsets[r + 1] = offsets[r] + (ranges[r, 1] - ranges[r, 0]) // max(1, leaf_size // 2) + 2
     found = np.empty(offsets[n_ranges], dtype=np.int64)
     counts = np.zeros(n_ranges, dtype=np.int64)
     for r in prange(n_ranges):  # each subtree reorders only its own rows
