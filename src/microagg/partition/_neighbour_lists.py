@@ -125,7 +125,9 @@ def first_lists(X, starts, near_d, near_i):  # pragma: no cover - numba
     (ties by row), where it made 40-50 % of all the lists' offers; here each row keeps its
     nearest in a small buffer of its own: 0.041-0.043 s instead of 0.045-0.049 s at 10^5 x
     10 records, 2 threads, the same lists (bit for bit on both generators of
-    ``bench_quality_scale.py``; the leaf products' two halves could differ in the last bit)."""
+    ``bench_quality_scale.py``; two rows' order could differ where the leaf product's two
+    halves differ in the last bit, or where their distances agree to 32-bit precision,
+    which is what :func:`near_in_leaves` compares with)."""
     p = X.shape[1]
     w = near_d.shape[1]
     for leaf in prange(starts.shape[0] - 1):
