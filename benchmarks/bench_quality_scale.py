@@ -102,8 +102,9 @@ def run_pair(n: int, generator: str, args: argparse.Namespace
     """mdav-scale and exact MDAV (unless skipped), ``args.repeat`` times each, alternated:
     each result with its median ``seconds`` and every run's in ``runs``."""
     runs: dict[str, list[dict[str, float]]] = {"mdav-scale": [], "mdav": []}
-    for _ in range(max(1, args.repeat)):
-        for method in runs if not args.skip_exact else ("mdav-scale",):
+    methods = ("mdav-scale",) if args.skip_exact else ("mdav-scale", "mdav")
+    for _ in range(args.repeat):
+        for method in methods:
             runs[method].append(run_child(method, n, args.p, generator, args.k, args.seed))
     results: list[dict[str, Any]] = []
     for method in ("mdav-scale", "mdav"):
@@ -143,6 +144,8 @@ def main() -> None:
                         help="also append each row here as a JSON line (plot_quality_scale.py)")
     parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1; got {args.repeat}")
     if args.child:
         method, n, p, generator, k, seed = args.child
         child(method, int(n), int(p), generator, int(k), int(seed))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from ._neighbour_lists import sq_rows
+from ._neighbour_lists import spread_sample, sq_rows
 
 __all__ = ["greedy_groups"]
 
@@ -84,10 +84,7 @@ def _share_cut(d):  # pragma: no cover - numba
     values spread evenly: a share of about ``1 / SEED_SHARE`` of the candidates, found
     without selecting among all of them (``d`` holds at least :data:`SEED_SORT_ALL` values,
     more than the sample, so the sampled places differ)."""
-    m = d.shape[0]
-    sample = np.empty(CUT_SAMPLE)
-    for t in range(CUT_SAMPLE):
-        sample[t] = d[t * m // CUT_SAMPLE]
+    sample = spread_sample(d, CUT_SAMPLE)
     return np.partition(sample, CUT_SAMPLE // SEED_SHARE)[CUT_SAMPLE // SEED_SHARE]
 
 

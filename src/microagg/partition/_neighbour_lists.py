@@ -14,8 +14,8 @@ from numba import prange
 
 from .._jit import njit
 
-__all__ = ["first_lists", "kd_leaves", "near_in_leaves", "offer", "refine_lists", "sq_between",
-           "sq_rows", "sq_to_point"]
+__all__ = ["first_lists", "kd_leaves", "near_in_leaves", "offer", "refine_lists", "spread_sample",
+           "sq_between", "sq_rows", "sq_to_point"]
 
 
 @njit(cache=True)
@@ -191,6 +191,17 @@ def _widest_column(P, order, lo, hi):  # pragma: no cover - numba
     return axis
 
 
+@njit(cache=True)
+def spread_sample(values, size):  # pragma: no cover - numba
+    """``size`` of ``values`` spread evenly: ``values[t * m // size]`` for ``t < size``
+    (a copy; deterministic)."""
+    m = values.shape[0]
+    sample = np.empty(size, dtype=values.dtype)
+    for t in range(size):
+        sample[t] = values[t * m // size]
+    return sample
+
+
 MEDIAN_SAMPLE = 255
 """Keys, spread evenly over a node of more than :data:`SAMPLED_SPLIT_ROWS` rows, that
 bracket its median for :func:`_median` (smaller nodes: a selection among all keys)."""
@@ -216,10 +227,7 @@ def _median(keys, r):  # pragma: no cover - numba
     mdav-scale's IL at 10^6 rose from 7.747 % to 7.767 %.)"""
     m = keys.shape[0]
     if m > SAMPLED_SPLIT_ROWS:
-        sample = np.empty(MEDIAN_SAMPLE)
-        for t in range(MEDIAN_SAMPLE):
-            sample[t] = keys[t * m // MEDIAN_SAMPLE]
-        sample.sort()
+        sample = np.sort(spread_sample(keys, MEDIAN_SAMPLE))
         at = r * MEDIAN_SAMPLE // m
         low = sample[max(0, at - MEDIAN_WINDOW)]
         high = sample[min(MEDIAN_SAMPLE - 1, at + MEDIAN_WINDOW)]
