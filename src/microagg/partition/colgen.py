@@ -25,6 +25,11 @@ generation solves.
    rounds in a row gain nothing (each part gets an equal share of what is left, and most
    finish well within it); a file of at most ``part_size`` records is one part and one
    round.
+5. **Regions the whole LP points at** (larger files, with the time left; 2026-11-29): the
+   duals of the whole file's LP rank the groups by reduced cost, balls of whole groups
+   around the worst are solved as parts, then mdav-ls's iterated local search runs to the
+   end of the budget (:mod:`microagg.partition._colgen_regions`). At ``k = 10`` the
+   rounds of step 4 gain nothing on Census and EIA; this phase does.
 
 With a time budget the number of rounds, hence the result, can depend on the machine when
 the budget is reached (as for mdav-ls); small files converge well within it.
@@ -40,8 +45,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._constraints import Constraint, Interval, Options, validate_params
-from .._groups import group_means, within_sse
+from .._groups import group_means
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
+from ._colgen_regions import guided_regions, solve_part, sse_of
 from .local_search import default_time_limit, local_search, quality_mode, resolve_time_limit
 
 __all__ = ["CONSTRAINTS", "TIME_BUDGET", "colgen", "default_colgen_time",
@@ -63,11 +69,12 @@ CONSTRAINTS: Mapping[str, tuple[Constraint, ...]] = {
 }
 """The allowed values of the parameters (the registry entry uses them too)."""
 
-_START_SHARE = 0.25  # of the budget, for mdav-ls
-PART_NODE_BUDGET = 200_000
-"""Enumeration nodes per row in a part's pricing rounds, which serve to find columns, not to
-prove a bound (the budget colgen was measured with, per row and group size until the pricing
-took the groups of k rows alone; the bound uses more)."""
+_START_SHARE = 0.25  # of the budget, for mdav-ls (its rounds not capped: it may take all of it)
+_PARTS_SHARE = 0.6
+"""Where, as a share of the budget from the call, the rounds of parts stop on a file larger
+than one part, so that the regions of step 5 get the rest (at k = 10 on Census the first
+round's three parts would take all of a 570-s budget)."""
+_UNCAPPED = 2**62  # rounds of mdav-ls's start: its time share stops it
 _GAIN = 1e-6  # a round that lowers the SSE by less than this share of it gains nothing
 _IDLE_ROUNDS = 2  # rounds in a row that gain nothing end the search
 
@@ -92,8 +99,9 @@ def colgen(X: ArrayLike, k: int, *, part_size: int = PART_SIZE,
     """Quality mode by column generation and integer programming on parts (``colgen``).
 
     mdav-ls, then rounds of: split into parts of whole groups, column generation and the
-    integer master on each part, local search on the whole (module docstring). The SSE
-    never rises above mdav-ls's start.
+    integer master on each part, local search on the whole; then regions around the groups
+    of highest reduced cost in the whole file's LP, and mdav-ls's search to the end of the
+    budget (module docstring). The SSE never rises above mdav-ls's start.
 
     Parameters
     ----------
@@ -143,20 +151,25 @@ def colgen(X: ArrayLike, k: int, *, part_size: int = PART_SIZE,
     if n < 2 * k:
         return np.zeros(n, dtype=np.intp)
     budget = default_colgen_time(n) if time_limit == "auto" else float(time_limit)
-    deadline = time.perf_counter() + budget
-    seed, rng = resolve_seed(random_state)
-    labels = quality_mode(A, k, time_limit=_START_SHARE * budget, random_state=seed)
     size = max(int(part_size), 2 * k)
-    best = _sse(A, labels)
+    now = time.perf_counter()
+    deadline = now + budget
+    parts_end = deadline if n <= size else now + _PARTS_SHARE * budget
+    seed, rng = resolve_seed(random_state)
+    labels = quality_mode(A, k, time_limit=_START_SHARE * budget, rounds=_UNCAPPED,
+                          random_state=seed)
+    best = sse_of(A, labels)
     idle = 0
-    while idle < _IDLE_ROUNDS and time.perf_counter() < deadline:
-        candidate = _round(A, labels, k, size, deadline - time.perf_counter(), rng)
-        value = _sse(A, candidate)
+    while idle < _IDLE_ROUNDS and time.perf_counter() < parts_end:
+        candidate = _round(A, labels, k, size, parts_end - time.perf_counter(), rng)
+        value = sse_of(A, candidate)
         idle = 0 if value < best * (1 - _GAIN) else idle + 1
         if value < best:
             labels, best = candidate, value
         if n <= size:
             break
+    if n > size:  # the last phase: regions around the groups the whole LP finds worst
+        labels = guided_regions(A, labels, k, size, deadline, rng)
     return np.unique(labels, return_inverse=True)[1].ravel().astype(np.intp)
 
 
@@ -173,7 +186,7 @@ def _round(A: NDArray[np.float64], labels: NDArray[np.intp], k: int, size: int,
         if share <= 0:
             break
         local = np.unique(out[rows], return_inverse=True)[1].ravel().astype(np.intp)
-        better = _solve_part(np.ascontiguousarray(A[rows]), local, k, share)
+        better = solve_part(np.ascontiguousarray(A[rows]), local, k, share)
         out[rows] = better + offset
         offset += int(better.max()) + 1
     return local_search(A, np.unique(out, return_inverse=True)[1].ravel().astype(np.intp), k,
@@ -198,36 +211,3 @@ def _parts(A: NDArray[np.float64], labels: NDArray[np.intp], size: int,
     order = np.argsort(part, kind="stable")
     cuts = np.flatnonzero(np.diff(part[order])) + 1
     return [np.sort(rows) for rows in np.split(order, cuts)]
-
-
-def _solve_part(Xp: NDArray[np.float64], start: NDArray[np.intp], k: int,
-                seconds: float) -> NDArray[np.intp]:
-    """Step 3 on one part: column generation, then the integer master; the start when the
-    integer master finds nothing better in time."""
-    from ..bounds._integer import integer_master
-    from ..bounds._master import ColumnPool, column_generation, enumeration_rounds
-    from ..bounds._pricing import neighbours
-
-    t0 = time.perf_counter()
-    n = Xp.shape[0]
-    if n < 2 * k:
-        return start
-    pool = ColumnPool(Xp)
-    pool.add_partition(start)
-    for row in neighbours(Xp, k)[1]:
-        pool.add(row)
-    max_new = max(n // 2, 50)
-    prog = column_generation(Xp, k, pool, time_limit=0.4 * seconds, exact_pricing=False,
-                             width=3 * k + 10, max_new=max_new)
-    enumeration_rounds(Xp, k, pool, prog, time_limit=0.15 * seconds, max_new=max_new,
-                       budget=PART_NODE_BUDGET, cuts=True)
-    left = seconds - (time.perf_counter() - t0)
-    found = integer_master(pool, max(left, 1.0), start)
-    if found is None or _sse(Xp, found) >= _sse(Xp, start):
-        return start
-    return found
-
-
-def _sse(X: NDArray[np.float64], labels: NDArray[np.intp]) -> float:
-    """SSE of a partition (labels any non-negative integers)."""
-    return within_sse(X, np.unique(labels, return_inverse=True)[1].ravel())
