@@ -61,3 +61,10 @@ def test_no_time_left_returns_the_labels_given() -> None:
     same = regions.guided_regions(X, start, 3, 20, time.perf_counter() + 1.0,
                                   np.random.default_rng(0))
     assert np.array_equal(same, start)
+
+
+def test_the_centre_comes_first_even_beside_a_twin() -> None:
+    """Two groups with the same centroid: the ball around the second still holds it."""
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [5.0, 5.0], [6.0, 6.0]])
+    labels = np.array([0, 1, 1, 0, 2, 2])  # groups 0 and 1 both centred on (0.5, 0.5)
+    assert regions._ball(X, labels, 1, 2).tolist() == [1, 2]

@@ -162,7 +162,9 @@ def _ball(A: NDArray[np.float64], labels: NDArray[np.intp], centre: int,
     counts = np.bincount(labels)
     rows: list[NDArray[np.intp]] = []
     held = 0
-    for g in np.argsort(((means - means[centre]) ** 2).sum(axis=1), kind="stable"):
+    dist = ((means - means[centre]) ** 2).sum(axis=1)
+    dist[centre] = -1.0  # first even where another group's centroid is the same
+    for g in np.argsort(dist, kind="stable"):
         if held and held + counts[g] > size:
             break
         rows.append(np.flatnonzero(labels == g))

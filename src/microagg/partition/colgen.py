@@ -6,7 +6,8 @@ bounds (:mod:`microagg.bounds`): an optimal partition has groups of ``k .. 2k-1`
 it is the set-partitioning problem over all such groups, whose LP relaxation column
 generation solves.
 
-1. **Start**: mdav-ls for a quarter of the budget.
+1. **Start**: mdav-ls for a quarter of the budget (on a file larger than one part its
+   200-round cap is lifted, and the share stops it).
 2. **Decomposition** (as Castro, Gentile and Spagnolo-Arrizabalaga 2022 do for large files):
    the start's groups, whole, are routed by their centroids through a block tree fitted on a
    random rotation of the centroids into parts of at most ``part_size`` records, so that
@@ -21,10 +22,10 @@ generation solves.
    groups. The start's groups are columns, so a part's SSE never rises; the integer
    answer is kept only when it is lower.
 4. **Join** the parts and run the local search of mdav-ls over the whole file (it mends the
-   parts' borders). Steps 2-4 repeat with new rotations until the budget is spent or two
-   rounds in a row gain nothing (each part gets an equal share of what is left, and most
-   finish well within it); a file of at most ``part_size`` records is one part and one
-   round.
+   parts' borders). Steps 2-4 repeat with new rotations until two rounds in a row gain
+   nothing or, on a file larger than one part, 60 % of the budget is spent (each part
+   gets an equal share of what is left until then, and most finish well within it); a
+   file of at most ``part_size`` records is one part and one round, with all the budget.
 5. **Regions the whole LP points at** (larger files, with the time left; 2026-11-29): the
    duals of the whole file's LP rank the groups by reduced cost, balls of whole groups
    around the worst are solved as parts, then mdav-ls's iterated local search runs to the
@@ -69,12 +70,13 @@ CONSTRAINTS: Mapping[str, tuple[Constraint, ...]] = {
 }
 """The allowed values of the parameters (the registry entry uses them too)."""
 
-_START_SHARE = 0.25  # of the budget, for mdav-ls (its rounds not capped: it may take all of it)
+_START_SHARE = 0.25  # of the budget, for mdav-ls
 _PARTS_SHARE = 0.6
 """Where, as a share of the budget from the call, the rounds of parts stop on a file larger
 than one part, so that the regions of step 5 get the rest (at k = 10 on Census the first
 round's three parts would take all of a 570-s budget)."""
-_UNCAPPED = 2**62  # rounds of mdav-ls's start: its time share stops it
+_START_ROUNDS = 200  # mdav-ls's own default: on one part the start ends by itself
+_UNCAPPED = 2**62  # rounds of mdav-ls's start on larger files: its time share stops it
 _GAIN = 1e-6  # a round that lowers the SSE by less than this share of it gains nothing
 _IDLE_ROUNDS = 2  # rounds in a row that gain nothing end the search
 
@@ -156,7 +158,10 @@ def colgen(X: ArrayLike, k: int, *, part_size: int = PART_SIZE,
     deadline = now + budget
     parts_end = deadline if n <= size else now + _PARTS_SHARE * budget
     seed, rng = resolve_seed(random_state)
-    labels = quality_mode(A, k, time_limit=_START_SHARE * budget, rounds=_UNCAPPED,
+    # one part: mdav-ls's own 200 rounds, which end by themselves on small files (the same
+    # partition on any machine); larger files: its time share stops it
+    rounds = _START_ROUNDS if n <= size else _UNCAPPED
+    labels = quality_mode(A, k, time_limit=_START_SHARE * budget, rounds=rounds,
                           random_state=seed)
     best = sse_of(A, labels)
     idle = 0
