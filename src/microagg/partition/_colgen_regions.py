@@ -22,11 +22,15 @@ dual point that needs no LP) to 11.7515 % (none), and four rounds of colgen's tr
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .._groups import group_means, within_sse
+
+if TYPE_CHECKING:
+    from ..bounds._master import ColumnPool, Progress
 
 __all__ = ["guided_regions", "solve_part", "sse_of"]
 
@@ -61,21 +65,14 @@ def solve_part(Xp: NDArray[np.float64], start: NDArray[np.intp], k: int,
     """Column generation on one part, then the integer master started from ``start``; the
     start when the integer master finds nothing better in time."""
     from ..bounds._integer import integer_master
-    from ..bounds._master import ColumnPool, column_generation, enumeration_rounds
-    from ..bounds._pricing import neighbours
+    from ..bounds._master import enumeration_rounds
 
     t0 = time.perf_counter()
     n = Xp.shape[0]
     if n < 2 * k:
         return start
-    pool = ColumnPool(Xp)
-    pool.add_partition(start)
-    for row in neighbours(Xp, k)[1]:
-        pool.add(row)
-    max_new = max(n // 2, 50)
-    prog = column_generation(Xp, k, pool, time_limit=0.4 * seconds, exact_pricing=False,
-                             width=3 * k + 10, max_new=max_new)
-    enumeration_rounds(Xp, k, pool, prog, time_limit=0.15 * seconds, max_new=max_new,
+    pool, prog = _greedy_lp(Xp, start, k, 0.4 * seconds)
+    enumeration_rounds(Xp, k, pool, prog, time_limit=0.15 * seconds, max_new=_max_new(n),
                        budget=PART_NODE_BUDGET, cuts=True)
     left = seconds - (time.perf_counter() - t0)
     found = integer_master(pool, max(left, 1.0), start)
@@ -119,21 +116,36 @@ def guided_regions(A: NDArray[np.float64], labels: NDArray[np.intp], k: int,
     return labels
 
 
-def _whole_lp_duals(A: NDArray[np.float64], labels: NDArray[np.intp], k: int,
-                    seconds: float) -> NDArray[np.float64]:
-    """Duals of the whole file's restricted master after greedy column generation (at most
-    ``seconds``), seeded with the groups of ``labels`` and every record's k-NN group."""
+def _greedy_lp(X: NDArray[np.float64], labels: NDArray[np.intp], k: int,
+               seconds: float) -> tuple[ColumnPool, Progress]:
+    """Greedy column generation (at most ``seconds``) on the LP of ``X``'s rows, its pool
+    seeded with the groups of ``labels`` and every record's k-NN group: the pool and where
+    the LP got to (its duals among them)."""
     from ..bounds._master import ColumnPool, column_generation
     from ..bounds._pricing import neighbours
 
-    pool = ColumnPool(A)
+    pool = ColumnPool(X)
     pool.add_partition(np.asarray(labels, dtype=np.intp))
-    for row in neighbours(A, k)[1]:
+    for row in neighbours(X, k)[1]:
         pool.add(row)
-    prog = column_generation(A, k, pool, time_limit=seconds, exact_pricing=False,
-                             width=3 * k + 10, max_new=max(A.shape[0] // 2, 50))
-    assert prog.duals is not None
-    return prog.duals
+    prog = column_generation(X, k, pool, time_limit=seconds, exact_pricing=False,
+                             width=3 * k + 10, max_new=_max_new(X.shape[0]))
+    return pool, prog
+
+
+def _max_new(n: int) -> int:
+    """Most columns one pricing round adds to a master over ``n`` rows."""
+    return max(n // 2, 50)
+
+
+def _whole_lp_duals(A: NDArray[np.float64], labels: NDArray[np.intp], k: int,
+                    seconds: float) -> NDArray[np.float64]:
+    """Duals of the whole file's restricted master after greedy column generation
+    (:func:`_greedy_lp`)."""
+    duals = _greedy_lp(A, labels, k, seconds)[1].duals
+    if duals is None:  # column_generation always solves the master once
+        raise RuntimeError("the master LP gave no duals")
+    return duals
 
 
 def _next_centre(A: NDArray[np.float64], labels: NDArray[np.intp], u: NDArray[np.float64],
