@@ -100,7 +100,8 @@ def run_child(method: str, n: int, p: int, generator: str, k: int, seed: int
 def run_pair(n: int, generator: str, args: argparse.Namespace
              ) -> tuple[dict[str, Any], dict[str, Any]]:
     """mdav-scale and exact MDAV (unless skipped), ``args.repeat`` times each, alternated:
-    each result with its median ``seconds`` and every run's in ``runs``."""
+    each result with its median ``seconds``, every run's in ``runs``, the highest peak of
+    memory of its runs and their IL (the same in every run: one seed; an error if not)."""
     runs: dict[str, list[dict[str, float]]] = {"mdav-scale": [], "mdav": []}
     methods = ("mdav-scale",) if args.skip_exact else ("mdav-scale", "mdav")
     for _ in range(args.repeat):
@@ -112,7 +113,12 @@ def run_pair(n: int, generator: str, args: argparse.Namespace
             results.append({"il": float("nan"), "seconds": float("nan"), "runs": []})
             continue
         seconds = [run["seconds"] for run in runs[method]]
+        losses = {round(run["il"], 9) for run in runs[method]}
+        if len(losses) > 1:
+            raise RuntimeError(f"{method} gave different IL in its {len(seconds)} runs with "
+                               f"one seed: {sorted(losses)}")
         results.append({**runs[method][0], "seconds": float(np.median(seconds)),
+                        "peak_gib": max(run["peak_gib"] for run in runs[method]),
                         "runs": seconds})
     return results[0], results[1]
 
