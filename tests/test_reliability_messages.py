@@ -257,6 +257,27 @@ def test_mdav_ls_reports_a_spent_budget(monkeypatch):
     assert np.bincount(release.labels).min() >= 3
 
 
+def test_colgen_says_its_phases_can_depend_on_the_machine_before_its_budget_is_spent():
+    """colgen's phases stop at shares of its budget: two runs with one random_state can differ
+    (Census, 1,080 records, --refine 20: 12 s spent, different files), so the release says so
+    whether or not the budget was reached, and never advises a time_limit=None it refuses."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=60), "y": rng.normal(size=60)})
+    release = anonymize(df, quasi_identifiers=["x", "y"], k=3, method="colgen",
+                        method_params={"time_limit": 30.0}, random_state=0)
+    budget = release.params["time_budget"]
+    assert budget["phased"] is True and budget["seconds"] == 30.0
+    assert budget["reached"] is (budget["spent"] >= 30.0)
+    note = [w for w in release.warnings if "stops its phases at shares" in w]
+    assert len(note) == 1
+    assert "time budget of 30 s (60 records" in note[0]
+    assert "same random_state can differ" in note[0] and "time_limit=None" not in note[0]
+    plain = anonymize(df, quasi_identifiers=["x", "y"], k=3, method="mdav-ls",
+                      method_params={"rounds": 2}, random_state=0)
+    assert plain.params["time_budget"]["phased"] is False
+    assert not any("stops its phases" in w for w in plain.warnings)
+
+
 def test_refine_seconds_overrides_the_default_budget(tmp_path):
     rng = np.random.default_rng(0)
     pd.DataFrame({"x": rng.normal(size=40), "y": rng.normal(size=40)}).to_csv(

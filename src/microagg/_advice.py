@@ -83,15 +83,23 @@ def low_utility_message(labels: NDArray[np.intp], k: int, loss: float | None, *,
 
 
 def time_budget(method: str, params: Mapping[str, Any], seconds: float, n_samples: int,
-                *, given: bool) -> tuple[Mapping[str, Any] | None, str | None]:
+                *, given: bool, phased: bool = False
+                ) -> tuple[Mapping[str, Any] | None, str | None]:
     """The ``Release.params["time_budget"]`` entry of a method with a ``time_limit``, and the
-    note owed when the budget was spent (the result then depends on the machine's speed).
+    note owed when the partition can depend on the machine's speed: when the budget was
+    spent, and always for a method whose phases stop at shares of it (``phased``: colgen,
+    whose rounds of parts end at 60 % of the budget and whose last phase searches to its
+    end; two runs with one ``random_state`` can then differ while the budget is not spent).
 
     Examples
     --------
     >>> record, note = time_budget("mdav-ls", {"time_limit": 2.0}, 2.5, 100, given=False)
     >>> record["reached"], note.split(":")[0]
     (True, "Method 'mdav-ls' stopped at its default time budget of 2 s for 100 records")
+    >>> record, note = time_budget("colgen", {"time_limit": 20.0}, 12.2, 1080, given=True,
+    ...                            phased=True)
+    >>> record["reached"], record["phased"], note.split(" (")[0]
+    (False, True, "Method 'colgen' stops its phases at shares of its time budget of 20 s")
     """
     limit = params.get("time_limit")
     if limit is None or isinstance(limit, str):
@@ -102,10 +110,18 @@ def time_budget(method: str, params: Mapping[str, Any], seconds: float, n_sample
         "default": not given,
         "reached": reached,
         "spent": round(float(seconds), 3),
+        "phased": bool(phased),
     })
+    which = "time budget" if given else "default time budget"
+    if phased:
+        return record, (
+            f"Method {method!r} stops its phases at shares of its {which} of {float(limit):g} s "
+            f"({n_samples:,} records, {float(seconds):.1f} s spent): the partition can "
+            "depend on this machine's speed, and two runs with the same random_state can "
+            "differ. A longer budget lets more of its phases end by themselves "
+            "(method_params={'time_limit': seconds}, CLI: --refine SECONDS).")
     if not reached:
         return record, None
-    which = "time budget" if given else "default time budget"
     note = (f"Method {method!r} stopped at its {which} of {float(limit):g} s for "
             f"{n_samples:,} records: the partition depends on this machine's speed. Give it "
             "more time with method_params={'time_limit': seconds} (CLI: --refine SECONDS), or "

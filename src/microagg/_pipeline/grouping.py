@@ -61,7 +61,8 @@ def finish_stage(request: Request, outcome: Outcome, partitioner: Partitioner, s
             seconds: float, n: int) -> Outcome:
     """The time budget, and the privacy warning of a noisy aggregation."""
     outcome.budget, note = time_budget(partitioner.name, outcome.method_params, seconds, n,
-                                       given="time_limit" in request.method_params)
+                                       given="time_limit" in request.method_params,
+                                       phased=partitioner.phased_budget)
     if note:
         outcome.notes.append(note)
     warning = _noisy_warning(request, sizes)

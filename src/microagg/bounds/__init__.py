@@ -126,8 +126,11 @@ def lower_bound(X: ArrayLike, k: int, *, method: str = "column-generation",
     their duals the larger groups that hold a cut's three records are priced too, cut by
     cut. Within 2 minutes it certifies colgen's partitions within 5 % in 8 of the 12 cases
     of Census, Tarragona and EIA at k = 3, 4, 5, 10 (EIA k = 3 within 1.8 % with the cuts,
-    8.5 % without), in 10 minutes 10 (EIA k = 5 within 4.0 %, Tarragona k = 10 within
-    2.4 %; Census and EIA at k = 10 within 6.5-6.8 %: see docs/topics/bounds.md).
+    8.5 % without), in 10 minutes 11 (EIA k = 5 within 4.0 %, Tarragona k = 10 within
+    2.0 %, Census k = 10 within 4.4 % of colgen's 10-minute partition); EIA k = 10 stays at
+    6.3 %: its LP without cuts is at most 5.2 % below the best partition found, and at
+    k = 10 a round priced with the cuts' duals does not finish in the time (see
+    docs/topics/bounds.md).
     On ``n_samples <= 14`` pricing is exact (enumeration) and the LP value is certified.
 
     Parameters

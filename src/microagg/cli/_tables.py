@@ -30,8 +30,13 @@ def _format_float(value: Any, *, scale: float = 1.0, digits: int = 2) -> str:
 def _budget_text(budget: Any) -> str:
     """The method's time budget: seconds, where it came from, and whether it was spent."""
     source = "default for the file size" if budget["default"] else "given"
-    reached = ("reached: the partition depends on the machine" if budget["reached"]
-               else "not reached")
+    if budget["reached"]:
+        reached = "reached: the partition depends on the machine"
+    elif budget.get("phased"):
+        reached = "not reached, but its phases stop at shares of it: the partition can " \
+                  "depend on the machine"
+    else:
+        reached = "not reached"
     return f"{budget['seconds']:g} s ({source}), {reached}; {budget['spent']:.1f} s spent"
 
 

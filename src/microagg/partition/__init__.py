@@ -93,6 +93,10 @@ class Partitioner:
     quasi-identifiers with hierarchies)."""
     needs_sensitive: bool = False
     """Whether it groups on the sensitive attributes too (``sensitive=`` parameter)."""
+    phased_budget: bool = False
+    """Whether its phases stop at shares of its ``time_limit`` (colgen), so that a run can
+    depend on the machine's speed before the whole budget is spent; the release then always
+    says so (:func:`~microagg._advice.time_budget`)."""
     resolve: Callable[[int, dict[str, Any]], dict[str, Any]] | None = None
     """Turns defaults that depend on the number of records into values (mdav-ls's
     ``time_limit="auto"`` into seconds), so that a release records what was used."""
@@ -353,7 +357,8 @@ _ENTRIES = (
         "Aloise, Hansen, Rocha & Santi, J. Global Optim. 60(2) (2014); Castro, Gentile & "
         "Spagnolo-Arrizabalaga, Comput. Oper. Res. (2022)",
         fixed_size=False, params={"part_size": 400, "time_limit": "auto"},
-        randomized=True, resolve=resolve_colgen_time, constraints=_COLGEN_CONSTRAINTS),
+        randomized=True, resolve=resolve_colgen_time, constraints=_COLGEN_CONSTRAINTS,
+        phased_budget=True),
     Partitioner(
         "mdav-scale", mdav_scale,
         "For large files: groups built from each record's nearest neighbours, then improved by "
