@@ -32,7 +32,7 @@ from .._groups import group_means, within_sse
 if TYPE_CHECKING:
     from ..bounds._master import ColumnPool, Progress
 
-__all__ = ["guided_regions", "solve_part", "sse_of"]
+__all__ = ["UNCAPPED", "guided_regions", "solve_part", "sse_of"]
 
 REGION_GROUPS = 15
 """Groups in a region (whole groups nearest the centre's centroid, up to ``15 k`` records or
@@ -45,6 +45,10 @@ regions of about 150 records: 12-40 s)."""
 LP_SHARE = 0.35
 """Share of the phase's time the whole file's LP may take (greedy pricing; Census, k = 10:
 85 s to the LP's 11.315 %, EIA: 151 s)."""
+
+UNCAPPED = 2**62
+"""Rounds of mdav-ls's iterated local search where only the clock stops it (colgen's start
+on files larger than one part, and this phase's search)."""
 
 MIN_SECONDS = 10.0
 """The phase runs only when at least this many seconds are left."""
@@ -100,10 +104,11 @@ def guided_regions(A: NDArray[np.float64], labels: NDArray[np.intp], k: int,
         if centre is None:
             break
         rows = _ball(A, labels, centre, size)
+        region = np.ascontiguousarray(A[rows])
         local = np.unique(labels[rows], return_inverse=True)[1].ravel().astype(np.intp)
         seconds = min(REGION_SECONDS, deadline - time.perf_counter())
-        better = solve_part(np.ascontiguousarray(A[rows]), local, k, seconds)
-        if sse_of(A[rows], better) < sse_of(A[rows], local):
+        better = solve_part(region, local, k, seconds)
+        if sse_of(region, better) < sse_of(region, local):
             labels = labels.copy()
             labels[rows] = better + int(labels.max()) + 1
             labels = np.unique(labels, return_inverse=True)[1].ravel().astype(np.intp)
@@ -111,7 +116,7 @@ def guided_regions(A: NDArray[np.float64], labels: NDArray[np.intp], k: int,
     if changed:
         labels = local_search(A, labels, k, rng=rng)
     if time.perf_counter() < deadline:
-        labels = _iterate(A, k, labels, within_sse(A, labels), rounds=np.iinfo(np.int64).max,
+        labels = _iterate(A, k, labels, within_sse(A, labels), rounds=UNCAPPED,
                           rng=rng, deadline=deadline)
     return labels
 

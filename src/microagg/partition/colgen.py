@@ -32,8 +32,11 @@ generation solves.
    end of the budget (:mod:`microagg.partition._colgen_regions`). At ``k = 10`` the
    rounds of step 4 gain nothing on Census and EIA; this phase does.
 
-With a time budget the number of rounds, hence the result, can depend on the machine when
-the budget is reached (as for mdav-ls); small files converge well within it.
+The phases stop at shares of the time budget (step 4 at 60 % of it, each part's column
+generation at a share of what is left, step 5's search at its end), so the result can
+depend on the machine's speed before the budget is all spent; the release says so every
+time (:attr:`~microagg.partition.Partitioner.phased_budget`). Small files converge well
+within it.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._constraints import Constraint, Interval, Options, validate_params
 from .._groups import group_means
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
-from ._colgen_regions import guided_regions, solve_part, sse_of
+from ._colgen_regions import UNCAPPED, guided_regions, solve_part, sse_of
 from .local_search import default_time_limit, local_search, quality_mode, resolve_time_limit
 
 __all__ = ["CONSTRAINTS", "TIME_BUDGET", "colgen", "default_colgen_time",
@@ -76,7 +79,6 @@ _PARTS_SHARE = 0.6
 than one part, so that the regions of step 5 get the rest (at k = 10 on Census the first
 round's three parts would take all of a 570-s budget)."""
 _START_ROUNDS = 200  # mdav-ls's own default: on one part the start ends by itself
-_UNCAPPED = 2**62  # rounds of mdav-ls's start on larger files: its time share stops it
 _GAIN = 1e-6  # a round that lowers the SSE by less than this share of it gains nothing
 _IDLE_ROUNDS = 2  # rounds in a row that gain nothing end the search
 
@@ -160,7 +162,7 @@ def colgen(X: ArrayLike, k: int, *, part_size: int = PART_SIZE,
     seed, rng = resolve_seed(random_state)
     # one part: mdav-ls's own 200 rounds, which end by themselves on small files (the same
     # partition on any machine); larger files: its time share stops it
-    rounds = _START_ROUNDS if n <= size else _UNCAPPED
+    rounds = _START_ROUNDS if n <= size else UNCAPPED
     labels = quality_mode(A, k, time_limit=_START_SHARE * budget, rounds=rounds,
                           random_state=seed)
     best = sse_of(A, labels)
