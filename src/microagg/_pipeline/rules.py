@@ -299,9 +299,11 @@ def quality_mode_request(method: str | None, method_params: Mapping[str, Any] | 
         return "mdav-scale", _with_budget("mdav-scale", method_params, float(seconds))
     if method not in (None, "mdav", "mdav-ls") and _has_own_budget(method):
         return method, _with_budget(method, method_params, float(seconds))
+    from ..partition.local_search import UNCAPPED_ROUNDS
+
     start = "auto" if method in (None, "mdav-ls") else method
     return "mdav-ls", {**dict(method_params or {}), "start": start,
-                       "time_limit": float(seconds), "rounds": 10**9}
+                       "time_limit": float(seconds), "rounds": UNCAPPED_ROUNDS}
 
 
 def _with_budget(method: str, method_params: Mapping[str, Any] | None, seconds: float

@@ -33,8 +33,8 @@ def _budget_text(budget: Any) -> str:
     if budget["reached"]:
         reached = "reached: the partition depends on the machine"
     elif budget.get("phased"):
-        reached = "not reached, but its phases stop at shares of it: the partition can " \
-                  "depend on the machine"
+        reached = ("not reached, but its phases stop at shares of it: the partition can "
+                   "depend on the machine")
     else:
         reached = "not reached"
     return f"{budget['seconds']:g} s ({source}), {reached}; {budget['spent']:.1f} s spent"

@@ -32,7 +32,7 @@ from .._groups import group_means, within_sse
 if TYPE_CHECKING:
     from ..bounds._master import ColumnPool, Progress
 
-__all__ = ["UNCAPPED", "guided_regions", "solve_part", "sse_of"]
+__all__ = ["guided_regions", "solve_part", "sse_of"]
 
 REGION_GROUPS = 15
 """Groups in a region (whole groups nearest the centre's centroid, up to ``15 k`` records or
@@ -45,10 +45,6 @@ regions of about 150 records: 12-40 s)."""
 LP_SHARE = 0.35
 """Share of the phase's time the whole file's LP may take (greedy pricing; Census, k = 10:
 85 s to the LP's 11.315 %, EIA: 151 s)."""
-
-UNCAPPED = 2**62
-"""Rounds of mdav-ls's iterated local search where only the clock stops it (colgen's start
-on files larger than one part, and this phase's search)."""
 
 MIN_SECONDS = 10.0
 """The phase runs only when at least this many seconds are left."""
@@ -90,7 +86,7 @@ def guided_regions(A: NDArray[np.float64], labels: NDArray[np.intp], k: int,
                    ) -> NDArray[np.intp]:
     """The phase of the module docstring until ``deadline`` (``time.perf_counter()``):
     returns labels whose SSE is at most that of ``labels``."""
-    from .local_search import _iterate, local_search
+    from .local_search import UNCAPPED_ROUNDS, _iterate, local_search
 
     if deadline - time.perf_counter() < MIN_SECONDS:
         return labels
@@ -116,7 +112,7 @@ def guided_regions(A: NDArray[np.float64], labels: NDArray[np.intp], k: int,
     if changed:
         labels = local_search(A, labels, k, rng=rng)
     if time.perf_counter() < deadline:
-        labels = _iterate(A, k, labels, within_sse(A, labels), rounds=UNCAPPED,
+        labels = _iterate(A, k, labels, within_sse(A, labels), rounds=UNCAPPED_ROUNDS,
                           rng=rng, deadline=deadline)
     return labels
 

@@ -51,8 +51,14 @@ from numpy.typing import ArrayLike, NDArray
 from .._constraints import Constraint, Interval, Options, validate_params
 from .._groups import group_means
 from .._validation import RandomState, check_k, check_matrix, resolve_seed
-from ._colgen_regions import UNCAPPED, guided_regions, solve_part, sse_of
-from .local_search import default_time_limit, local_search, quality_mode, resolve_time_limit
+from ._colgen_regions import guided_regions, solve_part, sse_of
+from .local_search import (
+    UNCAPPED_ROUNDS,
+    default_time_limit,
+    local_search,
+    quality_mode,
+    resolve_time_limit,
+)
 
 __all__ = ["CONSTRAINTS", "TIME_BUDGET", "colgen", "default_colgen_time",
            "resolve_colgen_time"]
@@ -78,7 +84,6 @@ _PARTS_SHARE = 0.6
 """Where, as a share of the budget from the call, the rounds of parts stop on a file larger
 than one part, so that the regions of step 5 get the rest (at k = 10 on Census the first
 round's three parts would take all of a 570-s budget)."""
-_START_ROUNDS = 200  # mdav-ls's own default: on one part the start ends by itself
 _GAIN = 1e-6  # a round that lowers the SSE by less than this share of it gains nothing
 _IDLE_ROUNDS = 2  # rounds in a row that gain nothing end the search
 
@@ -160,11 +165,11 @@ def colgen(X: ArrayLike, k: int, *, part_size: int = PART_SIZE,
     deadline = now + budget
     parts_end = deadline if n <= size else now + _PARTS_SHARE * budget
     seed, rng = resolve_seed(random_state)
-    # one part: mdav-ls's own 200 rounds, which end by themselves on small files (the same
-    # partition on any machine); larger files: its time share stops it
-    rounds = _START_ROUNDS if n <= size else UNCAPPED
-    labels = quality_mode(A, k, time_limit=_START_SHARE * budget, rounds=rounds,
-                          random_state=seed)
+    # one part: mdav-ls's own default rounds, which end by themselves on small files (the
+    # same partition on any machine); larger files: its time share stops it
+    uncapped: dict[str, Any] = {} if n <= size else {"rounds": UNCAPPED_ROUNDS}
+    labels = quality_mode(A, k, time_limit=_START_SHARE * budget, random_state=seed,
+                          **uncapped)
     best = sse_of(A, labels)
     idle = 0
     while idle < _IDLE_ROUNDS and time.perf_counter() < parts_end:

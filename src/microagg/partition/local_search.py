@@ -22,9 +22,14 @@ from .._validation import RandomState, check_k, check_matrix, resolve_seed
 from ._neighbour_lists import sq_to_point
 from ._scale_kernels import group_state, sq_rows
 
-__all__ = ["default_time_limit", "local_search", "quality_mode", "resolve_time_limit"]
+__all__ = ["UNCAPPED_ROUNDS", "default_time_limit", "local_search", "quality_mode",
+           "resolve_time_limit"]
 
 _NEIGHBOUR_GROUPS = 12  # groups searched around each record's own group
+
+UNCAPPED_ROUNDS = 10**9
+"""``rounds`` for a search that only its ``time_limit`` should stop: the quality mode
+(``refine=SECONDS``), colgen's start on files larger than one part and colgen's last phase."""
 
 TIME_BUDGET = (10.0, 10.0, 300.0)
 """The default time budget of mdav-ls: 10 s, plus 10 s per 1,000 records, at most 300 s
