@@ -1,9 +1,18 @@
-"""``microagg serve``: the local web workbench (issue 20; needs the ``web`` extra)."""
+"""``microagg serve``: the local web workbench (needs the ``web`` extra).
+
+The listening socket is bound before the address with the access token is printed or
+opened in a browser: while the port is taken by another program, nothing starts and the
+token is never shown (a program that held the port could otherwise receive it).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import errno
 import importlib
 import pathlib
+import socket
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -16,7 +25,8 @@ if TYPE_CHECKING:
 
 WEB_MODULES = ("starlette", "jinja2", "python_multipart", "uvicorn")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-PORTS = (1, 65535)
+PORTS = (0, 65535)
+"""The ports ``--port`` accepts (0: any free port, the one bound is printed)."""
 UPLOAD_MB = (1, 100_000)
 JOBS = (1, 64)
 
@@ -60,7 +70,9 @@ def startup(*, host: str, port: int, data_dir: pathlib.Path | None, max_upload_m
 
 @app.command()
 def serve(
-    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8765,
+    port: Annotated[int, typer.Option(
+        "--port", help="Port to listen on (0: any free port); one in use is an error.")
+    ] = 8765,
     host: Annotated[str, typer.Option(
         "--host", help="Address to listen on; another than 127.0.0.1 prints a warning.")
     ] = "127.0.0.1",
@@ -80,21 +92,59 @@ def serve(
     with user_errors():
         settings, warnings = startup(host=host, port=port, data_dir=data_dir,
                                      max_upload_mb=max_upload_mb, max_jobs=max_jobs)
-    for warning in warnings:
-        stderr().print(Text(warning, style="bold yellow"), soft_wrap=True)
-    stdout().print(Text(f"microagg workbench: open {settings.url}  (Ctrl-C stops it and "
-                        "removes its work folder)"), soft_wrap=True)
-    _run(settings, open_browser=not no_browser)
+        listener = listen(settings.host, settings.port)
+    with listener:
+        settings = dataclasses.replace(settings, port=listener.getsockname()[1])
+        for warning in warnings:
+            stderr().print(Text(warning, style="bold yellow"), soft_wrap=True)
+        stdout().print(Text(f"microagg workbench: open {settings.url}  (Ctrl-C stops it "
+                            "and removes its work folder)"), soft_wrap=True)
+        _run(settings, listener, open_browser=not no_browser)
 
 
-def _run(settings: Settings, *, open_browser: bool) -> None:  # pragma: no cover - serves
+def listen(host: str, port: int) -> socket.socket:
+    """The workbench's listening socket on ``host``, ``port`` (0: any free port), bound
+    and listening before anyone is told the address.
+
+    No ``SO_REUSEPORT``: a port another program listens on, even with that option, is
+    refused rather than shared.
+
+    Raises
+    ------
+    UsageError
+        If the port is in use (naming it and ``--port``) or the address cannot be bound.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            raise UsageError(
+                f"Port {port} on {host} is already in use by another program; nothing was "
+                "started and the access token was not shown. Choose another with --port "
+                "(--port 0: any free port).") from None
+        raise UsageError(f"Cannot listen on {host} port {port}: "
+                         f"{error.strerror or error}; choose another --host or --port."
+                         ) from None
+
+
+def _run(settings: Settings, listener: socket.socket, *,
+         open_browser: bool) -> None:  # pragma: no cover - serves
+    """Serve the workbench on ``listener`` (already bound: connections made since then wait
+    in its queue) until Ctrl-C, as ``uvicorn.run`` does; the browser opened first if
+    asked."""
     import webbrowser
 
     import uvicorn
+    from uvicorn.main import STARTUP_FAILURE
 
     from microagg.web import create_app
 
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), host=settings.host,
+                                           port=settings.port, log_level="warning"))
     if open_browser:
         webbrowser.open(settings.url)
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port,
-                log_level="warning")
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C, re-raised once it has stopped
+        server.run(sockets=[listener])
+    if not server.started:
+        raise typer.Exit(code=STARTUP_FAILURE)
