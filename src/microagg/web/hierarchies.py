@@ -168,27 +168,27 @@ def _store(upload: Upload, folder: pathlib.Path, column: str, values: pd.Series)
 async def post_hierarchy(request: Request) -> Response:
     """Upload the hierarchy of one categorical or ordinal column (fields ``column``,
     ``file``); the schema entry then names the stored copy."""
-    upload = await _received(request)
     session = session_of(request)
-    column = upload.fields.get("column", "")
-    entry = session.schema.get(column)
-    problem = None
-    if session.table is None or entry is None or column not in session.table.columns:
-        problem = f"No column {column!r} in this table's roles: open a table first."
-    elif entry.get("type") not in _KINDS:
-        problem = (f"Column {column!r} has type {entry.get('type') or '(guess)'!r}: a "
-                   f"hierarchy applies to the types {', '.join(_KINDS)} (save that type first).")
-    elif upload.path is None or not upload.filename:
-        problem = f"Choose the hierarchy file of column {column!r}."
-    if problem is not None:
-        upload.discard()
-        return roles_page(request, errors=[problem])
-    assert session.table is not None and entry is not None
-    try:
-        path, height = await run_in_threadpool(_store, upload, session.folder, column,
-                                               session.table[column])
-    except ValueError as error:
-        return roles_page(request, errors=[str(error)])
+    with await _received(request) as upload:
+        column = upload.fields.get("column", "")
+        entry = session.schema.get(column)
+        problem = None
+        if session.table is None or entry is None or column not in session.table.columns:
+            problem = f"No column {column!r} in this table's roles: open a table first."
+        elif entry.get("type") not in _KINDS:
+            problem = (f"Column {column!r} has type {entry.get('type') or '(guess)'!r}: a "
+                       f"hierarchy applies to the types {', '.join(_KINDS)} (save that type "
+                       "first).")
+        elif upload.path is None or not upload.filename:
+            problem = f"Choose the hierarchy file of column {column!r}."
+        if problem is not None:
+            return roles_page(request, errors=[problem])
+        assert session.table is not None and entry is not None
+        try:
+            path, height = await run_in_threadpool(_store, upload, session.folder, column,
+                                                   session.table[column])
+        except ValueError as error:
+            return roles_page(request, errors=[str(error)])
     entry["hierarchy"] = path
     return roles_page(request, message=f"Hierarchy of column {column!r} saved as {path} "
                                        f"({height} level(s) above the values).")

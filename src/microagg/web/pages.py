@@ -106,7 +106,8 @@ def _extension(filename: str, allowed: tuple[str, ...]) -> str:
 
 
 async def _received(request: Request) -> Upload:
-    """The multipart form, checked: its CSRF token, and a file in it."""
+    """The multipart form, its CSRF token checked (to be used as a context manager: its file
+    is removed at the end unless moved)."""
     session = session_of(request)
     upload = await receive_upload(request, session.folder,
                                   request.app.state.settings.max_upload_bytes)
@@ -119,30 +120,29 @@ async def _received(request: Request) -> Upload:
 
 
 def _read_upload(upload: Upload) -> pd.DataFrame:
-    """The uploaded table, read by its extension; the file is removed once read."""
+    """The uploaded table, read by its extension (one not supported: a ValueError); the
+    file is removed once read or refused."""
     from microagg.io import read_table
 
     assert upload.path is not None and upload.filename is not None
-    path = upload.path.rename(upload.path.with_name(
-        upload.path.name + _extension(upload.filename, SUPPORTED_EXTENSIONS)))
-    upload.path = path
     try:
-        return read_table(path)
+        upload.path = upload.path.rename(upload.path.with_name(
+            upload.path.name + _extension(upload.filename, SUPPORTED_EXTENSIONS)))
+        return read_table(upload.path)
     except READ_ERRORS as error:
-        raise ValueError(str(error).replace(str(path), upload.filename)) from None
+        raise ValueError(str(error).replace(str(upload.path), upload.filename)) from None
     finally:
         upload.discard()
 
 
 async def post_upload(request: Request) -> Response:
-    upload = await _received(request)
-    if upload.path is None or not upload.filename:
-        upload.discard()
-        return data_page(request, errors=["Choose a file to upload."], status=400)
-    try:
-        df = await run_in_threadpool(_read_upload, upload)
-    except ValueError as error:
-        return data_page(request, errors=[str(error)], status=400)
+    with await _received(request) as upload:
+        if upload.path is None or not upload.filename:
+            return data_page(request, errors=["Choose a file to upload."], status=400)
+        try:
+            df = await run_in_threadpool(_read_upload, upload)
+        except ValueError as error:
+            return data_page(request, errors=[str(error)], status=400)
     session_of(request).set_table(df, upload.filename)
     return _see("/data")
 
@@ -281,16 +281,15 @@ def _schema_text(upload: Upload) -> str:
 async def post_schema_upload(request: Request) -> Response:
     from .hierarchies import hierarchy_problems, stored_files
 
-    upload = await _received(request)
     session = session_of(request)
-    if session.table is None or upload.path is None or not upload.filename:
-        upload.discard()
-        return roles_page(request, errors=["Open a table, then choose a schema file."])
-    try:
-        schema, problems = roles.from_toml(_schema_text(upload),
-                                           stored=stored_files(session.folder))
-    except ValueError as error:
-        return roles_page(request, errors=[str(error)])
+    with await _received(request) as upload:
+        if session.table is None or upload.path is None or not upload.filename:
+            return roles_page(request, errors=["Open a table, then choose a schema file."])
+        try:
+            schema, problems = roles.from_toml(_schema_text(upload),
+                                               stored=stored_files(session.folder))
+        except ValueError as error:
+            return roles_page(request, errors=[str(error)])
     if schema is not None:
         problems += roles.validate(schema, session.folder, session.table)
         problems += hierarchy_problems(schema, session.folder, session.table)
