@@ -168,6 +168,15 @@ def test_a_taken_port_starts_nothing(started: list[dict[str, Any]],
     assert started == []  # no server run, no browser opened
 
 
+def test_an_address_not_of_this_machine_starts_nothing(started: list[dict[str, Any]]) -> None:
+    result = runner.invoke(app, ["serve", "--no-browser", "--port", "0",
+                                 "--host", "192.0.2.1"])  # TEST-NET-1: no machine's address
+    assert result.exit_code == EXIT_USER_ERROR
+    flat = " ".join(result.output.split())
+    assert "Cannot listen on 192.0.2.1 port 0" in flat and "--host or --port" in flat
+    assert "token=" not in result.output and started == []
+
+
 @pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
 def test_a_squatter_on_the_port_gets_no_token(tmp_path: pathlib.Path, host: str) -> None:
     with socket.create_server((host, 0), reuse_port=True) as squatter:
