@@ -5,6 +5,8 @@ for mdav-ls, and init-schema roles for unique measurements and constants."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -326,3 +328,74 @@ def test_init_schema_unique_measurements_and_constants(tmp_path):
     assert "[columns.wave]  # constant: it tells no records apart" in text
     assert "[columns.expenditure]  # numeric, unique on each of the 40 rows: a measurement" \
         in text
+
+
+# -- unlikely input: no traceback, and a message that names what is wrong --------------------
+
+
+def _cli(*args: object, cwd: object = None) -> subprocess.CompletedProcess[str]:
+    """The microagg command line, in a process of its own."""
+    return subprocess.run([sys.executable, "-c", "from microagg.cli import main; main()",
+                           *map(str, args)], capture_output=True, text=True, timeout=300,
+                          cwd=cwd)
+
+
+def test_schema_nested_too_deep_names_the_file(tmp_path):
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")  # was: RecursionError
+    with pytest.raises(SchemaError, match=r"deep\.toml' nests arrays or tables too deeply"):
+        load_schema(deep)
+
+
+def test_latin1_schema_names_the_file_the_byte_and_utf8(tmp_path):
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes('[columns.âge]\nrole = "quasi-identifier"\n'.encode("latin-1"))
+    pd.DataFrame({"âge": np.arange(6.0)}).to_csv(tmp_path / "in.csv", index=False)
+    done = _cli("anonymize", tmp_path / "in.csv", "--schema", latin, "-k", "3",
+                "-o", tmp_path / "out.csv")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "latin.toml' is not UTF-8 text: byte 9 (0xe2)" in done.stderr
+    assert "save it as UTF-8" in done.stderr
+
+
+def test_bad_date_format_names_the_column_and_the_schema(tmp_path):
+    schema = tmp_path / "s.toml"
+    schema.write_text('[columns.d]\nrole = "quasi-identifier"\ntype = "date"\n'
+                      'format = "%Q-%m"\n')
+    with pytest.raises(SchemaError, match=r"s\.toml' has 1 problem.*\[columns\.d\]: format "
+                                          r"'%Q-%m' is not a strftime format \('Q' is a bad"):
+        load_schema(schema)
+    df = pd.DataFrame({"d": ["2020-01"] * 6, "x": np.arange(6.0)})
+    with pytest.raises(ValueError, match=r"dates\['d'\]\['format'\] '%Q-%m' is not a strftime"):
+        anonymize(df, quasi_identifiers=["d", "x"], dates={"d": {"format": "%Q-%m"}}, k=3)
+
+
+@pytest.mark.parametrize("first", ["1500-01-01", "3000-06-30"])
+def test_dates_outside_the_nanosecond_range_are_microaggregated(first):
+    # the issue: OutOfBoundsDatetime (pandas' nanoseconds hold 1677-09-21..2262-04-11)
+    year = first[:4]
+    dates = [first] + [f"{year}-01-{day:02d}" for day in range(2, 13)]
+    df = pd.DataFrame({"d": dates, "x": np.arange(12.0)})
+    release = anonymize(df, quasi_identifiers=["d", "x"], dates="d", k=3, random_state=0)
+    published = pd.to_datetime(release.data["d"], format="%Y-%m-%d")
+    assert (published.dt.year == int(year)).all() and release.k >= 3
+    stamps = pd.DataFrame({"d": np.array(dates, dtype="datetime64[s]"), "x": np.arange(12.0)})
+    as_datetimes = anonymize(stamps, quasi_identifiers=["d", "x"], k=3, random_state=0)
+    assert (as_datetimes.data["d"].dt.year == int(year)).all()
+
+
+def test_mixed_time_zones_name_the_column_and_the_rows():
+    df = pd.DataFrame({"d": ["2020-01-01T10:00+01:00", "2020-01-01T10:00+02:00"] * 6,
+                       "x": np.arange(12.0)})
+    with pytest.raises(SchemaError, match=r"'d' is declared a date .* in 2 different time "
+                                          r"zones, e.g. row 1 '2020-01-01T10:00\+01:00' and "
+                                          r"row 2 .*write them all in one zone") as error:
+        anonymize(df, quasi_identifiers=["d", "x"], dates="d", k=3)
+    assert "utc=True" not in str(error.value)  # was pandas' advice, for its own call
+
+
+def test_text_dates_in_one_time_zone_count_their_wall_time():
+    df = pd.DataFrame({"d": [f"2020-01-{day:02d}T10:00+01:00" for day in range(1, 13)],
+                       "x": np.arange(12.0)})  # was: TypeError, tz-naive and tz-aware
+    release = anonymize(df, quasi_identifiers=["d", "x"], dates="d", k=3, random_state=0)
+    assert release.data["d"].str.match(r"2020-01-\d\d$").all()
