@@ -399,3 +399,15 @@ def test_text_dates_in_one_time_zone_count_their_wall_time():
                        "x": np.arange(12.0)})  # was: TypeError, tz-naive and tz-aware
     release = anonymize(df, quasi_identifiers=["d", "x"], dates="d", k=3, random_state=0)
     assert release.data["d"].str.match(r"2020-01-\d\d$").all()
+
+
+def test_file_engine_names_a_column_too_large_to_standardize(tmp_path):
+    # the issue: "The 'X' parameter of fit_block_tree contains NaN or infinite values"
+    pd.DataFrame({"b": np.arange(40.0), "a": np.linspace(-1.0, 1.0, 40) * 1e308}).to_csv(
+        tmp_path / "huge.csv", index=False)
+    done = _cli("anonymize", tmp_path / "huge.csv", "-q", "b,a", "-k", "3", "--engine", "file",
+                "-o", tmp_path / "out.csv")
+    assert done.returncode == 2, done.stderr
+    assert "quasi-identifier(s) 'a' (largest magnitude 1e+308): the squares" in done.stderr
+    assert "fit_block_tree" not in done.stderr and "RuntimeWarning" not in done.stderr
+    assert not (tmp_path / "out.csv").exists()
