@@ -411,3 +411,11 @@ def test_file_engine_names_a_column_too_large_to_standardize(tmp_path):
     assert "quasi-identifier(s) 'a' (largest magnitude 1e+308): the squares" in done.stderr
     assert "fit_block_tree" not in done.stderr and "RuntimeWarning" not in done.stderr
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_all_missing_sensitive_column_says_no_l_can_be_met():
+    df = pd.DataFrame({"x": np.arange(12.0), "s": [None] * 12})
+    with pytest.raises(SchemaError, match=r"sensitive column 's' has no observed value \(all "
+                                          r"12 are missing.*no l >= 1 can be met") as error:
+        anonymize(df, quasi_identifiers="x", sensitive="s", l=2, k=3, random_state=0)
+    assert "l <= 0" not in str(error.value)  # was: "ask for l <= 0", though l >= 1
