@@ -5,6 +5,7 @@ for mdav-ls, and init-schema roles for unique measurements and constants."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import warnings
@@ -18,6 +19,7 @@ from microagg import ConstantColumnWarning, LowUtilityWarning, anonymize
 from microagg._advice import LARGE_GROUPS, low_utility_message
 from microagg.cli import app
 from microagg.exceptions import SchemaError
+from microagg.io import check_output_path, read_table
 from microagg.models import enforce_l_diversity
 from microagg.partition import local_search, quality_mode
 from microagg.partition.blocking import fit_block_tree
@@ -419,3 +421,39 @@ def test_all_missing_sensitive_column_says_no_l_can_be_met():
                                           r"12 are missing.*no l >= 1 can be met") as error:
         anonymize(df, quasi_identifiers="x", sensitive="s", l=2, k=3, random_state=0)
     assert "l <= 0" not in str(error.value)  # was: "ask for l <= 0", though l >= 1
+
+
+def test_sql_url_errors_name_the_url_not_a_parameter(tmp_path):
+    database = tmp_path / "d.sqlite"
+    with sqlite3.connect(database) as connection:
+        pd.DataFrame({"x": np.arange(6.0)}).to_sql("people", connection, index=False)
+    url = f"sqlite:///{database}"
+    done = _cli("anonymize", url, "-q", "x", "-k", "3", "-o", tmp_path / "out.csv")
+    assert done.returncode == 2 and "'path'" not in done.stderr
+    assert f"The database URL '{url}' must give exactly one of table= and query=" \
+        in done.stderr
+    with pytest.raises(ValueError, match=r"in the database URL 'postgresql://me:\*\*\*@host/db"
+                                         r"\?table=1x'") as error:
+        read_table("postgresql://me:secret@host/db?table=1x")
+    assert "secret" not in str(error.value)
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    (".", "The path '.' is a directory; give a file in it, ending in one of .csv"),
+    ("-", "The path '-' stands for standard input or output, which microagg does not use"),
+])
+def test_a_directory_or_stdin_as_input_is_named_for_what_it_is(tmp_path, given, expected):
+    # the issue: "unsupported extension '(none)'"
+    done = _cli("anonymize", given, "-q", "x", "-k", "3", "-o", tmp_path / "out.csv",
+                cwd=tmp_path)
+    assert done.returncode == 2 and expected in done.stderr, done.stderr
+    assert "(none)" not in done.stderr
+
+
+def test_a_directory_or_stdout_as_output_is_named_for_what_it_is(tmp_path):
+    with pytest.raises(ValueError, match=r"'--summary-json' path '.*' is a directory; give a "
+                                         r"file in it, ending in one of \.json"):
+        check_output_path(tmp_path, extensions=(".json",), parameter="--summary-json")
+    with pytest.raises(ValueError, match=r"'--output' path '-' stands for standard input or "
+                                         r"output.*give a file path instead, e.g. data\.csv"):
+        check_output_path("-", parameter="--output")
