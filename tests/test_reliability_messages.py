@@ -8,6 +8,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import unicodedata
 import warnings
 
 import numpy as np
@@ -18,6 +19,7 @@ from typer.testing import CliRunner
 from microagg import ConstantColumnWarning, LowUtilityWarning, anonymize
 from microagg._advice import LARGE_GROUPS, low_utility_message
 from microagg.cli import app
+from microagg.cli._common import match_columns, split_names
 from microagg.exceptions import SchemaError
 from microagg.io import check_output_path, read_table
 from microagg.models import enforce_l_diversity
@@ -457,3 +459,28 @@ def test_a_directory_or_stdout_as_output_is_named_for_what_it_is(tmp_path):
     with pytest.raises(ValueError, match=r"'--output' path '-' stands for standard input or "
                                          r"output.*give a file path instead, e.g. data\.csv"):
         check_output_path("-", parameter="--output")
+
+
+def test_cli_names_match_a_header_in_nfd_and_a_header_with_spaces(tmp_path):
+    # the issue: "Unknown column 'ége' ... Available: 'ége'", and ' age ' could not be named
+    nfd = unicodedata.normalize("NFD", "ége")
+    rng = np.random.default_rng(0)
+    pd.DataFrame({nfd: rng.normal(size=12), " age ": rng.normal(size=12),
+                  "other": np.arange(12)}).to_csv(tmp_path / "in.csv", index=False)
+    typed = unicodedata.normalize("NFC", "ége")
+    assert typed != nfd
+    done = _cli("anonymize", tmp_path / "in.csv", "-q", f"{typed}, age ", "-k", "3",
+                "-o", tmp_path / "out.csv", "--random-state", "0")
+    assert done.returncode == 0, done.stderr
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert list(out.columns) == [nfd, " age ", "other"]  # the file's own spelling
+    assert out.groupby([nfd, " age "]).size().min() >= 3  # both masked
+    done = _cli("check", tmp_path / "out.csv", "-q", f'{typed},"  age "')
+    assert done.returncode == 0, done.stderr
+
+
+def test_split_names_keeps_quoted_spaces_and_match_columns_prefers_the_exact_name():
+    assert split_names(['a, b', '" age "']) == ["a", "b", " age "]
+    assert match_columns(["age", " age "], ["age", " age "]) == ["age", " age "]
+    assert match_columns(["age"], [" age ", "age "]) == ["age"]  # two candidates: none
+    assert match_columns(["zzz"], ["a"]) == ["zzz"]  # left for the library to report
