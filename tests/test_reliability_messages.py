@@ -5,6 +5,10 @@ for mdav-ls, and init-schema roles for unique measurements and constants."""
 from __future__ import annotations
 
 import json
+import sqlite3
+import subprocess
+import sys
+import unicodedata
 import warnings
 
 import numpy as np
@@ -15,7 +19,9 @@ from typer.testing import CliRunner
 from microagg import ConstantColumnWarning, LowUtilityWarning, anonymize
 from microagg._advice import LARGE_GROUPS, low_utility_message
 from microagg.cli import app
+from microagg.cli._common import match_columns, split_names
 from microagg.exceptions import SchemaError
+from microagg.io import check_output_path, read_table
 from microagg.models import enforce_l_diversity
 from microagg.partition import local_search, quality_mode
 from microagg.partition.blocking import fit_block_tree
@@ -326,3 +332,155 @@ def test_init_schema_unique_measurements_and_constants(tmp_path):
     assert "[columns.wave]  # constant: it tells no records apart" in text
     assert "[columns.expenditure]  # numeric, unique on each of the 40 rows: a measurement" \
         in text
+
+
+# -- unlikely input: no traceback, and a message that names what is wrong --------------------
+
+
+def _cli(*args: object, cwd: object = None) -> subprocess.CompletedProcess[str]:
+    """The microagg command line, in a process of its own."""
+    return subprocess.run([sys.executable, "-c", "from microagg.cli import main; main()",
+                           *map(str, args)], capture_output=True, text=True, timeout=300,
+                          cwd=cwd)
+
+
+def test_schema_nested_too_deep_names_the_file(tmp_path):
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")  # was: RecursionError
+    with pytest.raises(SchemaError, match=r"deep\.toml' nests arrays or tables too deeply"):
+        load_schema(deep)
+
+
+def test_latin1_schema_names_the_file_the_byte_and_utf8(tmp_path):
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes('[columns.âge]\nrole = "quasi-identifier"\n'.encode("latin-1"))
+    pd.DataFrame({"âge": np.arange(6.0)}).to_csv(tmp_path / "in.csv", index=False)
+    done = _cli("anonymize", tmp_path / "in.csv", "--schema", latin, "-k", "3",
+                "-o", tmp_path / "out.csv")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "latin.toml' is not UTF-8 text: byte 9 (0xe2)" in done.stderr
+    assert "save it as UTF-8" in done.stderr
+
+
+def test_bad_date_format_names_the_column_and_the_schema(tmp_path):
+    schema = tmp_path / "s.toml"
+    schema.write_text('[columns.d]\nrole = "quasi-identifier"\ntype = "date"\n'
+                      'format = "%Q-%m"\n')
+    with pytest.raises(SchemaError, match=r"s\.toml' has 1 problem.*\[columns\.d\]: format "
+                                          r"'%Q-%m' is not a strftime format \('Q' is a bad"):
+        load_schema(schema)
+    df = pd.DataFrame({"d": ["2020-01"] * 6, "x": np.arange(6.0)})
+    with pytest.raises(ValueError, match=r"dates\['d'\]\['format'\] '%Q-%m' is not a strftime"):
+        anonymize(df, quasi_identifiers=["d", "x"], dates={"d": {"format": "%Q-%m"}}, k=3)
+
+
+@pytest.mark.parametrize("first", ["1500-01-01", "3000-06-30"])
+def test_dates_outside_the_nanosecond_range_are_microaggregated(first):
+    # the issue: OutOfBoundsDatetime (pandas' nanoseconds hold 1677-09-21..2262-04-11)
+    year = first[:4]
+    dates = [first] + [f"{year}-01-{day:02d}" for day in range(2, 13)]
+    df = pd.DataFrame({"d": dates, "x": np.arange(12.0)})
+    release = anonymize(df, quasi_identifiers=["d", "x"], dates="d", k=3, random_state=0)
+    published = pd.to_datetime(release.data["d"], format="%Y-%m-%d")
+    assert (published.dt.year == int(year)).all() and release.k >= 3
+    stamps = pd.DataFrame({"d": np.array(dates, dtype="datetime64[s]"), "x": np.arange(12.0)})
+    as_datetimes = anonymize(stamps, quasi_identifiers=["d", "x"], k=3, random_state=0)
+    assert (as_datetimes.data["d"].dt.year == int(year)).all()
+
+
+def test_mixed_time_zones_name_the_column_and_the_rows():
+    df = pd.DataFrame({"d": ["2020-01-01T10:00+01:00", "2020-01-01T10:00+02:00"] * 6,
+                       "x": np.arange(12.0)})
+    with pytest.raises(SchemaError, match=r"'d' is declared a date .* in 2 different time "
+                                          r"zones, e.g. row 1 '2020-01-01T10:00\+01:00' and "
+                                          r"row 2 .*write them all in one zone") as error:
+        anonymize(df, quasi_identifiers=["d", "x"], dates="d", k=3)
+    assert "utc=True" not in str(error.value)  # was pandas' advice, for its own call
+
+
+def test_text_dates_in_one_time_zone_count_their_wall_time():
+    df = pd.DataFrame({"d": [f"2020-01-{day:02d}T10:00+01:00" for day in range(1, 13)],
+                       "x": np.arange(12.0)})  # was: TypeError, tz-naive and tz-aware
+    release = anonymize(df, quasi_identifiers=["d", "x"], dates="d", k=3, random_state=0)
+    assert release.data["d"].str.match(r"2020-01-\d\d$").all()
+
+
+def test_file_engine_names_a_column_too_large_to_standardize(tmp_path):
+    # the issue: "The 'X' parameter of fit_block_tree contains NaN or infinite values"
+    pd.DataFrame({"b": np.arange(40.0), "a": np.linspace(-1.0, 1.0, 40) * 1e308}).to_csv(
+        tmp_path / "huge.csv", index=False)
+    done = _cli("anonymize", tmp_path / "huge.csv", "-q", "b,a", "-k", "3", "--engine", "file",
+                "-o", tmp_path / "out.csv")
+    assert done.returncode == 2, done.stderr
+    assert "quasi-identifier(s) 'a' (largest magnitude 1e+308): the squares" in done.stderr
+    assert "fit_block_tree" not in done.stderr and "RuntimeWarning" not in done.stderr
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_all_missing_sensitive_column_says_no_l_can_be_met():
+    df = pd.DataFrame({"x": np.arange(12.0), "s": [None] * 12})
+    with pytest.raises(SchemaError, match=r"sensitive column 's' has no observed value \(all "
+                                          r"12 are missing.*no l >= 1 can be met") as error:
+        anonymize(df, quasi_identifiers="x", sensitive="s", l=2, k=3, random_state=0)
+    assert "l <= 0" not in str(error.value)  # was: "ask for l <= 0", though l >= 1
+
+
+def test_sql_url_errors_name_the_url_not_a_parameter(tmp_path):
+    database = tmp_path / "d.sqlite"
+    with sqlite3.connect(database) as connection:
+        pd.DataFrame({"x": np.arange(6.0)}).to_sql("people", connection, index=False)
+    url = f"sqlite:///{database}"
+    done = _cli("anonymize", url, "-q", "x", "-k", "3", "-o", tmp_path / "out.csv")
+    assert done.returncode == 2 and "'path'" not in done.stderr
+    assert f"The database URL '{url}' must give exactly one of table= and query=" \
+        in done.stderr
+    with pytest.raises(ValueError, match=r"in the database URL 'postgresql://me:\*\*\*@host/db"
+                                         r"\?table=1x'") as error:
+        read_table("postgresql://me:secret@host/db?table=1x")
+    assert "secret" not in str(error.value)
+
+
+@pytest.mark.parametrize(("given", "expected"), [
+    (".", "The path '.' is a directory; give a file in it, ending in one of .csv"),
+    ("-", "The path '-' stands for standard input or output, which microagg does not use"),
+])
+def test_a_directory_or_stdin_as_input_is_named_for_what_it_is(tmp_path, given, expected):
+    # the issue: "unsupported extension '(none)'"
+    done = _cli("anonymize", given, "-q", "x", "-k", "3", "-o", tmp_path / "out.csv",
+                cwd=tmp_path)
+    assert done.returncode == 2 and expected in done.stderr, done.stderr
+    assert "(none)" not in done.stderr
+
+
+def test_a_directory_or_stdout_as_output_is_named_for_what_it_is(tmp_path):
+    with pytest.raises(ValueError, match=r"'--summary-json' path '.*' is a directory; give a "
+                                         r"file in it, ending in one of \.json"):
+        check_output_path(tmp_path, extensions=(".json",), parameter="--summary-json")
+    with pytest.raises(ValueError, match=r"'--output' path '-' stands for standard input or "
+                                         r"output.*give a file path instead, e.g. data\.csv"):
+        check_output_path("-", parameter="--output")
+
+
+def test_cli_names_match_a_header_in_nfd_and_a_header_with_spaces(tmp_path):
+    # the issue: "Unknown column 'ége' ... Available: 'ége'", and ' age ' could not be named
+    nfd = unicodedata.normalize("NFD", "ége")
+    rng = np.random.default_rng(0)
+    pd.DataFrame({nfd: rng.normal(size=12), " age ": rng.normal(size=12),
+                  "other": np.arange(12)}).to_csv(tmp_path / "in.csv", index=False)
+    typed = unicodedata.normalize("NFC", "ége")
+    assert typed != nfd
+    done = _cli("anonymize", tmp_path / "in.csv", "-q", f"{typed}, age ", "-k", "3",
+                "-o", tmp_path / "out.csv", "--random-state", "0")
+    assert done.returncode == 0, done.stderr
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert list(out.columns) == [nfd, " age ", "other"]  # the file's own spelling
+    assert out.groupby([nfd, " age "]).size().min() >= 3  # both masked
+    done = _cli("check", tmp_path / "out.csv", "-q", f'{typed},"  age "')
+    assert done.returncode == 0, done.stderr
+
+
+def test_split_names_keeps_quoted_spaces_and_match_columns_prefers_the_exact_name():
+    assert split_names(['a, b', '" age "']) == ["a", "b", " age "]
+    assert match_columns(["age", " age "], ["age", " age "]) == ["age", " age "]
+    assert match_columns(["age"], [" age ", "age "]) == ["age"]  # two candidates: none
+    assert match_columns(["zzz"], ["a"]) == ["zzz"]  # left for the library to report

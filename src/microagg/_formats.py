@@ -31,6 +31,7 @@ __all__ = [
     "require_pyarrow",
     "sniff_separator",
     "table_format_of",
+    "unsupported_path",
 ]
 
 CSV_EXTENSIONS: tuple[str, ...] = (".csv", ".txt", ".tsv", ".csv.gz", ".txt.gz", ".tsv.gz")
@@ -77,7 +78,18 @@ def path_subject(parameter: str, path: str | os.PathLike[str]) -> str:
     return f"{parameter!r} path {str(path)!r}"
 
 
-def _unsupported(path: pathlib.Path, parameter: str, allowed: tuple[str, ...]) -> ValueError:
+def unsupported_path(path: pathlib.Path, parameter: str, allowed: tuple[str, ...]) -> ValueError:
+    """The refusal of a path that names no table file: standard input or output, a
+    directory, or an unknown extension (the valid ones listed)."""
+    if str(path) == "-":
+        return ValueError(
+            f"The {path_subject(parameter, path)} stands for standard input or output, which "
+            "microagg does not use (it reads a table more than once and writes its files "
+            f"atomically): give a file path instead, e.g. data{allowed[0]}.")
+    if path.is_dir():
+        return ValueError(
+            f"The {path_subject(parameter, path)} is a directory; give a file in it, ending "
+            f"in one of {', '.join(allowed)}.")
     suffix = format_suffix(path)
     return ValueError(
         f"The {path_subject(parameter, path)} has an unsupported extension "
@@ -110,7 +122,7 @@ def format_of(path: pathlib.Path, *, parameter: str) -> tuple[Format, Compressio
             "is read whole: the out-of-core engines (file, dask) stream CSV and Parquet only. "
             "Use the local engine."
         )
-    raise _unsupported(path, parameter, STREAMED_EXTENSIONS)
+    raise unsupported_path(path, parameter, STREAMED_EXTENSIONS)
 
 
 def table_format_of(path: pathlib.Path, *, parameter: str) -> tuple[TableFormat, Compression]:
@@ -126,7 +138,7 @@ def table_format_of(path: pathlib.Path, *, parameter: str) -> tuple[TableFormat,
         return fmt, None
     if suffix in STREAMED_EXTENSIONS:
         return format_of(path, parameter=parameter)
-    raise _unsupported(path, parameter, SUPPORTED_EXTENSIONS)
+    raise unsupported_path(path, parameter, SUPPORTED_EXTENSIONS)
 
 
 def require_pyarrow(path: pathlib.Path) -> None:

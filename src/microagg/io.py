@@ -26,6 +26,7 @@ from ._formats import (
     require_pyarrow,
     sniff_separator,
     table_format_of,
+    unsupported_path,
 )
 from ._labelled_io import (
     METADATA_KEY,
@@ -384,10 +385,7 @@ def check_output_path(
     allowed = tuple(SUPPORTED_EXTENSIONS if extensions is None else extensions)
     suffix = format_suffix(target)
     if suffix not in allowed:
-        raise ValueError(
-            f"The {path_subject(parameter, target)} has an unsupported extension "
-            f"{suffix or '(none)'!r}. Supported extensions: {', '.join(allowed)}."
-        )
+        raise unsupported_path(target, parameter, allowed)
     if resolved.is_dir():
         raise ValueError(f"The {path_subject(parameter, target)} is an existing directory.")
     _check_output_folder(target, resolved.parent, parameter)

@@ -59,6 +59,7 @@ from typing import Any
 
 import pandas as pd
 
+from ._pipeline.dates import format_problem
 from ._schema_propose import propose_schema
 from .exceptions import SchemaError
 from .hierarchy import as_labels
@@ -281,12 +282,34 @@ def load_schema(path: str | os.PathLike[str]) -> Schema:
 
 
 def _read_toml(file: pathlib.Path) -> dict[str, Any]:
+    """The parsed file; every way it cannot be read is a :class:`SchemaError` naming it.
+
+    TOML files are UTF-8 by the format's definition, so there is no encoding to choose: a
+    file in another encoding is refused with the offset of its first byte that is not
+    UTF-8.
+    """
     try:
-        return tomllib.loads(file.read_text(encoding="utf-8"))
+        data = file.read_bytes()
     except FileNotFoundError:
         raise SchemaError(f"Schema file {str(file)!r} does not exist.") from None
+    except IsADirectoryError:
+        raise SchemaError(f"Schema file {str(file)!r} is a directory; give the path of a "
+                          ".toml file.") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SchemaError(
+            f"Schema file {str(file)!r} is not UTF-8 text: byte {error.start} (0x"
+            f"{data[error.start]:02x}) {error.reason}. TOML files are UTF-8; save it as UTF-8 "
+            "(e.g. iconv -f latin1 -t utf-8, or 'Save as... UTF-8' in an editor).") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise SchemaError(f"Schema file {str(file)!r} is not valid TOML: {error}.") from None
+    except RecursionError:
+        raise SchemaError(f"Schema file {str(file)!r} nests arrays or tables too deeply to "
+                          "read; a schema needs only [columns.NAME] tables with flat "
+                          "values.") from None
 
 
 def _column_spec(where: str, entry: Any, folder: pathlib.Path, problems: list[str]
@@ -326,6 +349,9 @@ def _date_problems(where: str, kind: Any, fmt: Any, publish: Any) -> list[str]:
     if fmt is not None and (not isinstance(fmt, str) or "%" not in fmt):
         found.append(f"{where}: format must be a strftime format such as \"%Y-%m-%d\"; got "
                      f"{fmt!r}")
+    elif fmt is not None and (problem := format_problem(fmt)) is not None:
+        found.append(f"{where}: format {fmt!r} is not a strftime format ({problem}); "
+                     "e.g. \"%Y-%m-%d\" or \"%d.%m.%Y\"")
     if publish is not None and publish not in _PRECISIONS:
         found.append(f"{where}: publish must be one of {', '.join(_PRECISIONS)}; got "
                      f"{publish!r}")

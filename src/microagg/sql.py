@@ -64,6 +64,21 @@ class SqlLocation:
             f"?table={self.table}" if self.table else "")
 
 
+def _subject(parameter: str, text: str) -> str:
+    """How an error names a URL: ``"'--output' URL 'sqlite:///x.db'"``, or ``"database URL
+    'sqlite:///x.db'"`` for a function's own parameter (``path``, ``url``); without a
+    password.
+
+    Examples
+    --------
+    >>> _subject("path", "postgresql://me:secret@host/db")
+    "database URL 'postgresql://me:***@host/db'"
+    """
+    shown = re.sub(r"//([^:/@]+):[^@/]*@", r"//\1:***@", text.strip())
+    return (f"database URL {shown!r}" if parameter in ("path", "url")
+            else f"{parameter!r} URL {shown!r}")
+
+
 def is_sql_url(text: object) -> bool:
     """Whether `text` is a database URL (``scheme://...`` other than file or web schemes).
 
@@ -112,7 +127,7 @@ def parse_sql_url(text: str, *, parameter: str = "url", for_writing: bool = Fals
     ('people', 'out/data.db')
     """
     if not is_sql_url(text):
-        raise ValueError(f"The {parameter!r} value {text!r} is not a database URL "
+        raise ValueError(f"The {_subject(parameter, text)} is not a database URL "
                          "(e.g. sqlite:///file.db?table=people).")
     match = _URL.match(text.strip())
     assert match is not None
@@ -123,29 +138,34 @@ def parse_sql_url(text: str, *, parameter: str = "url", for_writing: bool = Fals
     repeated = [name for name in ("table", "query")
                 if sum(1 for n, _ in params if n == name) > 1]
     if repeated:
-        raise ValueError(f"The {parameter!r} URL gives {repeated[0]!r} more than once.")
+        raise ValueError(f"The {_subject(parameter, text)} gives {repeated[0]!r} more than "
+                         "once.")
     rest = [(name, value) for name, value in params if name not in ("table", "query")]
     table, query = ours.get("table") or None, ours.get("query") or None
     example = f"{scheme}://{base}?table=people"
     if for_writing:
         if query is not None:
-            raise ValueError(f"The {parameter!r} URL gives query=; a written table needs "
+            raise ValueError(f"The {_subject(parameter, text)} gives query=; a written "
+                             "table needs "
                              f"table=NAME instead, e.g. {example!r}.")
         if table is None:
-            raise ValueError(f"The {parameter!r} URL names no table; add ?table=NAME, e.g. "
+            raise ValueError(f"The {_subject(parameter, text)} names no table; add "
+                             "?table=NAME, e.g. "
                              f"{example!r}.")
     elif (table is None) == (query is None):
-        raise ValueError(f"The {parameter!r} URL must give exactly one of table= and query= "
+        raise ValueError(f"The {_subject(parameter, text)} must give exactly one of table= "
+                         "and query= "
                          f"(got {'both' if table else 'neither'}), e.g. {example!r}.")
     if table is not None and not _IDENTIFIER.match(table):
-        raise ValueError(f"The table name {table!r} in {parameter!r} must be a plain SQL "
+        raise ValueError(f"The table name {table!r} in the {_subject(parameter, text)} must "
+                         "be a plain SQL "
                          "identifier: letters, digits and underscores, not starting with a "
                          "digit.")
     url = f"{scheme}://{base}" + (f"?{urllib.parse.urlencode(rest)}" if rest else "")
     sqlite_path = None
     if scheme.lower() == "sqlite":
         if not base.startswith("/") or base in ("/", "/:memory:"):
-            raise ValueError(f"The {parameter!r} URL {text!r} names no database file; write "
+            raise ValueError(f"The {_subject(parameter, text)} names no database file; write "
                              "sqlite:///relative.db or sqlite:////absolute/path.db.")
         sqlite_path = pathlib.Path(urllib.parse.unquote(base[1:])).expanduser()
     return SqlLocation(url=url, table=table, query=query, sqlite_path=sqlite_path)

@@ -26,8 +26,8 @@ from numpy.typing import NDArray
 
 from ..exceptions import SchemaError
 
-__all__ = ["PRECISIONS", "DateSpec", "as_date_specs", "from_days", "prepare", "restore",
-           "to_days"]
+__all__ = ["PRECISIONS", "DateSpec", "as_date_specs", "format_problem", "from_days", "prepare",
+           "restore", "to_days"]
 
 PRECISIONS = ("day", "month", "year")
 """How a published date is coarsened: rounded to the day, or the first day of its month or
@@ -36,6 +36,7 @@ year."""
 _KEYS = ("format", "publish")
 _NAT = np.iinfo(np.int64).min  # the integer behind NaT
 _INTERVAL = re.compile(r"^\[(.+), (.+)\]$")
+_OFFSET = r"(Z|[+-]\d\d:?\d\d)$"  # a time zone offset ending a text date
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,10 @@ def _spec(col: str, entry: Any, source: str) -> DateSpec:
     if fmt is not None and (not isinstance(fmt, str) or not fmt):
         raise ValueError(f"{source}[{col!r}]['format'] must be a strftime format such as "
                          f"'%Y-%m-%d'. Got {fmt!r}.")
+    problem = None if fmt is None else format_problem(fmt)
+    if problem is not None:
+        raise ValueError(f"{source}[{col!r}]['format'] {fmt!r} is not a strftime format "
+                         f"({problem}); e.g. '%Y-%m-%d' or '%d.%m.%Y'.")
     if publish not in PRECISIONS:
         raise ValueError(f"{source}[{col!r}]['publish'] must be one of "
                          f"{', '.join(PRECISIONS)}. Got {publish!r}.")
@@ -166,15 +171,43 @@ def to_days(series: pd.Series, spec: DateSpec, *, column: str) -> tuple[NDArray[
                           "dates or datetimes.")
     else:
         parsed = _parse_text(series, spec, column)
-    days = (parsed - pd.Timestamp(0)) / pd.Timedelta(1, "D")
+    try:  # microseconds: the nanoseconds of pd.Timestamp hold only 1677-09-21..2262-04-11
+        moments = parsed.to_numpy(dtype="datetime64[us]")
+    except (OverflowError, pd.errors.OutOfBoundsDatetime):
+        raise SchemaError(f"Quasi-identifier {column!r} holds dates too far from 1970 to "
+                          f"count in microseconds (from {series.min()} to {series.max()}); "
+                          "dates within 290,000 years of 1970 are microaggregated.") from None
+    days = (moments - np.datetime64(0, "us")) / np.timedelta64(1, "D")
     return np.asarray(days, dtype=np.float64), spec
+
+
+def format_problem(fmt: str) -> str | None:
+    """Why ``fmt`` is not a date format pandas parses with (``None``: it is one).
+
+    Examples
+    --------
+    >>> format_problem("%Q-%m")
+    "'Q' is a bad directive in format '%Q-%m'"
+    >>> format_problem("%d.%m.%Y") is None
+    True
+    """
+    try:
+        pd.to_datetime(pd.Series(["1970-01-01"]), format=fmt, errors="coerce")
+    except ValueError as error:
+        return str(error)
+    return None
 
 
 def _parse_text(series: pd.Series, spec: DateSpec, column: str) -> pd.Series:
     """Text dates parsed with the declared format; unparseable values refused."""
     fmt = spec.format or "ISO8601"
     text = series.astype("str").str.strip().where(series.notna())
-    parsed = pd.to_datetime(text, format=fmt, errors="coerce")
+    try:
+        parsed = pd.to_datetime(text, format=fmt, errors="coerce")
+    except ValueError as error:  # mixed time zones; out of bounds (pandas < 3)
+        raise SchemaError(_refusal(text, spec, column, error)) from None
+    if getattr(parsed.dtype, "tz", None) is not None:  # one offset: count the wall time
+        parsed = parsed.dt.tz_localize(None)
     bad = text.notna() & parsed.isna()
     n_bad = int(bad.sum())
     if n_bad:
@@ -185,6 +218,24 @@ def _parse_text(series: pd.Series, spec: DateSpec, column: str) -> pd.Series:
             f"parse, e.g. {examples}. Correct them, or declare the format (format = "
             "\"%d.%m.%Y\" in the schema, dates={col: {'format': ...}}).")
     return parsed
+
+
+def _refusal(text: pd.Series, spec: DateSpec, column: str, error: ValueError) -> str:
+    """The message for text dates pandas refuses as a whole, naming the column and rows."""
+    where = f"Quasi-identifier {column!r} is declared a date (format " \
+            f"{spec.format or 'ISO 8601'}), but"
+    text = text.reset_index(drop=True)
+    offsets = text.str.extract(_OFFSET, expand=False)
+    if offsets.nunique() > 1:
+        first = offsets.dropna().drop_duplicates().index[:2]
+        examples = " and ".join(f"row {i + 1} {text[i]!r}" for i in first)
+        return (f"{where} its values are in {offsets.nunique()} different time zones, e.g. "
+                f"{examples}. A date is counted in one zone's wall time: write them all in "
+                "one zone (or without an offset), e.g. converted to UTC.")
+    if isinstance(error, pd.errors.OutOfBoundsDatetime):
+        return (f"{where} a value is outside the dates pandas holds "
+                f"({pd.Timestamp.min.date()}..{pd.Timestamp.max.date()}): {error}.")
+    return f"{where} its values cannot be read as dates: {error}."
 
 
 def from_days(values: NDArray[np.float64], spec: DateSpec, index: Any = None) -> pd.Series:

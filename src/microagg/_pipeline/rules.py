@@ -149,8 +149,14 @@ def check_diversity_request(df: pd.DataFrame, sens: tuple[str, ...], l: float,
         raise SchemaError("l-diversity needs at least one sensitive column (sensitive=...).")
     for col in sens:  # missing values are never a diverse value: the observed ones count
         observed = df[col].dropna().to_numpy()
-        reached = (l_diversity_of(np.zeros(len(observed), dtype=np.intp), observed,
-                                  diversity=diversity, c=c) if len(observed) else 0.0)
+        if not len(observed):
+            raise SchemaError(
+                f"The table cannot be made {diversity} {l:g}-diverse: sensitive column {col!r} "
+                f"has no observed value (all {len(df)} are missing, and a missing value never "
+                "counts as a diverse one), so no l >= 1 can be met. Fill the column, or do not "
+                "name it sensitive.")
+        reached = l_diversity_of(np.zeros(len(observed), dtype=np.intp), observed,
+                                 diversity=diversity, c=c)
         if reached < l - 1e-12:
             n_missing = len(df) - len(observed)
             raise SchemaError(

@@ -4,6 +4,7 @@ outputs, pick the engine, read the input, build the Request, run it, write and p
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +13,8 @@ from rich.text import Text
 from microagg.cli._common import (
     DelayedProgress,
     UsageError,
+    match_column,
+    match_columns,
     parse_params,
     passthrough_as_read,
     split_names,
@@ -34,6 +37,7 @@ __all__ = [
     "Outputs",
     "aggregation_params",
     "check_outputs",
+    "columns_as_spelled",
     "command_engine",
     "engine_refusal",
     "parse_dates",
@@ -187,6 +191,28 @@ def parse_rounding(values: list[str] | None) -> dict[str, int | None] | bool | N
     return parsed or None
 
 
+_NAME_LISTS = ("quasi_identifiers", "sensitive", "identifiers", "keep", "intruder_knows")
+_NAME_KEYS = ("hierarchies", "bounds", "dates", "rounding")
+
+
+def columns_as_spelled(options: dict[str, Any], columns: Sequence[object]) -> dict[str, Any]:
+    """``options`` with every column name as the table spells it (:func:`match_columns`:
+    Unicode NFC, surrounding spaces), in the role lists and as the keys of the options by
+    column."""
+    out = dict(options)
+    for key in _NAME_LISTS:
+        if options[key]:
+            out[key] = match_columns(options[key], columns)
+    for key in ("weights", "households"):
+        if options[key] is not None:
+            out[key] = match_column(options[key], columns)
+    for key in _NAME_KEYS:
+        if isinstance(options[key], dict):
+            names = match_columns(list(options[key]), columns) or []
+            out[key] = dict(zip(names, options[key].values(), strict=True))
+    return out
+
+
 def request_keywords(options: dict[str, Any]) -> dict[str, Any]:
     """The keywords of :meth:`Request.build` from the parsed options: roles not given (nor
     by a bundled data set, :func:`_read_dataset`) empty, empty mappings ``None``."""
@@ -234,6 +260,7 @@ def run_in_memory(runner: Engine, input_path: str | None, dataset: str | None,
             assert input_path is not None  # _outputs: exactly one input
             df, source = read_table(input_path, sep=sep, text_columns=(
                 schema.text_columns if schema is not None else ())), str(input_path)
+            options = columns_as_spelled(options, list(df.columns))
         progress.stage("anonymize", done=1)
         request = Request.build(df, schema=schema, engine=runner.name, **request_keywords(options))
         check_size(request)  # exact MDAV estimated past minutes: refuse, name both estimates
@@ -302,10 +329,12 @@ def run_on_file(runner: Engine, input_path: str, options: dict[str, Any],
     """``--engine file`` / ``dask``: the Request from the input's first rows, then the
     engine streams the input and writes the output atomically."""
     from microagg._pipeline.rules import EngineRefusal
+    from microagg.engines._chunks import first_rows
     from microagg.engines.files import file_request
     from microagg.io import write_text_atomic
 
     source = pathlib.Path(input_path)
+    options = columns_as_spelled(options, list(first_rows(source, sep=sep).columns))
     try:
         request = file_request(source, engine=runner.name, sep=sep, schema=schema,
                                **request_keywords(options))

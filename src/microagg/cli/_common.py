@@ -5,7 +5,8 @@ from __future__ import annotations
 import pathlib
 import threading
 import time
-from collections.abc import Iterator, Sequence
+import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Annotated, Any
@@ -36,6 +37,8 @@ __all__ = [
     "UsageError",
     "WeightOption",
     "app",
+    "match_column",
+    "match_columns",
     "package_version",
     "parse_attribute_groups",
     "parse_bounds",
@@ -149,10 +152,56 @@ def parse_bounds(items: list[str] | None) -> dict[str, tuple[float, float]] | No
 
 
 def split_names(values: Sequence[str] | None) -> list[str] | None:
-    """``["a,b", "c"]`` -> ``["a", "b", "c"]``; ``None`` (option not given) stays ``None``."""
+    """``["a,b", "c"]`` -> ``["a", "b", "c"]``; ``None`` (option not given) stays ``None``.
+
+    Spaces around a name are dropped, except inside double quotes: ``'" age "'`` names the
+    column `` age `` (:func:`match_columns` also finds it as ``age`` when no column is
+    called that).
+
+    Examples
+    --------
+    >>> split_names(['a, b', '" c "'])
+    ['a', 'b', ' c ']
+    """
     if values is None:
         return None
-    return [name.strip() for value in values for name in value.split(",") if name.strip()]
+    names = [name.strip() for value in values for name in value.split(",")]
+    return [name[1:-1] if len(name) >= 2 and name[0] == name[-1] == '"' else name
+            for name in names if name]
+
+
+def _loose(name: str) -> str:
+    """A column name as compared loosely: Unicode NFC, surrounding spaces dropped."""
+    return unicodedata.normalize("NFC", name).strip()
+
+
+def match_columns(names: Sequence[str] | None, columns: Iterable[object]) -> list[str] | None:
+    """Each of ``names`` as the table spells it.
+
+    A name is the column of that exact name; failing that, the one column equal to it in
+    Unicode NFC (an accent typed as one character matches a header that stores a letter and
+    a combining accent, as macOS file names do), then with surrounding spaces dropped (the
+    command line drops them). A name that matches no column, or several, stays as given, for
+    the library to report with the table's columns.
+
+    Examples
+    --------
+    >>> match_columns(["e\u0301ge", "age"], ["\u00e9ge", " age "])
+    ['ége', ' age ']
+    """
+    if names is None:
+        return None
+    header = [c for c in columns if isinstance(c, str)]
+    return [match_column(name, header) for name in names]
+
+
+def match_column(name: str, columns: Iterable[object]) -> str:
+    """One name as the table spells it (see :func:`match_columns`)."""
+    header = [c for c in columns if isinstance(c, str)]
+    if name in header:
+        return name
+    found = [c for c in header if _loose(c) == _loose(name)]
+    return found[0] if len(found) == 1 else name
 
 
 def parse_attribute_groups(text: str | None) -> str | list[list[str]] | None:

@@ -23,6 +23,7 @@ from microagg.cli._common import (
     UsageError,
     WeightOption,
     app,
+    match_columns,
     plain_json,
     split_names,
     stdout,
@@ -76,6 +77,7 @@ def check(
                 loaded.household if loaded.household in table.columns else None)
         elif not qi:
             raise UsageError("Name the quasi-identifiers: -q, or --schema.")
+        qi, sens = (match_columns(names, table.columns) or [] for names in (qi, sens))
         result = check_table(table, quasi_identifiers=qi, sensitive=sens)
         survey = _survey_risk(table, qi, weight, household)
         if summary_out is not None:

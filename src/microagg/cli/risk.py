@@ -26,6 +26,8 @@ from microagg.cli._common import (
     UsageError,
     WeightOption,
     app,
+    match_column,
+    match_columns,
     plain_json,
     split_names,
     stdout,
@@ -86,6 +88,9 @@ def risk(
                                     parameter="--summary-json")
         keys, weight, household, text = _roles(quasi_identifiers, schema, weight, household)
         table = read_table(input_path, sep=sep, text_columns=text)
+        keys = match_columns(keys, table.columns) or []
+        weight, household = (None if name is None else match_column(name, table.columns)
+                             for name in (weight, household))
         figures = file_risk(table, keys, weights=weight, households=household,
                             threshold=threshold, ks=_ks(ks), missing=missing, suda=suda)
         stdout().print(risk_table(figures, source=input_path))

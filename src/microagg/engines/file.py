@@ -55,7 +55,7 @@ from .._pipeline.request import Request
 from .._pipeline.result import Release
 from .._pipeline.verify import GroupVerifier, group_k_check, k_check
 from .._validation import RandomState, resolve_seed
-from ..exceptions import PrivacyViolationError
+from ..exceptions import PrivacyViolationError, SchemaError
 from ._chunks import chunk_writer, iter_chunks, output_separator, quasi_identifier_chunk, read_back
 from ._file_blocks import Blocks, microaggregate, route
 from ._file_parts import InputOrder
@@ -216,6 +216,7 @@ def _statistics(request: Request, reading: _Reading, rng: np.random.Generator,
     qi = request.quasi_identifiers
     n = 0
     shift = s1 = s2 = None
+    peak = np.zeros(len(qi))  # each column's largest magnitude, to name an overflow
     keys = np.empty(0)
     sample = np.empty((0, len(qi)))
     for chunk in reading.chunks():
@@ -225,8 +226,10 @@ def _statistics(request: Request, reading: _Reading, rng: np.random.Generator,
         values = quasi_identifier_chunk(chunk, qi, n, reading.csv_lines)
         if shift is None:
             shift, s1, s2 = values.mean(axis=0), np.zeros(len(qi)), np.zeros(len(qi))
-        d = values - shift
-        s1, s2 = s1 + d.sum(axis=0), s2 + (d * d).sum(axis=0)
+        peak = np.maximum(peak, np.abs(values).max(axis=0))
+        with np.errstate(over="ignore", invalid="ignore"):  # refused below, by column
+            d = values - shift
+            s1, s2 = s1 + d.sum(axis=0), s2 + (d * d).sum(axis=0)
         keys = np.concatenate([keys, rng.random(values.shape[0])])
         sample = np.concatenate([sample, values])
         if keys.size > sample_size:
@@ -236,10 +239,26 @@ def _statistics(request: Request, reading: _Reading, rng: np.random.Generator,
     request.check_rows(n)
     assert shift is not None and s1 is not None and s2 is not None  # n > 0
     mean = shift + s1 / n
-    std = np.sqrt(np.maximum((s2 - s1 * s1 / n) / max(n - 1, 1), 0.0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        std = np.sqrt(np.maximum((s2 - s1 * s1 / n) / max(n - 1, 1), 0.0))
+    _refuse_overflow(qi, np.isfinite(mean) & np.isfinite(std), peak)
     reading.varying = std > 1e-12 * np.maximum(1.0, np.abs(mean))
     reading.n, reading.mean, reading.sample = n, mean, sample
     reading.scale = np.where(reading.varying, std, 1.0)
+
+
+def _refuse_overflow(qi: Sequence[str], finite: NDArray[np.bool_],
+                     peak: NDArray[np.float64]) -> None:
+    """Refuse the columns whose squared deviations overflow, naming each and its largest
+    magnitude (the engine standardizes them with a variance summed from the squares)."""
+    bad = [f"{col!r} (largest magnitude {peak[j]:.3g})" for j, col in enumerate(qi)
+           if not finite[j]]
+    if bad:
+        raise SchemaError(
+            f"The file engine cannot standardize quasi-identifier(s) {', '.join(bad)}: the "
+            "squares of values of that magnitude overflow the largest float. Divide the "
+            "column by a power of ten first, or use the in-memory engine, which rescales "
+            "such columns exactly.")
 
 
 def _published_chunks(request: Request, reading: _Reading, results: InputOrder,
