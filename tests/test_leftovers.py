@@ -399,3 +399,46 @@ def test_ctrl_c_while_the_workbench_folder_is_made_leaves_its_removal_registered
     assert len(registered) == 1 and len(list(tmp_path.iterdir())) == 1
     registered[0]()  # what happens at exit
     assert list(tmp_path.iterdir()) == []
+
+
+# -- the start of any command --------------------------------------------------------------
+
+
+def _command(tmp_path: pathlib.Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``microagg ARGS`` in a process of its own, with ``tmp_path/tmp`` as its ``$TMPDIR``."""
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}
+    return subprocess.run([sys.executable, "-c", "from microagg.cli import main; main()",
+                           *args], env=env, capture_output=True, text=True, timeout=300)
+
+
+def _killed_run_folder(folder: pathlib.Path, pid: int) -> pathlib.Path:
+    """A work folder as a SIGKILLed file-engine run leaves it: 0700, a spilled run of
+    original values (0600) and the marker."""
+    work = folder / _owner_name(pid, start=1)
+    work.mkdir(mode=0o700)
+    with open(private_file(work / "run-0.f64"), "wb") as spilled:
+        spilled.write(np.arange(4096, dtype=np.float64).tobytes())
+    (work / _leftovers.MARKER).write_text("Work folder of microagg process\n")
+    return work
+
+
+def test_any_command_removes_the_work_folders_of_dead_runs_and_doctor_lists_them(
+        tmp_path, private_tmp, sleeper):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    live = private_tmp / _owner_name(sleeper.pid)
+    live.mkdir()
+    work = _killed_run_folder(private_tmp, dead.pid)
+    done = _command(tmp_path, "methods")
+    assert done.returncode == 0, done.stderr
+    assert not work.exists() and live.is_dir()  # a live run's folder is never touched
+
+    work = _killed_run_folder(private_tmp, dead.pid)
+    doctor = _command(tmp_path, "doctor")
+    assert doctor.returncode == 0, doctor.stderr
+    text = " ".join(doctor.stdout.split())
+    assert f"1 work folder(s) of killed runs in {private_tmp} (0.0 MiB, 2 files" in text
+    assert f"{work} (2 files" in text
+    assert not work.exists() and live.is_dir()
+    again = _command(tmp_path, "doctor")
+    assert f"leftovers none in {private_tmp}" in " ".join(again.stdout.split())

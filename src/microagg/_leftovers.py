@@ -14,8 +14,12 @@ live run's file would break that run.
 - Partial outputs (:func:`partial_output`): ``.NAME.microagg-HOST-PID-START-XXXXXXXX.tmp``
   beside the output, mode 0600 while written; renamed onto the output when complete.
 
-SIGKILL cannot be caught, hence the removal by the next run; the command line turns SIGTERM
-into an exit that runs the usual clean-up (:func:`exit_on_sigterm`).
+SIGKILL cannot be caught, hence the removal by the next run: the next file-engine run for
+its work folder (in the same place), the next write for a partial output (in the same
+folder), and, for the work folders in the system temporary folder, the start of any
+``microagg`` command (:func:`remove_leftovers_at_start`; ``microagg doctor`` lists what it
+found). The command line turns SIGTERM into an exit that runs the usual clean-up
+(:func:`exit_on_sigterm`).
 """
 
 from __future__ import annotations
@@ -31,12 +35,13 @@ import socket
 import tempfile
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from types import FrameType
 from typing import IO, Any
 
-__all__ = ["exit_on_sigterm", "make_work_folder", "partial_output", "private_file",
-           "remove_dead_partials", "remove_dead_work_folders", "signals_deferred",
-           "work_folder"]
+__all__ = ["Leftover", "exit_on_sigterm", "make_work_folder", "partial_output", "private_file",
+           "remove_dead_partials", "remove_dead_work_folders", "remove_leftovers_at_start",
+           "signals_deferred", "work_folder"]
 
 _OWNER = r"microagg-(?P<host>[0-9a-f]{8})-(?P<pid>\d+)-(?P<start>\d+)-[a-z0-9_]{8}"
 _WORK_FOLDER = re.compile(rf"^{_OWNER}$")
@@ -122,6 +127,49 @@ def remove_dead_work_folders(folder: str | os.PathLike[str]) -> list[pathlib.Pat
         shutil.rmtree(path, ignore_errors=True)
         removed.append(path)
     return removed
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """A work folder of a dead run, as found before its removal."""
+
+    path: pathlib.Path
+    files: int
+    bytes: int
+
+
+_FOUND_AT_START: list[tuple[Leftover, ...]] = []
+"""What :func:`remove_leftovers_at_start` found (once per process)."""
+
+
+def _usage(folder: pathlib.Path) -> tuple[int, int]:
+    """Files under ``folder`` and their bytes (what can be read of them)."""
+    files = size = 0
+    for root, _, names in os.walk(folder):
+        for name in names:
+            with contextlib.suppress(OSError):
+                size += os.lstat(os.path.join(root, name)).st_size
+                files += 1
+    return files, size
+
+
+def remove_leftovers_at_start() -> tuple[Leftover, ...]:
+    """Remove the work folders that dead runs left in the system temporary folder
+    (``$TMPDIR``), once per process; return them as found (path, files, bytes).
+
+    Called as every ``microagg`` command starts (a scan of one folder: cheap), so that the
+    original values a SIGKILLed file-engine run spilled there do not wait for the next
+    file-engine run; a later call returns the same (``microagg doctor`` shows them). Work
+    folders under another ``workdir`` are removed by the next run there."""
+    if not _FOUND_AT_START:
+        found = []
+        for path in _dead_entries(pathlib.Path(tempfile.gettempdir()), _WORK_FOLDER,
+                                  directories=True):
+            files, size = _usage(path)
+            shutil.rmtree(path, ignore_errors=True)
+            found.append(Leftover(path, files, size))
+        _FOUND_AT_START.append(tuple(found))
+    return _FOUND_AT_START[0]
 
 
 def remove_dead_partials(folder: str | os.PathLike[str]) -> list[pathlib.Path]:

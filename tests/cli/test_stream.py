@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -72,3 +74,30 @@ def test_never_over_the_input(source: Path) -> None:
     result = CliRunner().invoke(app, ["stream", str(source), "-q", "a", "-o", str(source)])
     assert result.exit_code == EXIT_USER_ERROR and "never overwrites" in result.output
     assert source.read_text() == before
+
+
+def _microagg(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """``microagg ARGS`` in a process of its own (the checkout's package: PYTHONPATH)."""
+    return subprocess.run([sys.executable, "-c", "from microagg.cli import main; main()",
+                           *args], input=stdin, capture_output=True, text=True, timeout=300)
+
+
+def test_a_repeated_header_is_refused_as_anonymize_refuses_it(tmp_path: Path) -> None:
+    source = tmp_path / "in.csv"
+    rows = "\n".join(f"{i},{i % 7},{100 - i},{i % 3}" for i in range(40))
+    source.write_text(f"age,income,age,disease\n{rows}\n")
+    refusal = "Column names must be unique, but input file"
+    anonymize = _microagg("anonymize", str(source), "-q", "age,income", "-k", "3",
+                          "-o", str(tmp_path / "a.csv"))
+    assert anonymize.returncode == EXIT_USER_ERROR and refusal in anonymize.stderr
+    from_file = _microagg("stream", str(source), "-q", "age,income", "-k", "3", "--delay",
+                          "10", "-o", str(tmp_path / "s.csv"))
+    assert from_file.returncode == EXIT_USER_ERROR, from_file.stderr
+    assert refusal in from_file.stderr and "'age' 2 times" in from_file.stderr
+    piped = _microagg("stream", "-", "-q", "age,income", "-k", "3", "--delay", "10", "-o", "-",
+                      stdin=source.read_text())
+    assert piped.returncode == EXIT_USER_ERROR, piped.stderr
+    assert "Column names must be unique, but the input stream has 'age' 2 times" in \
+        " ".join(piped.stderr.split())
+    assert piped.stdout.splitlines()[1:] == []  # no record published
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]

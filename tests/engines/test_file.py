@@ -160,6 +160,26 @@ def test_cli_file_engine(tmp_path, frame):
     assert result.exit_code == EXIT_USER_ERROR and "drop -l" in result.output
 
 
+@pytest.mark.parametrize("source", ["in.csv", "in.parquet"])
+def test_a_record_number_column_is_refused_by_both_engines_alike(tmp_path, frame, source):
+    df = frame.drop(columns="id").assign(record=np.arange(101, 3101))
+    path = tmp_path / source
+    (df.to_csv(path, index=False) if source.endswith(".csv") else df.to_parquet(path))
+    with pytest.raises(SchemaError) as in_memory:
+        anonymize(df, quasi_identifiers=QI, k=5)
+    with pytest.raises(SchemaError) as from_file:
+        anonymize_file(path, tmp_path / "out.csv", quasi_identifiers=QI, k=5, n_jobs=1)
+    refusal = ("1 column(s) without a role look like direct identifiers and would be "
+               "published unchanged next to the masked quasi-identifiers: 'record' "
+               "(consecutive whole numbers, one per row: a record number)")
+    assert refusal in str(in_memory.value) and refusal in str(from_file.value)
+    assert "first 1000 rows" in str(from_file.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [source]  # nothing written
+    release = anonymize_file(path, tmp_path / "out.csv", quasi_identifiers=QI, k=5, n_jobs=1,
+                             identifiers=["record"], random_state=0)
+    assert "record" not in pd.read_csv(tmp_path / "out.csv").columns and release.k >= 5
+
+
 def test_csv_chunks_with_changing_types_go_to_parquet(tmp_path):
     lines = ["a,b,c,count"] + [f"{i},{i % 7},{i * 2},{i}" for i in range(40)]
     lines[35] = "34,6,68,"  # a missing count in the last chunk: float there, int before

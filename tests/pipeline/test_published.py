@@ -96,3 +96,52 @@ def test_published_column_check_counts_on_the_published_table() -> None:
     check = published_column_checks(out, ["a"], ["b", "c"], 3)
     assert dict(check["columns"]) == {"c": 1}  # b leaves classes of 3: k holds
     assert published_column_checks(out, ["a"], ["b"], 3) is None
+
+
+def _people(n: int = 60) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    return pd.DataFrame({"ssn": [f"{100_000_000 + 7919 * i}" for i in range(n)],
+                         "age": rng.integers(20, 70, n), "income": rng.normal(5e4, 1e4, n),
+                         "region": rng.choice(["north", "south", "east"], n),
+                         "disease": rng.choice(["a", "b", "c"], n)})
+
+
+@pytest.mark.parametrize(("index", "reason"), [
+    ("ssn", "index level 'ssn' (its name looks like an identifier)"),
+    ("code", "the index (unique on 60 of 60 rows)"),  # unnamed: judged by its values
+    ("record", "index level 'record' (consecutive whole numbers, one per row"),
+])
+def test_an_index_that_looks_like_an_identifier_is_refused(index: str, reason: str) -> None:
+    df = _people()
+    df["code"], df["record"] = df["ssn"], np.arange(1001, 1061)
+    indexed = df.set_index(index).drop(columns=["ssn", "code", "record"], errors="ignore")
+    if index == "code":
+        indexed = indexed.rename_axis(None)
+    with pytest.raises(SchemaError) as caught:
+        anonymize(indexed, quasi_identifiers=["age", "income"], sensitive="disease", k=3,
+                  identifiers="region")
+    message = str(caught.value)
+    assert reason in message
+    assert "df.reset_index()" in message and "df.reset_index(drop=True)" in message
+
+
+def test_the_release_is_indexed_by_row_position_never_by_the_input_labels() -> None:
+    people = _people().drop(columns="ssn")
+    for indexed in (people.set_index("region"),  # a category: dropped
+                    people.set_index(["region", "disease"], drop=False),
+                    people.sample(frac=1.0, random_state=0),  # pandas' row labels, shuffled
+                    people.set_index(np.arange(60) * 7 + 3),
+                    people.iloc[10:]):
+        release = anonymize(indexed, quasi_identifiers=["age", "income"],
+                            sensitive="disease", k=3, random_state=0)
+        assert isinstance(release.data.index, pd.RangeIndex)
+        assert release.data.index.tolist() == list(range(len(indexed)))
+        written = [line.split(",")[0] for line in release.data.to_csv().splitlines()[1:]]
+        assert written == [str(i) for i in range(len(indexed))]  # positions, no labels
+        assert release.data["disease"].tolist() == indexed["disease"].tolist()
+
+
+def test_a_role_naming_the_index_says_it_is_not_a_column() -> None:
+    with pytest.raises(SchemaError, match=r"'age' named in a role is the DataFrame's index"):
+        anonymize(_people().drop(columns="ssn").set_index("age"),
+                  quasi_identifiers=["age", "income"], sensitive="disease", k=3)

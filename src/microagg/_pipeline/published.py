@@ -13,7 +13,7 @@ Every column without a role is published unchanged. Two ways that can undo the m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .result import Release
 
 __all__ = ["IDENTIFIER_NAMES", "NEARLY_UNIQUE", "check_keep", "check_unmasked_identifiers",
-           "identifier_reason", "published_column_checks", "warn_broken_k",
+           "identifier_reason", "published_column_checks", "row_positions", "warn_broken_k",
            "with_published_columns"]
 
 
@@ -53,11 +53,15 @@ def check_unmasked_identifiers(df: pd.DataFrame, published_as_is: Sequence[str],
                                keep: Sequence[str], *, whole: bool = True) -> tuple[str, ...]:
     """Refuse columns without a role that look like direct identifiers.
 
+    Every engine judges them by the one rule (:func:`identifier_reason`): the in-memory
+    engine on the whole table, an engine that reads the file itself on the first rows its
+    Request is built from (``whole=False``; the message says so).
+
     Parameters
     ----------
     df : DataFrame
-        The table (for an engine that reads the file itself, its first rows: then only the
-        names are judged, ``whole=False``).
+        The table, or for an engine that reads the file itself its first rows
+        (``whole=False``; a Dask frame's meta has none: only the names are judged there).
     published_as_is : sequence of str
         The columns that would be published unchanged (no role).
     keep : sequence of str
@@ -75,20 +79,82 @@ def check_unmasked_identifiers(df: pd.DataFrame, published_as_is: Sequence[str],
     """
     found = {}
     for col in published_as_is:
-        reason = identifier_reason(df[col] if whole else df[col].iloc[:0], str(col))
+        reason = identifier_reason(df[col], str(col))
         if reason is not None:
             found[str(col)] = reason
     refused = {c: why for c, why in found.items() if c not in keep}
     if refused:
         listed = "; ".join(f"{c!r} ({why})" for c, why in refused.items())
         names = ",".join(refused)
+        judged = "" if whole or not len(df) else (
+            f" (judged on the first {len(df)} rows read of the input)")
         raise SchemaError(
             f"{len(refused)} column(s) without a role look like direct identifiers and would be "
-            f"published unchanged next to the masked quasi-identifiers: {listed}. Drop them "
-            f"(--drop {names}; identifiers=[...] in Python; role = \"identifier\" in a schema), "
-            "mask them as quasi-identifiers, or publish them on purpose "
+            f"published unchanged next to the masked quasi-identifiers: {listed}{judged}. Drop "
+            f"them (--drop {names}; identifiers=[...] in Python; role = \"identifier\" in a "
+            "schema), mask them as quasi-identifiers, or publish them on purpose "
             f"(--keep {names}; keep=[...] in Python).")
     return tuple(c for c in found if c in keep)
+
+
+def row_positions(df: pd.DataFrame, named: Collection[str]) -> pd.DataFrame:
+    """``df`` indexed by row position (0 .. n-1): a release never publishes the input's row
+    labels (``release.data.to_csv()`` would write them).
+
+    A default index (a ``RangeIndex`` from 0, unnamed) is kept as it is. Any other index is
+    judged level by level with the rule for columns (:func:`identifier_reason`: its name,
+    or text unique on (nearly) every row, or a record number): one that looks like a direct
+    identifier is refused, any other is dropped. An unnamed index of whole numbers holds
+    pandas' row labels (of a filtered or sliced table), never judged by its values.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The input table.
+    named : collection of str
+        The column names the request gives a role (or keeps): an index level of one of
+        these names that is not also a column is refused (it is not a column).
+
+    Raises
+    ------
+    SchemaError
+        Naming each index level that looks like an identifier (and why) or that a role
+        names, with the ways out: ``df.reset_index()`` to make it a column with a role, or
+        ``df.reset_index(drop=True)`` to drop it.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"age": [30, 40]}, index=pd.Index(["north", "south"], name="region"))
+    >>> row_positions(df, ["age"]).index.tolist()
+    [0, 1]
+    """
+    index = df.index
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1 \
+            and index.name is None:
+        return df
+    in_roles = [str(n) for n in index.names
+                if n is not None and str(n) in named and n not in df.columns]
+    if in_roles:
+        raise SchemaError(
+            f"{', '.join(map(repr, in_roles))} named in a role is the DataFrame's index, not a "
+            "column: make it a column with df.reset_index() first.")
+    found = []
+    for level, name in enumerate(index.names):
+        values = pd.Series(index.get_level_values(level))
+        if name is None and pd.api.types.is_integer_dtype(values):
+            continue  # pandas' row labels (of a sliced or filtered table)
+        reason = identifier_reason(values, "" if name is None else str(name))
+        if reason is not None:
+            found.append(f"{'the index' if name is None else f'index level {str(name)!r}'} "
+                         f"({reason})")
+    if found:
+        raise SchemaError(
+            f"The DataFrame's index looks like a direct identifier: {'; '.join(found)}. A "
+            "release is indexed by row position and never publishes the input's index: make "
+            "it a column with df.reset_index() and give it a role (identifiers=[...] drops "
+            "it, keep=[...] publishes it on purpose), or drop it with "
+            "df.reset_index(drop=True).")
+    return df.reset_index(drop=True)
 
 
 def published_column_checks(published: pd.DataFrame, qi: Sequence[str],

@@ -31,7 +31,7 @@ from ..schema import Schema, roles_from
 from .certify import certify_option
 from .missing import check_missing
 from .publish import prepare as prepare_publishing
-from .published import check_keep, check_unmasked_identifiers
+from .published import check_keep, check_unmasked_identifiers, row_positions
 from .rules import (
     QUALITY_SCALE_ROWS,
     EngineRefusal,
@@ -149,6 +149,7 @@ class Request:
             raise TypeError(f"anonymize expects a pandas DataFrame. Got {type(df).__name__} "
                             "instead.")
         runner = _engine(engine, options, schema)
+        df = row_positions(df, _named_columns(quasi_identifiers, options, schema))
         if schema is not None:
             df, quasi_identifiers, options = _with_schema(df, schema, quasi_identifiers,
                                                           options)
@@ -195,6 +196,22 @@ def _engine(name: str, options: Mapping[str, Any], schema: Schema | None) -> Any
     if refused:
         raise EngineRefusal(runner.name, refused)
     return runner
+
+
+_NAMING_OPTIONS = ("sensitive", "identifiers", "keep", "intruder_knows", "weights",
+                   "households")
+"""The options that name columns (besides the quasi-identifiers)."""
+
+
+def _named_columns(quasi_identifiers: Any, options: Mapping[str, Any],
+                   schema: Schema | None) -> set[str]:
+    """Every column name the request gives a role, as given (checked later by the roles)."""
+    given = [quasi_identifiers, *(options.get(name) for name in _NAMING_OPTIONS)]
+    names = {name for value in given
+             for name in ([value] if isinstance(value, str)
+                          else value if isinstance(value, (list, tuple, set, frozenset)) else ())
+             if isinstance(name, str)}
+    return names | (set(schema.columns) if schema is not None else set())
 
 
 def _with_schema(df: pd.DataFrame, schema: Schema, quasi_identifiers: Any,

@@ -68,9 +68,10 @@ class Release:
     ----------
     data : pandas.DataFrame, dask.dataframe.DataFrame or None
         The published table: the input's columns minus the identifiers, quasi-identifiers
-        replaced by their group's representative. In the input's row order in memory; a Dask
-        DataFrame keeps the input's index (rows ordered by block); ``None`` when the engine
-        wrote the table to :attr:`output` (file, stream).
+        replaced by their group's representative, indexed by row position (0 .. n-1; never
+        the input's index). In the input's row order in memory; a Dask DataFrame's rows are
+        ordered by block (``sort_index()`` restores the input's order); ``None`` when the
+        engine wrote the table to :attr:`output` (file, stream).
     labels : ndarray of shape (n_samples,) or None
         Group of each published row (``None`` when the data is not held in memory).
     params : Mapping

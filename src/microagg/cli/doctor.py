@@ -1,4 +1,5 @@
-"""``microagg doctor``: versions, numba's threading layer and the compiled-kernel cache."""
+"""``microagg doctor``: versions, numba's threading layer, the compiled-kernel cache, and the
+work folders that killed runs left in the temporary folder."""
 
 from __future__ import annotations
 
@@ -72,6 +73,24 @@ def warm_up_kernels() -> tuple[int, float]:
     return log.kernels, log.seconds
 
 
+def leftovers_report() -> list[str]:
+    """What ``microagg doctor`` says of the work folders that killed runs left in the system
+    temporary folder (unmasked data): how many, their size and paths, all removed as this
+    command started (:func:`~microagg._leftovers.remove_leftovers_at_start`); or none."""
+    import tempfile
+
+    from microagg._leftovers import remove_leftovers_at_start
+
+    found = remove_leftovers_at_start()
+    where = tempfile.gettempdir()
+    if not found:
+        return [f"none in {where}"]
+    size = sum(f.bytes for f in found) / 2**20
+    return [f"{len(found)} work folder(s) of killed runs in {where} ({size:.1f} MiB, "
+            f"{sum(f.files for f in found)} files of unmasked data), removed:",
+            *(f"  {f.path} ({f.files} files, {f.bytes / 2**20:.1f} MiB)" for f in found)]
+
+
 def _threading() -> tuple[str, int]:
     import numba
 
@@ -99,8 +118,11 @@ def doctor(
                           "(`make install` runs it)."),
     ] = False,
 ) -> None:
-    """Show versions, numba's threading layer and where compiled kernels are cached."""
+    """Show versions, numba's threading layer, where compiled kernels are cached, and the work
+    folders killed runs left (removed)."""
     console = stdout()
+    for i, line in enumerate(leftovers_report()):
+        console.print(f"{'leftovers' if i == 0 else '':<13}{line}", soft_wrap=True)
     if warm_up:
         kernels, seconds = warm_up_kernels()
         console.print(f"{'warm-up':<13}" + (f"compiled {kernels} kernels in {seconds:.1f} s"

@@ -98,7 +98,7 @@ def regroup_partition(part: pd.DataFrame, job: RegroupJob, index_name: Any,
             published[s:e] = group_mean(V[s:e], local.ravel())
     out = published_rows(ordered, columns, job.qi, published, blocks, group,
                          (((V - published) / job.spread) ** 2).sum(axis=1))
-    out.index = pd.Index(ordered[INDEX], name=index_name)
+    out.index = pd.Index(ordered[INDEX].to_numpy(), name=index_name)  # not named INDEX
     return out
 
 

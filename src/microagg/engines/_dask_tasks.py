@@ -197,7 +197,7 @@ def microaggregate_partition(part: pd.DataFrame, job: BlockJob, index_name: Any,
         out[INDEX] = ordered[INDEX].to_numpy()
         for j in range(V.shape[1]):
             out[original_column(j)] = V[:, j]
-    out.index = pd.Index(ordered[INDEX], name=index_name)
+    out.index = pd.Index(ordered[INDEX].to_numpy(), name=index_name)  # not named INDEX
     return out
 
 

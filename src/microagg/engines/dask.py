@@ -15,7 +15,8 @@ The pipeline is the blocked engine of :mod:`microagg.partition.blocking` run out
    the block counts (every block lands whole in one partition, partitions hold about the
    same number of rows); each partition runs the partitioner block by block (a block above
    ``4 * block_size`` rows is blocked again locally), publishes the group means on the
-   original scale and restores the original index. The result is persisted on the cluster;
+   original scale and restores each row's index (its position in the input: the input's
+   own index is never published). The result is persisted on the cluster;
 5. **verify** (on the published output): the smallest number of identical published
    quasi-identifier rows (a distributed ``groupby(...).size().min()``), and, partition by
    partition on the workers (:class:`~microagg._pipeline.verify.GroupVerifier`), that every
@@ -32,10 +33,12 @@ This module needs ``dask[distributed]`` (the ``dask`` extra: ``pip install micro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
 
 from .._pipeline.request import Request
 from .._pipeline.result import Release
@@ -49,7 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
     from distributed import Client
 
-__all__ = ["anonymize_dask", "check_reserved", "connect", "dask_request", "local_client",
+__all__ = ["anonymize_dask", "by_row_position", "check_reserved", "connect", "dask_request", "local_client",
            "require_dask", "run_dask"]
 
 def require_dask() -> None:
@@ -147,7 +150,9 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     fitted on a sample and applied to every partition; blocks under ``2k`` rows are merged
     into their nearest block; the data are shuffled by block and every block is
     microaggregated on a worker (module docstring). Identifiers are dropped, other columns
-    pass through unchanged, the index is kept. The achieved k-anonymity is re-derived from
+    pass through unchanged; the published rows are indexed by their position in the input
+    (0 .. n-1, as in memory: the input's index is never published, and one that looks like
+    an identifier by its name is refused). The achieved k-anonymity is re-derived from
     the published data by a distributed reduction; a shortfall raises
     :class:`~microagg.exceptions.PrivacyViolationError`.
 
@@ -190,8 +195,8 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     -------
     Release
         ``engine="dask"``: ``data`` the published Dask DataFrame, persisted on the cluster
-        (the input's index; rows ordered by block: align on the index to compare with the
-        input), ``labels`` ``None``; ``checks`` (``k_anonymity``, ``group_k``,
+        (indexed by input row position; rows ordered by block: ``data.compute().sort_index()``
+        is in the input's order), ``labels`` ``None``; ``checks`` (``k_anonymity``, ``group_k``,
         ``groups_publish_one_value``, ``rows``), ``metrics`` (``information_loss``, ``sse``,
         ``sst``, blocks and groups), ``warnings``, ``seed``, ``params``, ``timings``.
 
@@ -225,7 +230,9 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     request = dask_request(ddf, quasi_identifiers=quasi_identifiers, k=k, method=method,
                            identifiers=identifiers, blocking=blocking, block_size=block_size,
                            random_state=random_state, method_params=params, refine=refine)
-    return run_dask(request, ddf, sample_size=sample_size, client=client)
+    active = _active_client(client)
+    return run_dask(request, by_row_position(ddf, active)[0], sample_size=sample_size,
+                    client=active)
 
 
 def dask_request(ddf: dd.DataFrame, **options: Any) -> Request:
@@ -240,6 +247,34 @@ def dask_request(ddf: dd.DataFrame, **options: Any) -> Request:
                         "pandas, or dask.dataframe.from_pandas.")
     check_reserved(ddf.columns)
     return Request.build(ddf._meta, engine="dask", **options)
+
+
+def _with_row_positions(part: pd.DataFrame, offsets: NDArray[np.int64], name: str | None,
+                        partition_info: Mapping[str, Any] | None = None) -> pd.DataFrame:
+    """Index a partition by the global position of its rows in the input."""
+    number = 0 if partition_info is None else int(partition_info["number"])
+    start = int(offsets[number])
+    out = part.copy()
+    out.index = pd.RangeIndex(start, start + len(part), name=name)
+    return out
+
+
+def by_row_position(ddf: dd.DataFrame, client: Client | None, *, name: str | None = None
+                    ) -> tuple[dd.DataFrame, int]:
+    """``ddf`` indexed by the position of each row in the input (0 .. n-1), and n.
+
+    A release never publishes the input's index (its labels may identify: an id, a name):
+    as in memory, the published rows carry their positions (one pass counts the rows of
+    every partition)."""
+    import dask
+
+    counted = ddf.map_partitions(len)
+    lengths = (client.compute(counted).result() if client is not None
+               else dask.compute(counted)[0])
+    offsets = np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))])
+    meta = ddf._meta.reset_index(drop=True).rename_axis(name)
+    return (ddf.map_partitions(_with_row_positions, offsets, name, meta=meta),
+            int(offsets[-1]))
 
 
 def check_reserved(columns: Sequence[Any]) -> None:

@@ -12,9 +12,7 @@ from dataclasses import replace
 from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
 
 from .._atomic import atomic_write
 from .._formats import format_of, sniff_separator
@@ -25,7 +23,7 @@ from .._validation import RandomState
 from ..exceptions import InternalError
 from ..io import check_csv_header
 from ._chunks import chunk_writer, output_separator, read_back
-from .dask import check_reserved, connect, local_client, require_dask, run_dask
+from .dask import by_row_position, check_reserved, connect, local_client, require_dask, run_dask
 from .files import file_paths, file_request
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,16 +31,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from distributed import Client
 
 __all__ = ["anonymize_dask_file", "run_dask_file"]
-
-
-def _with_row_ids(part: pd.DataFrame, offsets: NDArray[np.int64],
-                  partition_info: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """Index a partition by the global position of its rows in the input file."""
-    number = 0 if partition_info is None else int(partition_info["number"])
-    start = int(offsets[number])
-    out = part.copy()
-    out.index = pd.RangeIndex(start, start + len(part), name="_row")
-    return out
 
 
 def anonymize_dask_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the public face: one keyword per option
@@ -102,15 +90,12 @@ def run_dask_file(request: Request, source: pathlib.Path, target: pathlib.Path, 
     logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)
     client = connect(scheduler) if scheduler else local_client(n_workers=os.cpu_count() or 1)
     try:
-        lengths = np.asarray(client.compute(ddf.map_partitions(len)).result(), dtype=np.int64)
-        offsets = np.concatenate([[0], np.cumsum(lengths)])
-        indexed = ddf.map_partitions(_with_row_ids, offsets,
-                                     meta=ddf._meta.rename_axis("_row"))
+        indexed, n = by_row_position(ddf, client, name="_row")
         release = run_dask(request, indexed, sample_size=sample_size, client=client,
                            on_stage=on_stage)
         (on_stage or (lambda name: None))("writing")
         t = time.perf_counter()
-        checks = _write(request, release, client, target, sep, n=int(offsets[-1]))
+        checks = _write(request, release, client, target, sep, n=n)
         seconds = time.perf_counter() - t
     finally:
         cluster = None if scheduler else client.cluster

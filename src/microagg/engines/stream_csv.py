@@ -28,6 +28,7 @@ from .._validation import RandomState, resolve_seed
 from ..exceptions import SchemaError
 from ..io import check_output_path
 from ..partition import get_partitioner
+from ..schema import check_unique_columns
 from ._stream_engine import Batch, StreamEngine, checked_records
 from ._stream_input import check_int, check_params, check_scale, frame_to_matrix
 from .stream_check import StreamCheck, StreamChecker
@@ -198,7 +199,7 @@ def _frames(job: _Job, reader_input: Any) -> Iterator[tuple[pd.DataFrame, NDArra
     wanted = set(job.columns) | set(job.keep)
     reader = pd.read_csv(reader_input, sep=job.sep, chunksize=job.chunk_rows,
                          usecols=lambda c: c in wanted, dtype=dict.fromkeys(job.keep, str),
-                         keep_default_na=False)
+                         keep_default_na=False, **_checked_header(job, reader_input))
     with reader:
         first = True
         for chunk in reader:
@@ -210,6 +211,31 @@ def _frames(job: _Job, reader_input: Any) -> Iterator[tuple[pd.DataFrame, NDArra
                 _request(job, chunk)
                 first = False
             yield chunk[job.columns], chunk[job.keep].to_numpy(dtype=object)
+
+
+def _checked_header(job: _Job, reader_input: Any) -> dict[str, Any]:
+    """Refuse a header that repeats a column name (pandas would read the second ``age`` as
+    ``age.1`` and the stream would mask only the first), as every command does
+    (:func:`~microagg.schema.check_unique_columns`); the keywords that read the rest.
+
+    A file's header is read on its own first; a stream's (standard input, a handle) is read
+    off it here, and its names handed to pandas for the rest (``header=None``)."""
+    if isinstance(reader_input, pathlib.Path):
+        try:
+            head = pd.read_csv(reader_input, sep=job.sep, header=None, nrows=1, dtype=str,
+                               keep_default_na=False)
+        except pd.errors.EmptyDataError:
+            return {}
+        names = [str(v) for v in head.iloc[0]] if len(head) else []
+        check_unique_columns([n for n in names if n], source=f"input file {str(reader_input)!r}")
+        return {}
+    line = reader_input.readline()
+    if not line.strip():  # no header: pandas says so, as for a file
+        return {}
+    names = next(csv.reader([line], delimiter=job.sep))
+    check_unique_columns([n for n in names if n], source="the input stream")
+    return {"header": None,
+            "names": [n or f"Unnamed: {i}" for i, n in enumerate(names)]}
 
 
 def _request(job: _Job, first_rows: pd.DataFrame) -> Request:
