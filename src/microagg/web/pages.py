@@ -118,8 +118,10 @@ async def _received(request: Request) -> Upload:
     return upload
 
 
-def _read_upload(upload: Upload) -> pd.DataFrame:
-    """The uploaded table, read by its extension; the file is removed once read."""
+def _read_upload(upload: Upload) -> tuple[pd.DataFrame, Any]:
+    """The uploaded table, read by its extension, and its cells as written
+    (:func:`microagg._as_read.read_as_read`); the file is removed once read."""
+    from microagg._as_read import read_as_read
     from microagg.io import read_table
 
     assert upload.path is not None and upload.filename is not None
@@ -127,7 +129,7 @@ def _read_upload(upload: Upload) -> pd.DataFrame:
         upload.path.name + _extension(upload.filename, SUPPORTED_EXTENSIONS)))
     upload.path = path
     try:
-        return read_table(path)
+        return read_table(path), read_as_read(path)
     except READ_ERRORS as error:
         raise ValueError(str(error).replace(str(path), upload.filename)) from None
     finally:
@@ -140,10 +142,10 @@ async def post_upload(request: Request) -> Response:
         upload.discard()
         return data_page(request, errors=["Choose a file to upload."], status=400)
     try:
-        df = await run_in_threadpool(_read_upload, upload)
+        df, as_read = await run_in_threadpool(_read_upload, upload)
     except ValueError as error:
         return data_page(request, errors=[str(error)], status=400)
-    session_of(request).set_table(df, upload.filename)
+    session_of(request).set_table(df, upload.filename, as_read)
     return _see("/data")
 
 

@@ -177,12 +177,13 @@ async def post_protect(request: Request) -> Response:
     except PROTECT_ERRORS as error:
         return protect_page(request, errors=[str(error)], status=400, values=values)
     table, schema = session.table, {name: dict(e) for name, e in session.schema.items()}
+    as_read = session.as_read
 
     def keep(job: Job) -> None:
         if session.table is table:  # not if another table was opened meanwhile
             number = session.attempts[-1].number + 1 if session.attempts else 1
             session.add_attempt(protect.make_attempt(number, options, job.result,
-                                                     job.seconds, schema))
+                                                     job.seconds, schema, as_read))
 
     method = options["method"] or protect.recommended_method(schema)
     try:
