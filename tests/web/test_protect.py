@@ -315,3 +315,23 @@ def test_downloads_publish_passthrough_columns_as_uploaded(client: TestClient,
     with sqlite3.connect(tmp_path / "p.sqlite") as db:
         rows = db.execute("SELECT code, note FROM published").fetchall()
     assert rows == [(c, t or None) for c, t in zip(codes, notes, strict=True)]
+
+
+def test_parquet_list_and_struct_columns_through_the_workbench(client: TestClient,
+                                                              tmp_path: pathlib.Path) -> None:
+    import pyarrow.parquet as pq
+
+    from tests.test_nested_columns import _nested_parquet
+
+    source = _nested_parquet(tmp_path)
+    assert upload(client, "nested.parquet", source.read_bytes()).status_code == 200
+    roles_page = client.get("/roles").text
+    assert "list&lt;element: int64&gt; cells: published unchanged" in roles_page  # other
+    assert _protect(client, k="3").status_code == 200  # type: ignore[attr-defined]
+    (tmp_path / "out.parquet").write_bytes(client.get("/export/published.parquet").content)
+    before, after = pq.read_table(source), pq.read_table(tmp_path / "out.parquet")
+    for col in ("tags", "home"):
+        assert after.column(col).equals(before.column(col)), col
+    refused = client.get("/export/published.csv")
+    assert refused.status_code == 400
+    assert "&#39;tags&#39; (list&lt;element: int64&gt;)" in refused.text

@@ -63,8 +63,8 @@ def _preview(session: SessionState, page: int) -> dict[str, Any]:
     assert df is not None
     start = (page - 1) * PAGE_ROWS
     rows = df.iloc[start:start + PAGE_ROWS]
-    cells = [["" if pd.isna(v) else str(v) for v in row]
-             for row in rows.itertuples(index=False, name=None)]
+    cells = [["" if pd.api.types.is_scalar(v) and pd.isna(v) else str(v) for v in row]
+             for row in rows.itertuples(index=False, name=None)]  # a list cell (Parquet) too
     return {"preview": cells, "first": start + 1 if len(df) else 0,
             "last": start + len(rows), "rows": len(df)}
 

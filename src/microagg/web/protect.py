@@ -205,6 +205,7 @@ def published_bytes(attempt: Attempt, suffix: str) -> bytes:
     import urllib.parse
 
     from microagg._as_read import published_as_read
+    from microagg._nested import check_storable
     from microagg.cli._anonymize_run import whole_numbers_as_integers
     from microagg.io import write_table
 
@@ -218,6 +219,7 @@ def published_bytes(attempt: Attempt, suffix: str) -> bytes:
         if release.params.get("epsilon") is None:  # an epsilon release shuffles its rows
             frame = published_as_read(frame, attempt.as_read, output=target,
                                       masked=release.params["quasi_identifiers"])
+        check_storable(frame, path.name)  # named for the user: not the temporary path
         write_table(whole_numbers_as_integers(frame, release.params.get("rounding") or {}),
                     target)
         return path.read_bytes()

@@ -292,8 +292,13 @@ async def export_file(request: Request) -> Response:
         return HTMLResponse("Not a download of the workbench.", status_code=404)
     if attempt is None:
         return _see("/export")
-    content = await run_in_threadpool(_content, session, attempt, name,
-                                      job_pages.runner_of(request))
+    try:
+        content = await run_in_threadpool(_content, session, attempt, name,
+                                          job_pages.runner_of(request))
+    except ValueError as error:  # a table the format cannot hold: list columns in CSV
+        return render(request, "export.html", status=400, title="Export", page_name="export",
+                      errors=[str(error)], message=None, attempt=attempt,
+                      script=protect.reproduction(attempt, _input_name(session)))
     headers = {"content-disposition": f'attachment; filename="{name}"'}
     if name == "report.html":
         headers["content-security-policy"] = REPORT_CSP

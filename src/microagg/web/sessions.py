@@ -40,9 +40,10 @@ class ColumnStats:
 
 def column_stats(df: pd.DataFrame) -> list[ColumnStats]:
     """Type, missing and distinct counts (missing values not counted) of every column."""
+    from .._nested import nunique
+
     missing = df.isna().sum()
-    return [ColumnStats(str(col), str(df[col].dtype), int(missing.iloc[i]),
-                        int(df[col].nunique(dropna=True)))
+    return [ColumnStats(str(col), str(df[col].dtype), int(missing.iloc[i]), nunique(df[col]))
             for i, col in enumerate(df.columns)]
 
 
