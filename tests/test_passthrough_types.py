@@ -149,6 +149,91 @@ def test_python_api_and_parquet_keep_parsed_types(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------
+# pass-through text published as read into every output format, from CSV and from Excel
+
+ISSUE_CSV = ("age,income,zipcode,country\n30,100,01234,NA\n31,110,02345,FR\n"
+             "32,120,03456,None\n40,200,04567,null\n41,210,05678,DE\n42,220,06789,nan\n")
+ZIPS = ["01234", "02345", "03456", "04567", "05678", "06789"]
+COUNTRIES = ["NA", "FR", "None", "null", "DE", "nan"]
+
+
+def _read_back(path: pathlib.Path | str, column: str) -> list[object]:
+    """A column of an output, read by its format's own library."""
+    import sqlite3
+    import urllib.parse
+
+    import openpyxl
+    import pyarrow.parquet as pq
+    import pyreadstat
+
+    text = str(path)
+    if text.startswith("sqlite:///"):
+        file = urllib.parse.unquote(text.removeprefix("sqlite:///").split("?")[0])
+        with sqlite3.connect(file) as db:
+            return [row[0] for row in db.execute(f'SELECT "{column}" FROM published')]
+    if text.endswith(".csv"):
+        return _raw_columns(pathlib.Path(text))[column]
+    if text.endswith(".parquet"):
+        return pq.read_table(text).column(column).to_pylist()
+    if text.endswith(".xlsx"):
+        rows = list(openpyxl.load_workbook(text).active.iter_rows(values_only=True))
+        return [row[rows[0].index(column)] for row in rows[1:]]
+    reader = pyreadstat.read_dta if text.endswith(".dta") else pyreadstat.read_sav
+    return reader(text)[0][column].tolist()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xlsx", ".dta", ".sav", ".sqlite"])
+def test_passthrough_text_from_csv_into_every_format(tmp_path, suffix):
+    source = tmp_path / "pass.csv"
+    source.write_text(ISSUE_CSV)
+    out: pathlib.Path | str = tmp_path / f"out{suffix}"
+    if suffix == ".sqlite":
+        out = f"sqlite:///{tmp_path / 'out.db'}?table=published"
+    run = _microagg("anonymize", source, "-q", "age,income", "-k", "3", "--random-state", "0",
+                    "-o", out)
+    assert run.returncode == 0, run.stderr
+    assert _read_back(out, "zipcode") == ZIPS
+    assert _read_back(out, "country") == COUNTRIES
+    assert len(set(_read_back(out, "age"))) == 2  # masked: two groups of three
+
+
+def test_passthrough_numbers_that_round_trip_stay_numbers(tmp_path):
+    source = tmp_path / "in.csv"
+    source.write_text("age,score,count,flag\n" + "".join(
+        f"{20 + i},{s},{c},{f}\n" for i, (s, c, f) in enumerate(
+            [("1.50", "3", "True"), ("", "-4", "False"), ("1e3", "0", "True")] * 2)))
+    out = tmp_path / "out.parquet"
+    run = _microagg("anonymize", source, "-q", "age", "-k", "3", "-o", out)
+    assert run.returncode == 0, run.stderr
+    assert _read_back(out, "score") == [1.5, None, 1000.0] * 2
+    assert _read_back(out, "count") == [3, -4, 0] * 2
+    assert _read_back(out, "flag") == [True, False, True] * 2
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xlsx", ".dta"])
+def test_passthrough_text_cells_from_excel(tmp_path, suffix):
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["age", "income", "zipcode", "country", "score"])
+    scores = [1, "NA", 2.5, None, 3, 4]
+    for i, (zipcode, country) in enumerate(zip(ZIPS, COUNTRIES, strict=True)):
+        sheet.append([30 + i, 100 + 10 * i, zipcode, country, scores[i]])
+    book.save(tmp_path / "in.xlsx")
+    out = tmp_path / f"out{suffix}"
+    run = _microagg("anonymize", tmp_path / "in.xlsx", "-q", "age,income", "-k", "3",
+                    "--random-state", "0", "-o", out)
+    assert run.returncode == 0, run.stderr
+    assert _read_back(out, "zipcode") == ZIPS
+    assert _read_back(out, "country") == COUNTRIES
+    # a column with a text cell: numbers stay numbers in Excel, else every cell is text
+    missing = {".csv": "", ".parquet": None, ".dta": "", ".xlsx": None}[suffix]
+    expected = scores if suffix == ".xlsx" else ["1", "NA", "2.5", missing, "3", "4"]
+    assert _read_back(out, "score") == expected
+
+
+# ------------------------------------------------------------------------------------------
 # item 2: a declared categorical type wins over numeric codes
 
 

@@ -8,6 +8,8 @@ import re
 
 import pandas as pd
 
+from ._nested import nunique
+
 __all__ = ["IDENTIFIER_NAMES", "NEARLY_UNIQUE", "identifier_reason"]
 
 IDENTIFIER_NAMES = re.compile(
@@ -48,7 +50,7 @@ def identifier_reason(series: pd.Series, name: str) -> str | None:
     n = len(series)
     if n < _MIN_ROWS or pd.api.types.is_bool_dtype(series):
         return None
-    distinct = int(series.nunique(dropna=True))
+    distinct = nunique(series)  # lists and structs (Parquet) compared by content
     if pd.api.types.is_numeric_dtype(series):
         if (pd.api.types.is_integer_dtype(series) and distinct == n
                 and int(series.max()) - int(series.min()) == n - 1):

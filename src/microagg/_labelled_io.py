@@ -273,11 +273,14 @@ def _sheet_to_read(book: pd.ExcelFile, sheet: str | int | None, file: pathlib.Pa
 
 
 def read_excel(file: pathlib.Path, *, sheet: str | int | None = None,
-               text_columns: Collection[str] = ()) -> pd.DataFrame:
+               text_columns: Collection[str] = (), as_stored: bool = False) -> pd.DataFrame:
     """One worksheet of an ``.xlsx`` workbook (the first by default), its first row the header.
 
     Validation of the path is assumed. Cells keep the types Excel stored (a text
-    ``01234`` stays text); a repeated header name is refused, as in CSV.
+    ``01234`` stays text); a repeated header name is refused, as in CSV. Text cells that
+    spell a missing value (``NA``, ``null``) are read as missing, unless ``as_stored``:
+    then every text cell stays its text, only empty cells are missing, and no column's type
+    is inferred (what a pass-through column publishes, :mod:`microagg._as_read`).
     """
     require_formats(file, "openpyxl")
     try:
@@ -291,6 +294,9 @@ def read_excel(file: pathlib.Path, *, sheet: str | int | None = None,
             check_unique_columns([str(v) for v in head.iloc[0] if pd.notna(v)],
                                  source=f"input file {str(file)!r}, sheet {name!r}")
         # as stored: pandas' parser would read the text "01234" as the number 1234
+        if as_stored:  # text cells as text, "NA" too; empty cells missing
+            return pd.read_excel(book, sheet_name=name, dtype=object, keep_default_na=False,
+                                 na_values=[""])
         cells = pd.read_excel(book, sheet_name=name, dtype=object)
     for col in text_columns:
         if col in cells.columns:

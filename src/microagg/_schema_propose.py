@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ._identifiers import IDENTIFIER_NAMES, identifier_reason
+from ._nested import nested_type, nunique
 
 __all__ = ["propose_schema"]
 
@@ -158,6 +159,17 @@ def _survey_role(series: pd.Series, name: str, numeric: bool) -> _Guess | None:
     return None
 
 
+def _by_name_or_cells(series: pd.Series, name: str) -> _Guess | None:
+    """An identifier by its name; a column of lists or structs (Parquet), published as is."""
+    if IDENTIFIER_NAMES.search(name):
+        return _Guess("identifier", None, "its name looks like an identifier")
+    nested = nested_type(series)
+    if nested is not None:
+        return _Guess("other", None, f"{nested} cells: published unchanged, never compared "
+                                     "value by value")
+    return None
+
+
 def _propose(series: pd.Series, name: str, max_categories: int) -> _Guess:
     """The guessed role and type of one column, and the reason (a comment in the draft).
 
@@ -167,13 +179,11 @@ def _propose(series: pd.Series, name: str, max_categories: int) -> _Guess:
     number, an ``identifier``, as is a text column unique on every row.
     """
     n = len(series)
-    distinct = int(series.nunique(dropna=True))
+    distinct = nunique(series)  # lists and structs (Parquet) compared by content
     numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-    survey = _survey_role(series, name, numeric)
-    if survey is not None:
-        return survey
-    if IDENTIFIER_NAMES.search(name):
-        return _Guess("identifier", None, "its name looks like an identifier")
+    first = _survey_role(series, name, numeric) or _by_name_or_cells(series, name)
+    if first is not None:
+        return first
     if n > 1 and distinct <= 1:
         return _Guess("other", None, "constant: it tells no records apart, so it is neither "
                                      "a quasi-identifier nor sensitive")

@@ -39,6 +39,7 @@ from ._labelled_io import (
     write_excel,
     write_labelled,
 )
+from ._nested import check_storable, exact_nested, write_parquet
 from .schema import check_unique_columns
 
 __all__ = [
@@ -198,7 +199,7 @@ def read_table(path: PathLike, *, sep: str | None = None,
     elif fmt == "parquet":
         require_pyarrow(file)
         try:
-            df = pd.read_parquet(file, engine="pyarrow")
+            df = exact_nested(pd.read_parquet(file, engine="pyarrow"), file)
         except (OSError, ValueError) as exc:
             raise ValueError(f"Could not read {str(file)!r} as Parquet: {exc}") from exc
         check_unique_columns(df.columns, source=f"input file {str(file)!r}")
@@ -264,7 +265,7 @@ def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None,
     ValueError
         If `path` has an unsupported extension, `sep` is empty, `sheet` is not a valid
         worksheet name, or the table does not fit the format (Excel's rows, Stata's and
-        SPSS's column names).
+        SPSS's column names; list and struct columns, which only Parquet stores).
     ImportError
         If `path` is Parquet and pyarrow is not installed, or Excel, Stata or SPSS and the
         extra ``microagg[formats]`` (openpyxl, pyreadstat) is not.
@@ -284,10 +285,12 @@ def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None,
     from microagg.sql import is_sql_url, write_sql
 
     if is_sql_url(path):
+        check_storable(df, path)
         write_sql(df, str(path), parameter="path")
         return
     file = pathlib.Path(path).expanduser()
     fmt, compression = table_format_of(file, parameter="path")
+    check_storable(df, file)
     labels = chosen_metadata(df, metadata)
     if fmt == "xlsx":
         write_excel(df, file, sheet=sheet)
@@ -299,7 +302,7 @@ def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None,
         require_pyarrow(file)
 
         def write(handle: IO[bytes]) -> None:
-            df.to_parquet(handle, engine="pyarrow", index=False)
+            write_parquet(df, handle)  # list and struct columns with their Parquet types
 
     else:
         if sep is None:

@@ -267,3 +267,71 @@ def test_risk_page_without_a_quasi_identifier_says_so(client: TestClient) -> Non
     assert response.status_code == 400
     assert "quasi-identifier" in html.unescape(response.text)
     assert 'role="alert"' in response.text
+
+
+PASS_CSV = (b"age,income,code,note\n"
+            + b"".join(f"{20 + i},{1000 + 37 * i},{i % 3:05d},{t}\n".encode()
+                       for i, t in enumerate(["NA", "None", "null", "nan", "x", ""] * 2)))
+PASS_SCHEMA = b"""
+[columns.age]
+role = "quasi-identifier"
+type = "numeric"
+
+[columns.income]
+role = "quasi-identifier"
+type = "numeric"
+
+[columns.code]
+role = "other"
+type = "numeric"
+
+[columns.note]
+role = "other"
+"""
+
+
+def test_downloads_publish_passthrough_columns_as_uploaded(client: TestClient,
+                                                          tmp_path: pathlib.Path) -> None:
+    import sqlite3
+
+    import pyarrow.parquet as pq
+
+    assert upload(client, "pass.csv", PASS_CSV).status_code == 200
+    schema = client.post("/roles/upload", data={"csrf_token": csrf(client, "/roles")},
+                         files={"file": ("s.toml", PASS_SCHEMA)})
+    assert "Schema s.toml applied." in schema.text
+    assert _protect(client, k="3").status_code == 200  # type: ignore[attr-defined]
+    codes = [f"{i % 3:05d}" for i in range(12)]
+    notes = ["NA", "None", "null", "nan", "x", ""] * 2
+    text = pd.read_csv(io.BytesIO(client.get("/export/published.csv").content), dtype=str,
+                       keep_default_na=False)
+    assert (text["code"].tolist(), text["note"].tolist()) == (codes, notes)
+    assert text.groupby(["age", "income"]).size().min() >= 3  # the masking is still there
+    (tmp_path / "p.parquet").write_bytes(client.get("/export/published.parquet").content)
+    columns = pq.read_table(tmp_path / "p.parquet").to_pydict()
+    assert columns["code"] == codes
+    assert columns["note"] == [t or None for t in notes]  # an empty field is missing
+    (tmp_path / "p.sqlite").write_bytes(client.get("/export/published.sqlite").content)
+    with sqlite3.connect(tmp_path / "p.sqlite") as db:
+        rows = db.execute("SELECT code, note FROM published").fetchall()
+    assert rows == [(c, t or None) for c, t in zip(codes, notes, strict=True)]
+
+
+def test_parquet_list_and_struct_columns_through_the_workbench(client: TestClient,
+                                                              tmp_path: pathlib.Path) -> None:
+    import pyarrow.parquet as pq
+
+    from tests.test_nested_columns import _nested_parquet
+
+    source = _nested_parquet(tmp_path)
+    assert upload(client, "nested.parquet", source.read_bytes()).status_code == 200
+    roles_page = client.get("/roles").text
+    assert "list&lt;element: int64&gt; cells: published unchanged" in roles_page  # other
+    assert _protect(client, k="3").status_code == 200  # type: ignore[attr-defined]
+    (tmp_path / "out.parquet").write_bytes(client.get("/export/published.parquet").content)
+    before, after = pq.read_table(source), pq.read_table(tmp_path / "out.parquet")
+    for col in ("tags", "home"):
+        assert after.column(col).equals(before.column(col)), col
+    refused = client.get("/export/published.csv")
+    assert refused.status_code == 400
+    assert "&#39;tags&#39; (list&lt;element: int64&gt;)" in refused.text

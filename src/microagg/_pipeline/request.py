@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._nested import check_roles_hold_values
 from .._scaling import SCALINGS
 from .._validation import RandomState, check_k
 from ..aggregate import AGGREGATORS, is_noisy
@@ -245,6 +246,7 @@ def _roles(df: pd.DataFrame, quasi_identifiers: Any, options: dict[str, Any], *,
     ids = as_names(options.get("identifiers", ()), "identifiers")
     known = as_names(options.get("intruder_knows"), "intruder_knows")
     validate_roles(df, qi, sens, ids)
+    check_roles_hold_values(df, {"quasi-identifier": qi, "sensitive": sens})
     not_qi = [c for c in known if c not in qi]
     if not_qi:
         raise SchemaError(f"intruder_knows names {', '.join(map(repr, not_qi))}, which are not "

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .._nested import distinct_codes
 from .._validation import check_labels
 from ..exceptions import InternalError, PrivacyViolationError
 from ..models import SensitiveDistribution, check_l_diversity, check_t_closeness
@@ -58,10 +59,10 @@ def published_classes(published: pd.DataFrame, qi: tuple[str, ...] | list[str]
     """
     codes = np.zeros(len(published), dtype=np.int64)
     for col in qi:
-        values, uniques = pd.factorize(published[col], use_na_sentinel=False)
+        values, distinct = distinct_codes(published[col])  # lists and structs by content
         # combine as mixed-radix digits, re-factorizing whenever the key could overflow
-        codes = codes * (len(uniques) + 1) + values
-        if len(uniques) and codes.max(initial=0) > 2**40:
+        codes = codes * (distinct + 1) + values
+        if distinct and codes.max(initial=0) > 2**40:
             codes = pd.factorize(codes)[0].astype(np.int64)
     return pd.factorize(codes)[0].astype(np.intp)
 

@@ -248,6 +248,7 @@ def run_in_memory(runner: Engine, input_path: str | None, dataset: str | None,
                    options: dict[str, Any], schema: Schema | None, sep: str | None,
                    outputs: Outputs) -> tuple[Release, str]:
     """Read the table, build the Request, run it in memory, write what was asked."""
+    from microagg._nested import check_storable
     from microagg._pipeline.request import Request
     from microagg.cli._long_runs import check_size
     from microagg.io import read_table, table_metadata
@@ -263,6 +264,8 @@ def run_in_memory(runner: Engine, input_path: str | None, dataset: str | None,
             options = columns_as_spelled(options, list(df.columns))
         progress.stage("anonymize", done=1)
         request = Request.build(df, schema=schema, engine=runner.name, **request_keywords(options))
+        # a list or struct column the output cannot hold: refused before the run
+        check_storable(df.drop(columns=list(request.identifiers)), outputs.table)
         check_size(request)  # exact MDAV estimated past minutes: refuse, name both estimates
         progress.label = request.method or "mdav"
         release = runner.run(request, progress=progress.records)

@@ -356,27 +356,22 @@ def user_errors() -> Iterator[None]:
 
 def passthrough_as_read(data: pd.DataFrame, source: str, output: pathlib.Path | str, *,
                          masked: Sequence[str], sep: str | None) -> pd.DataFrame:
-    """The table to write: from CSV to CSV, every column not in ``masked`` as the input's text.
+    """The table to write: every column not in ``masked`` as the input had it.
 
     The release computes on parsed values (numbers for t-closeness); what it publishes of a
-    pass-through column (other, sensitive, or no role) must be what was read, byte for byte:
-    ``01234``, ``NA``, ``null``, empty fields, ``1.50``. Rows are in the input's order.
-    Parquet and database tables store their types and are written as they are.
+    pass-through column (other, sensitive, or no role) is what was read: from CSV to CSV
+    byte for byte (``01234``, ``NA``, ``null``, empty fields, ``1.50``); from a CSV or an
+    Excel input to the other formats by the rule of :mod:`microagg._as_read`. Rows are in the
+    input's order. Parquet, Stata, SPSS and database inputs store their types and are written
+    as they are.
     """
-    from microagg.exceptions import InternalError
-    from microagg.io import is_csv, read_verbatim
+    from microagg._as_read import published_as_read, read_as_read
 
     keep = [c for c in data.columns if c not in masked]
-    if not keep or not (is_csv(source) and is_csv(output)):
+    if not keep:
         return data
-    text = read_verbatim(source, sep=sep, columns=keep)
-    if len(text) != len(data):
-        raise InternalError(f"The input {source!r} gave {len(data)} rows, then {len(text)} as "
-                            "text; nothing was written.")
-    out = data.copy()
-    for col in keep:
-        out[col] = text[col].set_axis(out.index)
-    return out
+    return published_as_read(data, read_as_read(source, sep=sep, columns=keep),
+                             masked=masked, output=output)
 
 
 def plain_json(value: Any) -> Any:

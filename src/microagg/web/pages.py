@@ -63,8 +63,8 @@ def _preview(session: SessionState, page: int) -> dict[str, Any]:
     assert df is not None
     start = (page - 1) * PAGE_ROWS
     rows = df.iloc[start:start + PAGE_ROWS]
-    cells = [["" if pd.isna(v) else str(v) for v in row]
-             for row in rows.itertuples(index=False, name=None)]
+    cells = [["" if pd.api.types.is_scalar(v) and pd.isna(v) else str(v) for v in row]
+             for row in rows.itertuples(index=False, name=None)]  # a list cell (Parquet) too
     return {"preview": cells, "first": start + 1 if len(df) else 0,
             "last": start + len(rows), "rows": len(df)}
 
@@ -119,16 +119,18 @@ async def _received(request: Request) -> Upload:
     return upload
 
 
-def _read_upload(upload: Upload) -> pd.DataFrame:
-    """The uploaded table, read by its extension (one not supported: a ValueError); the
-    file is removed once read or refused."""
+def _read_upload(upload: Upload) -> tuple[pd.DataFrame, Any]:
+    """The uploaded table, read by its extension (one not supported: a ValueError), and its
+    cells as written (:func:`microagg._as_read.read_as_read`); the file is removed once read
+    or refused."""
+    from microagg._as_read import read_as_read
     from microagg.io import read_table
 
     assert upload.path is not None and upload.filename is not None
     try:
         upload.path = upload.path.rename(upload.path.with_name(
             upload.path.name + _extension(upload.filename, SUPPORTED_EXTENSIONS)))
-        return read_table(upload.path)
+        return read_table(upload.path), read_as_read(upload.path)
     except READ_ERRORS as error:
         raise ValueError(str(error).replace(str(upload.path), upload.filename)) from None
     finally:
@@ -140,10 +142,10 @@ async def post_upload(request: Request) -> Response:
         if upload.path is None or not upload.filename:
             return data_page(request, errors=["Choose a file to upload."], status=400)
         try:
-            df = await run_in_threadpool(_read_upload, upload)
+            df, as_read = await run_in_threadpool(_read_upload, upload)
         except ValueError as error:
             return data_page(request, errors=[str(error)], status=400)
-    session_of(request).set_table(df, upload.filename)
+    session_of(request).set_table(df, upload.filename, as_read)
     return _see("/data")
 
 

@@ -127,6 +127,8 @@ class Attempt:
     seconds: float
     schema: dict[str, dict[str, Any]]
     made_at: str = field(default_factory=lambda: time.strftime("%H:%M:%S"))
+    as_read: Any = None
+    """The input's cells as written (:class:`microagg._as_read.AsRead`), or ``None``."""
     _report: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -187,30 +189,39 @@ def release_for(df: pd.DataFrame, schema: dict[str, dict[str, Any]], folder: pat
 
 
 def make_attempt(number: int, options: dict[str, Any], release: Release, seconds: float,
-                 schema: Mapping[str, Mapping[str, Any]]) -> Attempt:
-    """An :class:`Attempt` of a finished release (the choices copied, not shared)."""
+                 schema: Mapping[str, Mapping[str, Any]], as_read: Any = None) -> Attempt:
+    """An :class:`Attempt` of a finished release (the choices copied, not shared), with
+    the cells of its input as written (``as_read``, see :class:`Attempt`)."""
     return Attempt(number, dict(options), release, seconds,
-                   {name: dict(entry) for name, entry in schema.items()})
+                   {name: dict(entry) for name, entry in schema.items()}, as_read=as_read)
 
 
 def published_bytes(attempt: Attempt, suffix: str) -> bytes:
     """The published table as ``suffix`` (``.csv``, ``.parquet``, or ``.sqlite``: a
-    database with one table, ``published``), written as the CLI writes it (whole numbers
-    as integers), so the reproduction gives the same bytes."""
+    database with one table, ``published``), written as the CLI writes it (pass-through
+    columns as the uploaded file had them, :mod:`microagg._as_read`; whole numbers as
+    integers), so the reproduction gives the same bytes."""
     import tempfile
     import urllib.parse
 
+    from microagg._as_read import published_as_read
+    from microagg._nested import check_storable
     from microagg.cli._anonymize_run import whole_numbers_as_integers
     from microagg.io import write_table
 
-    frame = whole_numbers_as_integers(attempt.release.data,
-                                      attempt.release.params.get("rounding") or {})
+    release = attempt.release
     with tempfile.TemporaryDirectory() as folder:
         path = pathlib.Path(folder) / f"published{suffix}"
-        if suffix == ".sqlite":  # through microagg.sql, as `-o sqlite:///...?table=` writes
-            write_table(frame, f"sqlite:///{urllib.parse.quote(str(path))}?table=published")
-        else:
-            write_table(frame, path)
+        # through microagg.sql, as `-o sqlite:///...?table=` writes
+        target = f"sqlite:///{urllib.parse.quote(str(path))}?table=published" \
+            if suffix == ".sqlite" else str(path)
+        frame = release.data
+        if release.params.get("epsilon") is None:  # an epsilon release shuffles its rows
+            frame = published_as_read(frame, attempt.as_read, output=target,
+                                      masked=release.params["quasi_identifiers"])
+        check_storable(frame, path.name)  # named for the user: not the temporary path
+        write_table(whole_numbers_as_integers(frame, release.params.get("rounding") or {}),
+                    target)
         return path.read_bytes()
 
 

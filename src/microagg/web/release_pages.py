@@ -177,12 +177,13 @@ async def post_protect(request: Request) -> Response:
     except PROTECT_ERRORS as error:
         return protect_page(request, errors=[str(error)], status=400, values=values)
     table, schema = session.table, {name: dict(e) for name, e in session.schema.items()}
+    as_read = session.as_read
 
     def keep(job: Job) -> None:
         if session.table is table:  # not if another table was opened meanwhile
             number = session.attempts[-1].number + 1 if session.attempts else 1
             session.add_attempt(protect.make_attempt(number, options, job.result,
-                                                     job.seconds, schema))
+                                                     job.seconds, schema, as_read))
 
     method = options["method"] or protect.recommended_method(schema)
     try:
@@ -291,8 +292,13 @@ async def export_file(request: Request) -> Response:
         return HTMLResponse("Not a download of the workbench.", status_code=404)
     if attempt is None:
         return _see("/export")
-    content = await run_in_threadpool(_content, session, attempt, name,
-                                      job_pages.runner_of(request))
+    try:
+        content = await run_in_threadpool(_content, session, attempt, name,
+                                          job_pages.runner_of(request))
+    except ValueError as error:  # a table the format cannot hold: list columns in CSV
+        return render(request, "export.html", status=400, title="Export", page_name="export",
+                      errors=[str(error)], message=None, attempt=attempt,
+                      script=protect.reproduction(attempt, _input_name(session)))
     headers = {"content-disposition": f'attachment; filename="{name}"'}
     if name == "report.html":
         headers["content-security-policy"] = REPORT_CSP

@@ -40,9 +40,10 @@ class ColumnStats:
 
 def column_stats(df: pd.DataFrame) -> list[ColumnStats]:
     """Type, missing and distinct counts (missing values not counted) of every column."""
+    from .._nested import nunique
+
     missing = df.isna().sum()
-    return [ColumnStats(str(col), str(df[col].dtype), int(missing.iloc[i]),
-                        int(df[col].nunique(dropna=True)))
+    return [ColumnStats(str(col), str(df[col].dtype), int(missing.iloc[i]), nunique(df[col]))
             for i, col in enumerate(df.columns)]
 
 
@@ -55,6 +56,10 @@ class SessionState:
     folder: pathlib.Path
     table: pd.DataFrame | None = None
     source: str | None = None
+    as_read: Any = None
+    """The uploaded file's cells as written (:class:`microagg._as_read.AsRead`; ``None``
+    for a bundled data set, a database table, or a format that stores its types): what the
+    downloads publish of the pass-through columns."""
     stats: list[ColumnStats] = field(default_factory=list)
     schema: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Column -> its schema entry (role, type, order, ...), as a TOML table."""
@@ -84,10 +89,10 @@ class SessionState:
         del self.attempts[:-limit]
         self.current = len(self.attempts) - 1
 
-    def set_table(self, df: pd.DataFrame, source: str) -> None:
-        """A new table: its statistics computed once; the previous schema and attempts
-        dropped."""
-        self.table, self.source = df, source
+    def set_table(self, df: pd.DataFrame, source: str, as_read: Any = None) -> None:
+        """A new table (and its cells as written, ``as_read``): its statistics computed
+        once; the previous schema and attempts dropped."""
+        self.table, self.source, self.as_read = df, source, as_read
         self.stats = column_stats(df)
         self.schema, self.reasons = {}, {}
         self.attempts, self.current = [], None
