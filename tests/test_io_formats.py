@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from microagg.cli import EXIT_USER_ERROR, app
+from microagg.cli import EXIT_NOT_PROTECTED, EXIT_USER_ERROR, app
 from microagg.exceptions import LabelsDroppedWarning
 from microagg.io import (
     METADATA_KEY,
@@ -254,7 +254,7 @@ def test_cli_anonymizes_spss_file_keeping_labels(tmp_path: pathlib.Path) -> None
         [sys.executable, "-c", "from microagg.cli import main; main()", "anonymize",
          str(source), "-q", "age,income", "-k", "3", "-o", str(out), "--random-state", "0"],
         capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr + done.stdout
+    assert done.returncode == EXIT_NOT_PROTECTED, done.stderr + done.stdout
     assert "value labels of column 'age' were dropped" in " ".join(done.stdout.split())
     data, meta = _read_back(out)
     original = _frame()
@@ -278,7 +278,7 @@ def test_cli_anonymize_between_formats(tmp_path: pathlib.Path, source_suffix: st
     out = tmp_path / f"out{out_suffix}"
     result = CliRunner().invoke(app, ["anonymize", str(source), "-q", "age,income", "-k", "3",
                                       "-o", str(out), "--random-state", "0"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_NOT_PROTECTED, result.output
     published = read_table(out)
     assert _k_achieved(published, ["age", "income"]) >= 3
     assert len(published) == 30

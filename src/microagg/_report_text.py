@@ -2,10 +2,8 @@
 the title, "In plain words", the warnings, and the measures as plain tables, each with its
 one-line meaning (issue 18, items 1, 3, 11-13).
 
-"Protected" is written only when every required model (k, and l, t or epsilon when asked)
-was reached, no identifier-like column was kept on purpose (``params["keep"]``) and no
-published column breaks the required k (``checks["published_columns"]["columns"]``); both
-keys are read defensively: absent means none.
+The status line is the release's one verdict (:mod:`._pipeline.verdict`), never decided
+here.
 """
 
 from __future__ import annotations
@@ -16,6 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._pipeline.certify import better_sse_found
+from ._pipeline.verdict import (
+    NO_K_REQUIRED,
+    NOT_PROTECTED,
+    PROTECTED,
+    breaking_columns,
+    kept_identifiers,
+)
 from ._report_plots import fmt
 from .metrics.headline import LABELS, explain, headline_loss, headline_risk
 from .release import Release
@@ -41,63 +46,15 @@ def _names(names: Sequence[str], limit: int = 6) -> str:
     return shown + (", ..." if len(names) > limit else "")
 
 
-def kept_identifiers(release: Release) -> tuple[str, ...]:
-    """Identifier-like columns published on purpose (``params["keep"]``; absent: none)."""
-    keep = release.params.get("keep") or ()
-    return (str(keep),) if isinstance(keep, str) else tuple(str(c) for c in keep)
-
-
-def breaking_columns(release: Release) -> dict[str, Any]:
-    """Published columns that break the required k when added to the quasi-identifiers,
-    with the k then achieved (``checks["published_columns"]["columns"]``; absent: none)."""
-    entry = release.checks.get("published_columns")
-    columns = entry.get("columns") if isinstance(entry, Mapping) else None
-    return {str(c): k for c, k in columns.items()} if isinstance(columns, Mapping) else {}
-
-
-def _met(name: str, check: Mapping[str, Any]) -> bool | None:
-    """Whether a required model was reached; ``None`` when none was required."""
-    if "holds" in check and "epsilon" in check:
-        return bool(check["holds"])
-    required, achieved = check.get("required"), check.get("achieved")
-    if required is None:
-        return None
-    if achieved is None:
-        return False
-    return bool(achieved <= required if name.startswith("t_closeness")
-                else achieved >= required)
-
-
-def unmet_models(release: Release) -> list[str]:
-    """The required models the published file does not reach, as short phrases."""
-    return [f"{name.replace('_', ' ')}: required {fmt(c.get('required'))}, achieved "
-            f"{fmt(c.get('achieved'))}"
-            for name, c in release.checks.items()
-            if isinstance(c, Mapping) and _met(name, c) is False]
+_STATUS_CLASS = {PROTECTED: "ok", NOT_PROTECTED: "bad", NO_K_REQUIRED: "info"}
 
 
 def status_line(release: Release) -> str:
-    """The line under the title: "Protected" only when nothing below argues otherwise."""
-    k_check = release.checks.get("k_anonymity", {})
-    required, achieved = k_check.get("required"), k_check.get("achieved")
-    problems = unmet_models(release)
-    kept, broken = kept_identifiers(release), breaking_columns(release)
-    if kept:
-        problems.append(f"identifier-like column(s) published on purpose: {_names(kept)}")
-    if broken:
-        problems.append("published column(s) that break the required k: " + ", ".join(
-            f"{html.escape(c)} (k = {fmt(k)} with it)" for c, k in broken.items()))
-    if problems:
-        return ("<p class='status bad'><b>Not protected:</b> "
-                + "; ".join(problems) + ".</p>")
-    if required is None:
-        return (f"<p class='status info'><b>No k was required:</b> the published file is "
-                f"{fmt(achieved)}-anonymous (give -k to check a required level).</p>")
-    return (f"<p class='status ok'><b>Protected:</b> k = {fmt(required)} required and reached"
-            " on the published file" + "".join(
-                f", {html.escape(n.replace('_', ' '))} reached"
-                for n, c in release.checks.items()
-                if n != "k_anonymity" and isinstance(c, Mapping) and _met(n, c)) + ".</p>")
+    """The line under the title: the release's verdict (:attr:`Release.verdict`), its label
+    in bold, the same words as every other output."""
+    verdict = release.verdict
+    return (f"<p class='status {_STATUS_CLASS[verdict.status]}'><b>"
+            f"{html.escape(verdict.label)}:</b> {html.escape(verdict.detail)}</p>")
 
 
 def _k_sentence(release: Release, qi: Sequence[str], warned: bool) -> str:
@@ -220,11 +177,11 @@ def all_warnings(release: Release) -> tuple[list[str], list[str]]:
     privacy = [w for w in release.warnings if any(word in w for word in (
         "NOT", "not k-anonymous", "not differential", "unchanged"))]
     other = [w for w in release.warnings if w not in privacy]
-    for col, k in breaking_columns(release).items():
+    for col, k in breaking_columns(release.checks).items():
         if not any(col in w for w in release.warnings):
             privacy.append(f"Column {col!r} is published and breaks k: with it added to the "
                            f"quasi-identifiers the file is only {k}-anonymous.")
-    kept = [c for c in kept_identifiers(release) if not any(c in w for w in release.warnings)]
+    kept = [c for c in kept_identifiers(release.params) if not any(c in w for w in release.warnings)]
     if kept:
         privacy.append(f"Column(s) {', '.join(map(repr, kept))} look like identifiers and are "
                        "published on purpose (kept): anyone who knows them can find the "

@@ -17,12 +17,13 @@ import json
 import os
 import pathlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ._pipeline.review import as_released, reading_of, review_checks
 from ._pipeline.rules import load_hierarchies
 from ._pipeline.verify import published_classes
 from ._validation import check_k
@@ -40,6 +41,9 @@ from .metrics import (
 )
 from .metrics.headline import column_losses
 from .release import DLD_SAMPLE, DLD_SAMPLE_ABOVE, Release
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .schema import Schema
 
 __all__ = ["UNKNOWN_SEED", "assess_release", "load_summary", "ncp_of_classes",
            "numeric_measures"]
@@ -73,8 +77,8 @@ def _numeric(series: pd.Series) -> bool:
 def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
                    quasi_identifiers: Sequence[str], sensitive: Sequence[str] = (),
                    summary: Mapping[str, Any] | None = None, k: int | None = None,
-                   hierarchies: Mapping[str, Hierarchy | str | os.PathLike[str]] | None = None
-                   ) -> Release:
+                   hierarchies: Mapping[str, Hierarchy | str | os.PathLike[str]] | None = None,
+                   schema: Schema | None = None) -> Release:
     """A :class:`~microagg.release.Release` re-derived from an original and a published table.
 
     Parameters
@@ -96,6 +100,11 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
     hierarchies : mapping of str to Hierarchy or path, optional
         The categorical quasi-identifiers' hierarchies, as given to
         :func:`microagg.anonymize`, for the NCP; a flat one for a column without.
+    schema : Schema, optional
+        The schema the release was made with: its date quasi-identifiers are compared as
+        days and its ordinal ones by rank, as the release measured them
+        (:func:`~microagg._pipeline.review.as_released`; the summary's ``params["dates"]``
+        too), so that the figures are the release's own.
 
     Returns
     -------
@@ -125,19 +134,20 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
     qi = list(quasi_identifiers)
     sens = list(sensitive)
     _check_tables(original, published, qi, sens)
+    params: dict[str, Any] = dict(summary.get("params", {})) if summary else {}
+    reading = reading_of(schema, qi, params)
+    params.setdefault("dates", {c: {"format": f or "ISO 8601"} for c, f in reading[0].items()})
+    original, published = as_released(original, reading), as_released(published, reading)
     result = check_table(published, quasi_identifiers=qi, sensitive=sens)
     labels = published_classes(published, qi)
-    params: dict[str, Any] = dict(summary.get("params", {})) if summary else {}
     if k is not None:
         params["k"] = check_k(k, n_samples=len(published), caller="report")
     params.setdefault("quasi_identifiers", qi)
     params.setdefault("sensitive", sens)
     params.setdefault("method", "unknown (assessed from the files)")
     params.setdefault("k", None)
-    required_k = params.get("k")
-    checks: dict[str, Any] = {"k_anonymity": {
-        "required": required_k, "achieved": result.k,
-        "model": "k-anonymity of the published quasi-identifiers (re-derived from the file)"}}
+    required_k = params["k"] if k is not None else _promised_k(summary, params)
+    checks, params["keep"], _ = review_checks(published, qi, sens, required_k)
     for col in sens:
         checks[f"l_diversity ({col})"] = {"required": None,
                                           "achieved": result.l_diversity[col]["distinct"],
@@ -168,9 +178,10 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
                                                      hierarchies)
         metrics.update(metrics_ncp)
         warnings += (note,)
-    if other:
-        warnings += (f"Quasi-identifier(s) {other} are not numeric in both tables: they are "
-                     "compared by category (no SSE/SST, no linkage distance).",)
+    nominal = [c for c in other if c not in reading[1]]
+    if nominal:
+        warnings += (f"Quasi-identifier(s) {nominal} are not numeric in both tables: they "
+                     "are compared by category (no SSE/SST, no linkage distance).",)
     if required_k is not None and result.k < int(required_k):
         warnings = (f"The published file is NOT {required_k}-anonymous: its smallest class "
                     f"has {result.k} record(s).", *warnings)
@@ -178,6 +189,16 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
     return Release(data=published, labels=labels, params=params,
                    seed=int(seed) if isinstance(seed, int) else UNKNOWN_SEED,
                    checks=checks, metrics=metrics, warnings=warnings)
+
+
+def _promised_k(summary: Mapping[str, Any] | None, params: Mapping[str, Any]) -> int | None:
+    """The k a release promised: its summary's ``checks["k_anonymity"]["required"]`` (a
+    noisy release asks for groups of k but promises no k-anonymity), else ``params["k"]``."""
+    k_entry = ((summary or {}).get("checks") or {}).get("k_anonymity")
+    if isinstance(k_entry, Mapping) and "required" in k_entry:
+        required = k_entry["required"]
+        return int(required) if isinstance(required, int) else None
+    return params.get("k")
 
 
 def ncp_of_classes(original: pd.DataFrame, published: pd.DataFrame, qi: list[str],

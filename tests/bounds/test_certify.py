@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from microagg import anonymize
 from microagg._pipeline.certify import CERTIFY_ROWS
 from microagg._pipeline.rules import EngineRefusal
-from microagg.cli import app
+from microagg.cli import EXIT_NOT_PROTECTED, app
 from microagg.exceptions import SchemaError
 from microagg.metrics import sse
 from microagg.report import render_report
@@ -75,7 +75,7 @@ def test_cli_certify_and_the_file_engine_refusal(tmp_path, people) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["anonymize", str(tmp_path / "in.csv"), "-q", "age,income",
                                  "-k", "3", "--certify", "3", "-o", str(tmp_path / "out.csv")])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_NOT_PROTECTED, result.output
     assert "certified gap" in result.output
     refused = runner.invoke(app, ["anonymize", str(tmp_path / "in.csv"), "-q", "age,income",
                                   "-k", "3", "--certify", "3", "--engine", "file",

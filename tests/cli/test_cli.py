@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import microagg._pipeline.stages
 import microagg.io
 from microagg._pipeline.request import Request
-from microagg.cli import EXIT_BUG, EXIT_USER_ERROR, app
+from microagg.cli import EXIT_BUG, EXIT_NOT_PROTECTED, EXIT_USER_ERROR, app
 from microagg.cli._common import DelayedProgress, parse_params
 from microagg.exceptions import PrivacyViolationError
 
@@ -58,7 +58,9 @@ def test_dataset_identifiers_are_dropped_by_default(tmp_path: pathlib.Path) -> N
     pytest.importorskip("pyarrow")
     out = tmp_path / "eia.parquet"
     result = _invoke("anonymize", "--dataset", "eia", "-k", "3", "-o", out)
-    assert result.exit_code == 0, result.output
+    # written, but not protected: columns published unchanged break k (named in its verdict)
+    assert result.exit_code == EXIT_NOT_PROTECTED, result.output
+    assert "Not protected: published column(s) that break the required k" in result.stdout
     published = pd.read_parquet(out)
     assert "UTILNAME" not in published.columns
     assert published.shape[0] == 4092
@@ -69,7 +71,7 @@ def test_anonymize_csv_with_roles(tmp_path: pathlib.Path, people: pathlib.Path) 
     result = _invoke("anonymize", people, "-q", "age,income", "-k", "3", "--drop", "name",
                      "-s", "disease", "--aggregation", "median", "-o", out,
                      "--summary-json", summary)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_NOT_PROTECTED, result.output  # town breaks k
     published = pd.read_csv(out, sep="\t")
     original = pd.read_csv(people, sep=";")
     assert list(published.columns) == ["age", "income", "town", "disease"]
@@ -163,7 +165,7 @@ def test_adult_uses_its_bundled_hierarchies(tmp_path: pathlib.Path) -> None:
     out = tmp_path / "adult.csv"
     result = _invoke("anonymize", "--dataset", "adult", "-q", "age,sex,education", "-k", "10",
                      "-o", out, "--random-state", "0")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_NOT_PROTECTED, result.output  # race, ... break k
     published = pd.read_csv(out)
     assert published.groupby(["age", "sex", "education"]).size().min() >= 10
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from microagg.cli import EXIT_USER_ERROR, app
+from microagg.cli import EXIT_NOT_PROTECTED, EXIT_USER_ERROR, app
 from microagg.datasets import load_dataset
 
 runner = CliRunner()
@@ -89,12 +89,15 @@ def test_check_adds_the_survey_risk_of_a_release(tmp_path: pathlib.Path) -> None
     published = tmp_path / "published.csv"
     result = _invoke("anonymize", "--dataset", "survey", "-q", "age,sex,region", "-k", "5",
                      "--drop", "person_id,name,postcode,household_id", "-o", published)
-    assert result.exit_code == 0, result.output
+    # the columns left without a role (the weight among them) break k: written, not protected
+    assert result.exit_code == EXIT_NOT_PROTECTED, result.output
     out = tmp_path / "check.json"
     result = _invoke("check", published, "-q", "age,sex,region", "--weight", "weight",
                      "--summary-json", out)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.output  # no k required: stated, not judged
     figures = json.loads(out.read_text())
+    assert figures["verdict"]["status"] == "no k required"
+    assert "weight (k = 1 with it)" in figures["verdict"]["headline"]
     assert figures["survey_risk"]["k_anonymity_violations"] == {"2": 0, "3": 0, "5": 0}
     assert figures["suda"]["records_with_msu"] == 0  # a 5-anonymous file has no unique
     assert len(survey) == figures["survey_risk"]["n_records"]

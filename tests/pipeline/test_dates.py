@@ -17,7 +17,7 @@ from microagg._pipeline.dates import DateSpec, from_days, restore, to_days
 from microagg._pipeline.request import Request
 from microagg._pipeline.rules import EngineRefusal
 from microagg._pipeline.verify import published_classes
-from microagg.cli import app
+from microagg.cli import EXIT_NOT_PROTECTED, app
 from microagg.datasets import load_dataset
 from microagg.exceptions import SchemaError
 from microagg.schema import load_schema
@@ -173,7 +173,7 @@ def test_cli_schema_date_and_integer_age(tmp_path: pathlib.Path, survey: pd.Data
     result = CliRunner().invoke(app, ["anonymize", str(source), "--schema", str(schema),
                                       "-k", "5", "-o", str(out), "--summary-json",
                                       str(summary), "--random-state", "0"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_NOT_PROTECTED, result.output
     written = pd.read_csv(out, dtype={"date_of_birth": "str"})
     dates = pd.to_datetime(written["date_of_birth"], format="%Y-%m-%d", errors="coerce")
     assert dates.notna().all()  # valid ISO dates
@@ -195,7 +195,7 @@ def test_cli_dates_and_round_options(tmp_path: pathlib.Path, survey: pd.DataFram
                                       "--dates", "date_of_birth:year", "--round", "none",
                                       "-o", str(out), "--summary-json", str(summary),
                                       "--random-state", "0"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_NOT_PROTECTED, result.output
     written = pd.read_csv(out, dtype={"date_of_birth": "str"})
     assert written["date_of_birth"].str.fullmatch(r"\d{4}-01-01").all()
     assert not pd.api.types.is_integer_dtype(written["age"])  # --round none: exact means

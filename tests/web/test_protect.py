@@ -335,3 +335,36 @@ def test_parquet_list_and_struct_columns_through_the_workbench(client: TestClien
     refused = client.get("/export/published.csv")
     assert refused.status_code == 400
     assert "&#39;tags&#39; (list&lt;element: int64&gt;)" in refused.text
+
+
+def _verdict_line(page: str, element: str) -> str:
+    """The text of the verdict paragraph (the Result page's, or the report's status)."""
+    found = re.search(rf"<p {element}[^>]*>(.*?)</p>", page, flags=re.S)
+    assert found is not None, page[:3000]
+    return html.unescape(re.sub(r"<[^>]+>", "", found.group(1))).strip()
+
+
+def test_result_page_leads_with_the_verdict_of_a_weight_that_breaks_k(
+        client: TestClient) -> None:
+    """Households of two share a weight (a role of its own, published unchanged): the
+    release is 5-anonymous on age, but not for an intruder who knows the weight too."""
+    rows = "".join(f"{20 + 3 * (i % 13)},{100 + i // 2}.5\n" for i in range(40))
+    upload(client, "people.csv", f"age,weight\n{rows}".encode())
+    assert "its name looks like a sampling weight" in client.get("/roles").text
+    response = _protect(client)
+    assert response.status_code == 200  # type: ignore[attr-defined]
+    page = client.get("/result").text
+    headline = ("Not protected: published column(s) that break the required k: weight "
+                "(k = 1 with it).")
+    assert _verdict_line(page, 'id="verdict"') == headline
+    assert page.index('id="verdict"') < page.index('id="achieved"')  # it leads
+    report = client.get("/result/report.html").text
+    assert _verdict_line(report, "class='status bad'") == headline
+    summary = client.get("/export/summary.json").json()
+    assert summary["verdict"]["headline"] == headline
+
+
+def test_a_protected_release_says_so_first(released: TestClient) -> None:
+    page = released.get("/result").text
+    assert _verdict_line(page, 'id="verdict"') == ("Protected: k = 5 required and reached on "
+                                                   "the published file.")

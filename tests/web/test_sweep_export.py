@@ -323,6 +323,7 @@ def test_exported_schema_and_hierarchy_reproduce_the_release(
         client: TestClient, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
+    from microagg.cli import EXIT_NOT_PROTECTED
     from microagg.cli import app as cli_app
 
     _city_table(client)
@@ -338,7 +339,11 @@ def test_exported_schema_and_hierarchy_reproduce_the_release(
     assert found is not None
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli_app, found.group(1).split())
-    assert result.exit_code == 0, result.output
+    # the same release, with the same verdict (income, published unchanged, breaks k)
+    assert result.exit_code == EXIT_NOT_PROTECTED, result.output
+    summary = client.get("/export/summary.json").json()
+    assert summary["verdict"]["headline"] in " ".join(
+        re.sub(r"[│┌┐└┘├┤─┬┴┼]+", " ", result.stdout).split())
     assert (tmp_path / "out.csv").read_bytes() == client.get("/export/published.csv").content
 
 

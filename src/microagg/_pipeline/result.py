@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .verdict import Verdict, decide, kept_identifiers
+
 __all__ = ["ENGINES", "Release", "to_plain"]
 
 ENGINES = ("memory", "file", "dask", "stream")
@@ -100,6 +102,11 @@ class Release:
         Published rows; ``None``: the length of :attr:`data`.
     columns : tuple of str or None
         Published columns; ``None``: those of :attr:`data`.
+    verdict : Verdict
+        Whether the release is protected, and why (:func:`~microagg._pipeline.verdict.decide`
+        of :attr:`checks` and the identifier-like columns kept, ``params["keep"]``): made
+        once with the release (and again by :func:`dataclasses.replace`), the words every
+        output prints.
     """
 
     data: Any
@@ -115,6 +122,10 @@ class Release:
     output: pathlib.Path | None = None
     rows: int | None = None
     columns: tuple[str, ...] | None = None
+    verdict: Verdict = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", decide(self.checks, kept_identifiers(self.params)))
 
     @property
     def k(self) -> int:
@@ -142,6 +153,7 @@ class Release:
             **where,
             "params": to_plain(self.params),
             "seed": self.seed,
+            "verdict": self.verdict.summary(),
             "checks": to_plain(self.checks),
             "metrics": to_plain(self.metrics),
             "warnings": list(self.warnings),

@@ -2,7 +2,8 @@
 semantic | documents | init-schema | methods | datasets | doctor | serve``.
 
 One module per command; :mod:`microagg.cli._common` holds the app, the consoles, the error
-handling (exit 2 for a user error, 3 for a broken guarantee) and the option parsers.
+handling (exit 2 for a user error, 3 for a broken guarantee, 4 for a release, or a file
+checked, that is not protected) and the option parsers.
 
 Importing this package imports nothing else (PEP 562): ``app`` and the exit codes load the
 app with every command on first access, and ``microagg --version`` answers before any of it,
@@ -15,10 +16,11 @@ import importlib
 import sys
 from typing import Any
 
-__all__ = ["EXIT_BUG", "EXIT_USER_ERROR", "PROGRESS_DELAY", "UsageError", "app", "main",
-           "package_version"]
+__all__ = ["EXIT_BUG", "EXIT_NOT_PROTECTED", "EXIT_USER_ERROR", "PROGRESS_DELAY", "UsageError",
+           "app", "main", "package_version"]
 
-_LAZY = ("EXIT_BUG", "EXIT_USER_ERROR", "PROGRESS_DELAY", "UsageError", "app")
+_LAZY = ("EXIT_BUG", "EXIT_NOT_PROTECTED", "EXIT_USER_ERROR", "PROGRESS_DELAY", "UsageError",
+         "app")
 
 # importing a command module registers it; this order is the order of `microagg --help`
 _COMMAND_MODULES = ("anonymize", "check", "risk", "report", "sweep", "stream", "graph",

@@ -360,7 +360,8 @@ def run_on_file(runner: Engine, input_path: str, options: dict[str, Any],
 
 def print_release(release: Release, source: str, outputs: Outputs, caught: list[str],
            seconds: float) -> None:
-    """The summary table, where the summary and report went, then every warning."""
+    """The summary table (the verdict first), where the summary and report went, every
+    warning, then the verdict's headline again as the last line."""
     notes = list(release.warnings)
     notes += [message for message in caught if message not in notes]
     console = stdout()
@@ -371,3 +372,6 @@ def print_release(release: Release, source: str, outputs: Outputs, caught: list[
         console.print(Text(f"report written to {outputs.report}"), soft_wrap=True)
     for note in notes:
         console.print(Text(f"Warning: {note}", style="yellow"), soft_wrap=True)
+    console.print(Text(release.verdict.headline,
+                       style="bold green" if release.verdict.protected else "bold red"),
+                  soft_wrap=True)

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXIT_BUG",
+    "EXIT_NOT_PROTECTED",
     "EXIT_USER_ERROR",
     "LOG_DELAY",
     "LOG_EVERY",
@@ -37,6 +38,7 @@ __all__ = [
     "UsageError",
     "WeightOption",
     "app",
+    "exit_on_verdict",
     "match_column",
     "match_columns",
     "package_version",
@@ -56,6 +58,9 @@ EXIT_USER_ERROR = 2
 """Exit status for a user error (bad option, unreadable input, schema problem...)."""
 EXIT_BUG = 3
 """Exit status for a broken guarantee: a bug in microagg."""
+EXIT_NOT_PROTECTED = 4
+"""Exit status of ``anonymize``, ``check`` and ``report`` when the verdict is "not
+protected" (the files asked for are still written)."""
 PROGRESS_DELAY = 1.0
 """Seconds a run must last before the progress display appears."""
 LOG_DELAY = 5.0
@@ -90,6 +95,15 @@ def _fail(message: str, *, bug: bool = False) -> typer.Exit:
     text = f"Error: {message}" + (" (this is a bug in microagg; please report it)" if bug else "")
     stderr().print(Text(text, style="bold red"), soft_wrap=True)
     return typer.Exit(code=EXIT_BUG if bug else EXIT_USER_ERROR)
+
+
+def exit_on_verdict(verdict: Any) -> None:
+    """Exit with :data:`EXIT_NOT_PROTECTED` when ``verdict`` (a
+    :class:`~microagg._pipeline.verdict.Verdict`) says "not protected"; else return."""
+    from microagg._pipeline.verdict import NOT_PROTECTED
+
+    if verdict.status == NOT_PROTECTED:
+        raise typer.Exit(code=EXIT_NOT_PROTECTED)
 
 
 def package_version() -> str:

@@ -58,6 +58,12 @@ def _table(rows: Rows) -> Table:
     return key_value_table("microagg release", rows)
 
 
+def verdict_row(verdict: Any) -> tuple[str, str]:
+    """The first row of every table that judges a release: its verdict's headline
+    (:class:`~microagg._pipeline.verdict.Verdict`), the words every output prints."""
+    return ("verdict", verdict.headline)
+
+
 def _head_rows(release: Release, source: str, output: pathlib.Path | str) -> Rows:
     params, metrics = release.params, release.metrics
     qis = list(params.get("quasi_identifiers", ()))
@@ -192,7 +198,8 @@ def summary_table(release: Release, *, source: str, output: pathlib.Path | str,
     engine wrote to a file gets :func:`file_table`."""
     if release.data is None:
         return file_table(release, source=source, output=output, seconds=seconds)
-    return _table([*_head_rows(release, source, output), *_privacy_rows(release),
+    return _table([verdict_row(release.verdict), *_head_rows(release, source, output),
+                   *_privacy_rows(release),
                    *_risk_rows(release.metrics), *_tail_rows(release, seconds)])
 
 
@@ -202,7 +209,7 @@ def file_table(release: Release, *, source: str, output: pathlib.Path | str,
     params, metrics = release.params, release.metrics
     qi = [str(c) for c in params["quasi_identifiers"]]
     return _table([
-        ("input", source), ("output", str(output)),
+        verdict_row(release.verdict), ("input", source), ("output", str(output)),
         ("engine", "local" if release.engine == "memory" else release.engine),
         ("method", f"{params['method']}, blocking {params['blocking']}, block size "
                    f"{params['block_size']:,}"),

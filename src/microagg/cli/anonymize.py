@@ -30,6 +30,7 @@ from microagg.cli._common import (
     RandomStateOption,
     UsageError,
     app,
+    exit_on_verdict,
     parse_attribute_groups,
     parse_bounds,
     parse_hierarchies,
@@ -301,7 +302,12 @@ def anonymize(
                      help="Also write a self-contained HTML report of the release (.html)."),
     ] = None,
 ) -> None:
-    """Mask the quasi-identifiers of a table by microaggregation and write the release."""
+    """Mask the quasi-identifiers of a table by microaggregation and write the release.
+
+    The first row of the table printed is the release's verdict (protected, not protected,
+    or no k required), the same words as the summary JSON and the report. Exit status 0, or
+    4 when the release is not protected (the files are written all the same), 2 for a user
+    error, 3 for a bug."""
     start = time.perf_counter()
     with user_errors():
         outputs = check_outputs(input_path, dataset, output, summary_json, report)
@@ -344,3 +350,4 @@ def anonymize(
     print_release(release, source, outputs, [str(w.message) for w in caught],
                   time.perf_counter() - start - compiled.seconds)
     compile_note(compiled)  # a first run's one-time compilation, apart from the release's time
+    exit_on_verdict(release.verdict)

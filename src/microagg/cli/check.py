@@ -23,12 +23,14 @@ from microagg.cli._common import (
     UsageError,
     WeightOption,
     app,
+    exit_on_verdict,
     match_columns,
     plain_json,
     split_names,
     stdout,
     user_errors,
 )
+from microagg.cli._tables import verdict_row
 
 
 @app.command()
@@ -47,13 +49,26 @@ def check(
         typer.Option("--summary-json", show_default=False,
                      help="Also write the figures as JSON."),
     ] = None,
+    k: Annotated[
+        int | None,
+        typer.Option("-k", show_default=False,
+                     help="The k the file must reach (>= 2): the verdict says whether it "
+                          "does, counting also every published column without a role that "
+                          "an intruder may know (a weight, a postcode). Without it the "
+                          "achieved k is stated and the columns that lower it are named."),
+    ] = None,
     weight: WeightOption = None,
     household: HouseholdOption = None,
     sep: SepOption = None,
 ) -> None:
-    """Report the k, l, t, homogeneous classes and class risk a published file achieves
-    (with --weight / --household, the individual, global and household risk too)."""
+    """Report the verdict, k, l, t, homogeneous classes and class risk a published file
+    achieves (with --weight / --household, the individual, global and household risk too).
+
+    The verdict is the release's (protected, not protected, no k required), re-derived from
+    the file by the same verifier. Exit status 0, or 4 when the file is not protected."""
     with user_errors():
+        from microagg._pipeline.review import review_checks
+        from microagg._validation import check_k
         from microagg.check import check_table
         from microagg.io import check_output_path, read_table, write_text_atomic
 
@@ -79,15 +94,19 @@ def check(
             raise UsageError("Name the quasi-identifiers: -q, or --schema.")
         qi, sens = (match_columns(names, table.columns) or [] for names in (qi, sens))
         result = check_table(table, quasi_identifiers=qi, sensitive=sens)
+        if k is not None:
+            k = check_k(k, n_samples=len(table), caller="check")
+        verdict = review_checks(table, qi, sens, k)[2]
         survey = _survey_risk(table, qi, weight, household)
         if summary_out is not None:
-            figures = {**result.summary(), **(survey or {})}
+            figures = {"verdict": verdict.summary(), **result.summary(), **(survey or {})}
             write_text_atomic(json.dumps(plain_json(figures), indent=2) + "\n", summary_out)
     out = Table(title=f"microagg check: {input_path}", show_header=False,
                 title_justify="left")
     out.add_column("", style="bold")
     out.add_column("")
-    rows = [("rows / classes", f"{result.rows:,} / {result.classes:,}"),
+    rows = [verdict_row(verdict),
+            ("rows / classes", f"{result.rows:,} / {result.classes:,}"),
             ("k-anonymity", str(result.k)),
             ("risk per record (max / mean)",
              f"{result.risk['max']:.4f} / {result.risk['mean']:.4f}"),
@@ -111,6 +130,7 @@ def check(
         from microagg.cli.risk import risk_table
 
         stdout().print(risk_table(survey, source=input_path))
+    exit_on_verdict(verdict)
 
 
 def _survey_risk(table: pd.DataFrame, qi: list[str], weight: str | None,

@@ -15,6 +15,7 @@ from microagg.cli._common import (
     SepOption,
     UsageError,
     app,
+    exit_on_verdict,
     split_names,
     stdout,
     user_errors,
@@ -65,7 +66,12 @@ def report(
     ] = "microagg release report",
     sep: SepOption = None,
 ) -> None:
-    """Write the HTML report of a release: guarantees re-checked, loss, risk, plots."""
+    """Write the HTML report of a release: its verdict, guarantees re-checked, loss, risk,
+    plots.
+
+    With the release's --schema, dates are compared as days and ordinal columns by rank, as
+    the release measured them. Prints the verdict (the same words as the release's). Exit
+    status 0, or 4 when the published file is not protected (the report is written)."""
     with user_errors():
         import pandas as pd
 
@@ -82,7 +88,8 @@ def report(
         qi, sens = split_names(quasi_identifiers), split_names(sensitive)
         hierarchies: dict[str, str] = {}
         text: list[str] = []
-        if schema is not None:  # roles, hierarchies (for NCP) and the columns read as text
+        loaded = None
+        if schema is not None:  # roles, hierarchies (for NCP), dates, ordinals, text columns
             from microagg.schema import load_schema, roles_from
 
             loaded = load_schema(schema)
@@ -99,7 +106,7 @@ def report(
         release = assess_release(original, published, quasi_identifiers=qi,
                                  sensitive=sens or (), summary=summary, k=k,
                                  hierarchies={c: h for c, h in hierarchies.items() if c in qi}
-                                 or None)
+                                 or None, schema=loaded)
         sweep = None
         if sweep_csv is not None:
             sweep = pd.read_csv(sweep_csv, keep_default_na=False)
@@ -113,7 +120,11 @@ def report(
                 if column in sweep.columns:
                     sweep[column] = pd.to_numeric(sweep[column], errors="coerce")
         write_report(release, original, out, title=title, sweep=sweep)
+    stdout().print(Text(release.verdict.headline,
+                        style="bold green" if release.verdict.protected else "bold red"),
+                   soft_wrap=True)
     stdout().print(Text(_done_line(release, out)), soft_wrap=True)
+    exit_on_verdict(release.verdict)
 
 
 def _done_line(release: Any, out: pathlib.Path) -> str:
