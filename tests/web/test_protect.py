@@ -152,6 +152,7 @@ def test_other_downloads(released: TestClient) -> None:
     public = page[page.index('<ul id="downloads">'):page.index('id="internal-note"')]
     assert re.findall(r'href="([^"]+)"', public) == ["/export/published.csv",
                                                      "/export/published.parquet",
+                                                     "/export/published.xlsx",
                                                      "/export/published.sqlite"]
     assert "seed" not in released.get("/export/published.csv").text
     script = released.get("/export/reproduce.txt").text
@@ -162,8 +163,8 @@ def test_export_never_offers_the_original(released: TestClient) -> None:
     page = released.get("/export").text
     links = re.findall(r'href="(/export/[^"]+)"', page)
     assert sorted(links) == sorted(f"/export/{name}" for name in (
-        "published.csv", "published.parquet", "published.sqlite", "report.html",
-        "summary.json", "schema.toml", "reproduce.txt"))
+        "published.csv", "published.parquet", "published.xlsx", "published.sqlite",
+        "report.html", "summary.json", "schema.toml", "reproduce.txt"))
     for name in ("original.csv", "data.csv", "..%2Fdata"):
         assert released.get(f"/export/{name}").status_code == 404
 

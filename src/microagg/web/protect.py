@@ -197,10 +197,11 @@ def make_attempt(number: int, options: dict[str, Any], release: Release, seconds
 
 
 def published_bytes(attempt: Attempt, suffix: str) -> bytes:
-    """The published table as ``suffix`` (``.csv``, ``.parquet``, or ``.sqlite``: a
-    database with one table, ``published``), written as the CLI writes it (pass-through
+    """The published table as ``suffix`` (``.csv``, ``.parquet``, ``.xlsx``, or ``.sqlite``:
+    a database with one table, ``published``), written as the CLI writes it (pass-through
     columns as the uploaded file had them, :mod:`microagg._as_read`; whole numbers as
-    integers), so the reproduction gives the same bytes."""
+    integers; Excel text as text cells, never formulas), so the reproduction gives the same
+    bytes (the same cells for ``.xlsx``, whose file records when it was written)."""
     import tempfile
     import urllib.parse
 

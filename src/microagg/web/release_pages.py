@@ -5,7 +5,8 @@ Routes (stable, also used by the browser tests): ``GET /risk``; ``GET /protect``
 ``POST /result/current`` (field ``attempt``: make that attempt current, "go back"),
 ``GET /result/report.html`` (the report, with its own CSP so that it may be framed by the
 Result page); ``GET /export`` and its downloads ``/export/published.csv``,
-``/export/published.parquet``, ``/export/published.sqlite`` (table ``published``),
+``/export/published.parquet``, ``/export/published.xlsx`` (text cells never formulas),
+``/export/published.sqlite`` (table ``published``),
 ``/export/report.html``, ``/export/summary.json``,
 ``/export/schema.toml``, ``/export/reproduce.txt``. The original table is never offered.
 """
@@ -259,6 +260,7 @@ def _input_name(session: SessionState) -> str:
 _DOWNLOADS = {
     "published.csv": "text/csv; charset=utf-8",
     "published.parquet": "application/vnd.apache.parquet",
+    "published.xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     "published.sqlite": "application/vnd.sqlite3",
     "report.html": "text/html; charset=utf-8",
     "summary.json": "application/json",
