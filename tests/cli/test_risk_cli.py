@@ -88,7 +88,8 @@ def test_check_adds_the_survey_risk_of_a_release(tmp_path: pathlib.Path) -> None
     survey = load_dataset("survey").data
     published = tmp_path / "published.csv"
     result = _invoke("anonymize", "--dataset", "survey", "-q", "age,sex,region", "-k", "5",
-                     "--drop", "person_id,name,postcode,household_id", "-o", published)
+                     "--drop", "person_id,name,postcode,household_id,income,date_of_birth",
+                     "--weight", "weight", "-o", published)
     assert result.exit_code == 0, result.output
     out = tmp_path / "check.json"
     result = _invoke("check", published, "-q", "age,sex,region", "--weight", "weight",
