@@ -140,7 +140,8 @@ def test_report_of_a_mixed_release_shows_the_categories():
     data = ds.data.head(600)
     qi = ["age", "education", "marital-status"]
     release = run(data, quasi_identifiers=qi, k=5, random_state=0,
-                  hierarchies={c: ds.hierarchies[c] for c in qi[1:]})
+                  hierarchies={c: ds.hierarchies[c] for c in qi[1:]},
+                  sensitive="occupation", identifiers="native-country")
     page = render_report(release, data)
     assert "Categorical quasi-identifiers before and after" in page
     assert "marital-status: most frequent" not in page  # titles live inside the PNGs

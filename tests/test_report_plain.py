@@ -147,7 +147,8 @@ def test_mixed_release_has_a_risk_figure_and_ncp_headline():
     data = ds.data.head(600)
     qi = ["age", "education", "marital-status"]
     release = anonymize(data, quasi_identifiers=qi, k=5, random_state=0,
-                        hierarchies={c: ds.hierarchies[c] for c in qi[1:]})
+                        hierarchies={c: ds.hierarchies[c] for c in qi[1:]},
+                        sensitive="occupation", identifiers="native-country")
     page = _text(render_report(release, data))
     assert "DLD n/a" not in page
     assert "loss: normalized certainty penalty (NCP)" in page
@@ -268,7 +269,7 @@ def test_report_shows_the_survey_risk_before_and_after() -> None:
     from microagg.report import render_report
 
     survey = load_dataset("survey").data
-    ids = ["person_id", "name", "postcode"]
+    ids = ["person_id", "name", "postcode", "income", "date_of_birth"]  # these break k too
     release = anonymize(survey, quasi_identifiers=["age", "sex", "region"], k=5,
                         identifiers=ids, weights="weight", households="household_id",
                         random_state=0)
@@ -278,5 +279,5 @@ def test_report_shows_the_survey_risk_before_and_after() -> None:
     assert f"{after['global_risk_pct']:.4g}" in section.split("</table>")[0]
     assert "records with a minimal sample unique" in section
     plain = anonymize(survey, quasi_identifiers=["age", "sex", "region"], k=5,
-                      identifiers=[*ids, "household_id"], random_state=0)
+                      identifiers=[*ids, "household_id", "weight"], random_state=0)
     assert "Disclosure risk before and after" not in render_report(plain, survey)

@@ -228,3 +228,66 @@ def test_proposed_schema_names_weights_and_households() -> None:
     assert blocks == {"rb050": "weight", "db030": "household",
                       "household_size": "quasi-identifier",
                       "weight": "quasi-identifier"}  # a zero is no sampling weight
+
+
+# -- a column that breaks k by itself is never proposed as "other" --------------------------
+
+def _breaking_table(n: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    days = pd.date_range("1950-01-01", periods=n * 5 // 6, freq="71D").strftime("%Y-%m-%d")
+    income = rng.lognormal(10, 0.6, n).round(-1).astype(int).astype(str)
+    income[rng.choice(n, 9, replace=False)] = "."  # a missing-value code
+    remarks = [f"remark {i % 55}" for i in range(n)]  # 55 texts, each on 5 or 6 rows
+    remarks[:3] = ["lives alone by the lighthouse", "twins", "twins"]  # 57: beyond 50
+    return pd.DataFrame({
+        "dob": rng.permutation(np.concatenate([days, days[:n - len(days)]])),  # 5 in 6 distinct
+        "spend": rng.permutation(np.arange(n)) * 12.5 + 300.0,  # near-unique numbers
+        "remarks": remarks,
+        "income": income,
+        "wave": ["2024"] * n,
+    })
+
+
+def test_init_schema_masks_or_drops_what_breaks_k_by_itself(tmp_path):
+    df = _breaking_table()
+    text = propose_schema(df, k=5)
+    (tmp_path / "p.toml").write_text(text)
+    schema = load_schema(tmp_path / "p.toml")
+    roles = {c: (s.role, s.type) for c, s in schema.columns.items()}
+    assert roles == {"dob": ("quasi-identifier", "date"),
+                     "spend": ("quasi-identifier", "numeric"),
+                     "remarks": ("identifier", None),  # was "other": published unchanged
+                     "income": ("quasi-identifier", "numeric"),
+                     "wave": ("other", None)}  # constant: it breaks nothing
+    tables = dict(zip(re.findall(r"\[columns\.(\w+)\]", text),
+                      text.split("[columns.")[1:], strict=True))
+    assert "# breaks k = 5 by itself: 250 of its 250 distinct values occur on fewer than 5 " \
+           "rows (200 on one row only), on 300 of the 300 rows with a value; mask it" \
+        in tables["dob"]
+    assert "# breaks k = 5 by itself: 300 of its 300 distinct values" in tables["spend"]
+    assert "57 distinct text values: free text? It breaks k = 5 by itself: 2 of its 57 " \
+           "distinct values occur on fewer than 5 rows (1 on one row only), on 3 of the 300 " \
+           "rows" in tables["remarks"]
+    assert "# numbers, but '.' on 9 rows: a missing-value code?" in tables["income"]
+    assert "'.'" not in tables["income"].split("breaks k")[1]  # no value, as a missing one
+    assert "breaks k" not in tables["wave"]
+    # at k = 2 the remarks' rare texts are the lighthouse only
+    assert "1 of its 57 distinct values" in propose_schema(df, k=2)
+    with pytest.raises(ValueError, match=r"The 'k' parameter of propose_schema must be an "
+                                         r"int >= 2\. Got 1"):
+        propose_schema(df, k=1)
+
+
+def test_cli_init_schema_takes_the_k_of_the_release(tmp_path):
+    frame = _breaking_table(120).drop(columns=["remarks"])
+    frame["remark"] = [f"remark {i % 60}" for i in range(120)]  # each on 2 rows
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    for k, role in (("2", "other"), ("3", "identifier")):
+        result = CliRunner().invoke(app, ["init-schema", str(tmp_path / "in.csv"), "-k", k,
+                                          "-o", str(tmp_path / f"k{k}.toml")])
+        assert result.exit_code == 0, result.output
+        assert load_schema(tmp_path / f"k{k}.toml").columns["remark"].role == role
+    result = CliRunner().invoke(app, ["init-schema", str(tmp_path / "in.csv"), "-k", "1",
+                                      "-o", str(tmp_path / "bad.toml")])
+    assert result.exit_code == EXIT_USER_ERROR and "must be an int >= 2" in result.output
+    assert not (tmp_path / "bad.toml").exists()

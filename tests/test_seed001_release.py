@@ -101,7 +101,7 @@ def test_synthetic_with_one_group_is_fully_synthetic(census):
     cols = list(census.columns)[:3]
     n = len(census)
     with pytest.warns(PrivacyLeakWarning):
-        release = anonymize(census, quasi_identifiers=cols, k=n, aggregation="synthetic",
+        release = anonymize(census[cols], quasi_identifiers=cols, k=n, aggregation="synthetic",
                             random_state=0, rounding=False)  # exact moments: unrounded
     masked = release.data[cols].to_numpy(float)
     original = census[cols].to_numpy(float)
@@ -151,7 +151,7 @@ def test_mdav_categorical_median_and_mode():
 
 
 def test_ordinal_interval_and_generalized_nominal():
-    df = _categorical_frame(40, seed=3)
+    df = _categorical_frame(40, seed=3).drop(columns="age")  # it breaks k by itself
     release = anonymize(df, quasi_identifiers=["education", "job"], k=5,
                         method="mdav-categorical", aggregation="interval", random_state=0)
     assert release.k >= 5

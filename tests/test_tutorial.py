@@ -37,9 +37,16 @@ def test_tutorial_runs_literally(tmp_path: pathlib.Path) -> None:
                           timeout=600, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     folder = tmp_path / "microagg-tutorial"
-    # step 1: the identifiers refused (nothing written), then released with warnings
+    # step 1: the identifiers refused (nothing written), then the exact dates of birth and
+    # the weight (each breaks k by itself), then released with warnings
     assert "refused: nothing was written" in done.stdout
     assert "'person_id' (its name looks like an identifier)" in done.stderr
+    assert "refused again: nothing was written" in done.stdout
+    refusal = " ".join(done.stderr.split())
+    assert "2 column(s) without a role break 5-anonymity by themselves" in refusal
+    assert "'date_of_birth': 4,515 of its 4,515 distinct values occur on fewer than 5 rows " \
+           "(4,070 on one row only)" in refusal
+    assert "'weight': 1,966 of its 2,080 distinct values" in refusal
     assert "'weight' (k = 1)" in done.stdout
     # step 4: the schema's release, verified and rounded as declared
     published = pd.read_csv(folder / "survey_k5.csv")

@@ -8,13 +8,16 @@ by their values, whatever their number of distinct values.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from ._identifiers import IDENTIFIER_NAMES, identifier_reason
 from ._nested import nested_type, nunique
+from ._pipeline.roleless import rare_values
+from ._validation import check_k
 
 __all__ = ["propose_schema"]
 
@@ -38,6 +41,13 @@ _HOUSEHOLD_NAMES = re.compile(r"(hid|hh_?id|household(_?id|_?nr|_?number)?|db030
 
 _DATE_REASON = "dates (of birth, of events) are classic quasi-identifiers"
 
+DEFAULT_K = 5
+"""The k a draft is proposed for when none is given (``microagg anonymize``'s default)."""
+
+_MAX_CODES = 3
+"""At most this many distinct non-numbers (``.``, ``.a``, ``-``) make a column of numbers
+with missing-value codes rather than text."""
+
 
 @dataclass(frozen=True)
 class _Guess:
@@ -57,7 +67,7 @@ def _toml_key(name: str) -> str:
     return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else _toml_string(name)
 
 
-def propose_schema(df: pd.DataFrame, *, max_categories: int = 50) -> str:
+def propose_schema(df: pd.DataFrame, *, max_categories: int = 50, k: int = DEFAULT_K) -> str:
     """A first schema for ``df`` as TOML text, with the reasons as comments.
 
     Guesses: a column named like an identifier (id, name, email, phone, ssn, ...), a text
@@ -73,11 +83,19 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50) -> str:
     quasi-identifiers, others ``other``. Nothing is guessed ``sensitive``: only the data
     steward knows.
 
+    ``other`` (published unchanged, kept on purpose) is never proposed for a column that
+    breaks ``k`` by itself (a value fewer than ``k`` rows share, missing values aside): such
+    text is an ``identifier``, with the counts as the reason; a quasi-identifier that breaks
+    ``k`` by itself says so in a comment. Text that holds numbers and at most three distinct
+    non-numbers (a missing-value code such as ``.``) is proposed as numeric, with a comment
+    naming the codes, which must be made missing before release.
+
     Examples
     --------
     >>> print(propose_schema(pd.DataFrame({"id": [1, 2], "age": [30, 40]})).splitlines()[4])
     [columns.id]  # its name looks like an identifier
     """
+    k = check_k(k, n_samples=sys.maxsize, caller="propose_schema")
     lines = ["# microagg schema: proposed from the data; check every role before use.",
              "# roles: identifier, quasi-identifier, sensitive, other",
              "# types: numeric, ordinal (order = [...]), categorical, date (format, publish)",
@@ -85,7 +103,7 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50) -> str:
     for col in df.columns:
         series = df[col]
         name = str(col)
-        guess = _propose(series, name, max_categories)
+        guess = _never_other_when_breaking(_guess(series, name, max_categories), series, k)
         reasons = [guess.reason]
         missing = int(series.isna().sum())
         if missing:
@@ -168,6 +186,64 @@ def _by_name_or_cells(series: pd.Series, name: str) -> _Guess | None:
         return _Guess("other", None, f"{nested} cells: published unchanged, never compared "
                                      "value by value")
     return None
+def _missing_codes(series: pd.Series) -> tuple[str, ...]:
+    """The non-numbers of a text column that otherwise holds numbers (at least half of its
+    non-missing values, at most :data:`_MAX_CODES` distinct others): missing-value codes such
+    as ``.``; ``()`` for any other column."""
+    if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype) \
+            or isinstance(series.dtype, pd.CategoricalDtype) \
+            or pd.api.types.is_datetime64_any_dtype(series.dtype):
+        return ()
+    text = series.dropna().astype(str).str.strip()
+    numbers = pd.to_numeric(text, errors="coerce")
+    codes = sorted(set(text[numbers.isna()]))
+    if not codes or len(codes) > _MAX_CODES or numbers.notna().mean() < 0.5 \
+            or numbers.nunique() < 2:
+        return ()
+    return tuple(codes)
+
+
+def _guess(series: pd.Series, name: str, max_categories: int) -> _Guess:
+    """:func:`_propose`'s guess; for numbers with missing-value codes
+    (:func:`_missing_codes`), the guess for their numbers with a comment on the codes."""
+    codes = _missing_codes(series)
+    if codes:
+        return _coded_numbers(series, name, max_categories, codes)
+    return _propose(series, name, max_categories)
+
+
+def _coded_numbers(series: pd.Series, name: str, max_categories: int,
+                   codes: tuple[str, ...]) -> _Guess:
+    """The guess for the numbers of a column with missing-value ``codes``, with a comment
+    naming the codes and their rows."""
+    coded = series.astype(str).str.strip().isin(codes) & series.notna()
+    numbers = pd.to_numeric(series.where(~coded), errors="coerce")
+    guess = _propose(numbers, name, max_categories)
+    listed = ", ".join(f"{c!r} on {int((series.astype(str).str.strip() == c).sum())} rows"
+                       for c in codes)
+    note = (f"# numbers, but {listed}: a missing-value code? Make it missing before "
+            "release (an empty cell), or the column is read as text")
+    return replace(guess, lines=(note, *guess.lines))
+
+
+def _never_other_when_breaking(guess: _Guess, series: pd.Series, k: int) -> _Guess:
+    """``guess``, except that a column a value of which fewer than ``k`` rows share is never
+    ``other`` (published unchanged): text becomes an ``identifier`` (dropped) with the counts
+    as the reason; a quasi-identifier gets a comment that it breaks k by itself."""
+    if guess.role not in ("other", "quasi-identifier") or len(series) < k:
+        return guess
+    codes = _missing_codes(series)  # no value, as missing values
+    rare = rare_values(series.where(~series.astype(str).str.strip().isin(codes)), k)
+    if rare is None:
+        return guess
+    counts = rare.describe(k)
+    if guess.role == "quasi-identifier":
+        return replace(guess, lines=(*guess.lines, f"# breaks k = {k} by itself: {counts}; "
+                                                  "mask it, never publish it unchanged"))
+    return _Guess("identifier", None,
+                  f"{guess.reason} It breaks k = {k} by itself: {counts}; dropped, as "
+                  "published unchanged it would tell those records apart (or mask it as a "
+                  "categorical quasi-identifier with a hierarchy)")
 
 
 def _propose(series: pd.Series, name: str, max_categories: int) -> _Guess:

@@ -140,8 +140,11 @@ def anonymize(
         Roles, types, hierarchies and bounds from a schema file (:func:`load_schema`); its
         ``other`` columns count as kept on purpose (``keep``).
     keep : str or sequence of str, default=()
-        Columns published unchanged on purpose although they look like direct identifiers;
-        recorded in ``Release.params["keep"]`` and named by the report.
+        Columns published unchanged on purpose although they look like direct identifiers
+        or, without a role, break ``k`` by themselves (a value that fewer than ``k`` rows
+        share, missing values aside: exact dates, near-unique numbers, rare codes): without
+        it such columns are refused before any work. Those kept are recorded in
+        ``Release.params["keep"]`` and named by the report.
     weights : str, default=None
         The sampling weight column (finite numbers > 0): published unchanged, and used to
         estimate population frequencies for the disclosure risk before and after masking.

@@ -164,6 +164,7 @@ def test_cdt_and_t_closeness_from_the_cli(tmp_path: pathlib.Path, people: pathli
 def test_adult_uses_its_bundled_hierarchies(tmp_path: pathlib.Path) -> None:
     out = tmp_path / "adult.csv"
     result = _invoke("anonymize", "--dataset", "adult", "-q", "age,sex,education", "-k", "10",
+                     "--drop", "native-country",  # one Holand-Netherlands: breaks k by itself
                      "-o", out, "--random-state", "0")
     assert result.exit_code == EXIT_NOT_PROTECTED, result.output  # race, ... break k
     published = pd.read_csv(out)

@@ -88,8 +88,9 @@ def test_check_adds_the_survey_risk_of_a_release(tmp_path: pathlib.Path) -> None
     survey = load_dataset("survey").data
     published = tmp_path / "published.csv"
     result = _invoke("anonymize", "--dataset", "survey", "-q", "age,sex,region", "-k", "5",
-                     "--drop", "person_id,name,postcode,household_id", "-o", published)
-    # the columns left without a role (the weight among them) break k: written, not protected
+                     "--drop", "person_id,name,postcode,household_id,income,date_of_birth",
+                     "--weight", "weight", "-o", published)
+    # the weight is published unchanged and breaks k: written, not protected
     assert result.exit_code == EXIT_NOT_PROTECTED, result.output
     out = tmp_path / "check.json"
     result = _invoke("check", published, "-q", "age,sex,region", "--weight", "weight",

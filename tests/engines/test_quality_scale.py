@@ -166,7 +166,7 @@ def test_wider_data_get_blocks_of_fewer_records() -> None:
                           method="mdav-scale")
     assert built.block_size == 500_000
     narrow = Request.build(wide, quasi_identifiers=["c0", "c1"], k=3, blocking="kd",
-                           method="mdav-scale")
+                           method="mdav-scale", identifiers=list(wide.columns[2:]))
     assert narrow.block_size == 2_500_000
     assert Request.build(wide, quasi_identifiers=list(wide.columns), k=3, blocking="kd",
                          ).block_size == 10_000  # MDAV's, whatever the width

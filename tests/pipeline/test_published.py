@@ -52,7 +52,8 @@ def test_identifier_reasons(values: list, name: str, expected: str | None) -> No
 
 def test_dropped_masked_or_kept_identifiers_are_released(survey: pd.DataFrame) -> None:
     released = anonymize(survey, quasi_identifiers=SURVEY_QI, k=5, random_state=0,
-                         identifiers=["person_id", "name"], keep="household_id")
+                         identifiers=["person_id", "name", "postcode"], keep="household_id",
+                         weights="weight")  # postcode and weight break k by themselves
     assert released.params["keep"] == ("household_id",)
     assert "person_id" not in released.data.columns
     assert released.data["household_id"].equals(survey["household_id"])
@@ -85,7 +86,8 @@ def test_a_weight_shared_within_households_is_named() -> None:
     weight = np.concatenate([rng.permutation(np.arange(5) + 100.5 * h) for h in range(4)])
     df = pd.DataFrame({"age": age, "weight": weight, "sex": list("fmfmf") * 4})
     with pytest.warns(PrivacyLeakWarning, match=r"'weight' \(k = 1\)"):
-        released = anonymize(df, quasi_identifiers=["age"], k=5, random_state=0)
+        released = anonymize(df, quasi_identifiers=["age"], k=5, random_state=0,
+                             keep="weight")  # on purpose: without it, refused
     check = released.checks["published_columns"]
     assert dict(check["columns"]) == {"weight": 1, "sex": 2}  # f, m, f, m, f in each class
     assert released.warnings[0].startswith("Published unchanged")

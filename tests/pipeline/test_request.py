@@ -36,7 +36,7 @@ def test_a_request_is_frozen_and_says_which_stage_runs_it(people):
         request.k = 2  # type: ignore[misc]
     kinds = {
         "mixed": Request.build(people, quasi_identifiers=["age", "region"], k=4,
-                               identifiers="id").kind,
+                               identifiers="id", sensitive="income").kind,
         "dp": Request.build(people.drop(columns=["region", "diagnosis"]),
                             quasi_identifiers=["age", "income"], identifiers="id", k=4,
                             epsilon=1.0, bounds={"age": (0, 100), "income": (0, 9000)}).kind,

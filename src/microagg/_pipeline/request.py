@@ -33,6 +33,7 @@ from .certify import certify_option
 from .missing import check_missing
 from .publish import prepare as prepare_publishing
 from .published import check_keep, check_unmasked_identifiers, row_positions
+from .roleless import check_roleless_columns
 from .rules import (
     QUALITY_SCALE_ROWS,
     EngineRefusal,
@@ -261,11 +262,17 @@ def _roles(df: pd.DataFrame, quasi_identifiers: Any, options: dict[str, Any], *,
 
 def _kept_identifiers(df: pd.DataFrame, fields: dict[str, Any], *, whole: bool
                       ) -> tuple[str, ...]:
-    """Refuse columns published unchanged that look like direct identifiers (issue 18);
-    the ones kept on purpose, recorded."""
+    """Refuse columns published unchanged that look like direct identifiers, then those
+    without a role that break k by themselves (the whole table only); the ones kept on
+    purpose, recorded."""
     roles = {*fields["quasi_identifiers"], *fields["sensitive"], *fields["identifiers"]}
     as_is = [str(c) for c in df.columns if c not in roles]
-    return check_unmasked_identifiers(df, as_is, fields["keep"], whole=whole)
+    kept = check_unmasked_identifiers(df, as_is, fields["keep"], whole=whole)
+    if not whole:
+        return kept
+    roleless = [c for c in as_is if c != fields["weight"] and c not in kept]
+    breaking = check_roleless_columns(df, roleless, fields["keep"], fields["k"])
+    return (*kept, *breaking)
 
 
 def _privacy_models(df: pd.DataFrame, fields: dict[str, Any], options: dict[str, Any], *,

@@ -90,9 +90,11 @@ def anonymize(
     keep: Annotated[
         list[str] | None,
         typer.Option("--keep", show_default=False,
-                     help="Comma-separated columns that look like identifiers (named like "
-                          "one, or unique on nearly every row) but are published unchanged "
-                          "on purpose; without it such columns are refused."),
+                     help="Comma-separated columns published unchanged on purpose although "
+                          "they look like identifiers (named like one, or unique on nearly "
+                          "every row) or, without a role, break k by themselves (a value "
+                          "fewer than k rows share); without it such columns are refused. "
+                          "Recorded; the report then never says \"Protected\"."),
     ] = None,
     weight: Annotated[
         str | None,

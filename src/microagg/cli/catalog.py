@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import sys
 from typing import Annotated
 
 import typer
@@ -68,15 +69,22 @@ def init_schema(
         str | None,
         typer.Option("--sep", show_default=False, help="CSV separator (detected if omitted)."),
     ] = None,
+    k: Annotated[
+        int,
+        typer.Option("-k", help="The k you mean to release with: a column that breaks it by "
+                                "itself is never proposed as \"other\" (published unchanged)."),
+    ] = 5,
 ) -> None:
     """Propose a schema for INPUT (roles and types guessed, reasons as comments) to edit."""
     with user_errors():
+        from microagg._validation import check_k
         from microagg.io import check_output_path, read_table, write_text_atomic
         from microagg.schema import propose_schema
 
         out = check_output_path(output, inputs=[input_path], extensions=(".toml",),
                                 parameter="--output")
-        text = propose_schema(read_table(input_path, sep=sep))
+        check_k(k, n_samples=sys.maxsize, caller="init-schema")
+        text = propose_schema(read_table(input_path, sep=sep), k=k)
         write_text_atomic(text, out)
     stdout().print(Text(f"schema proposed in {out}: check every role, mark the sensitive "
                          "columns, then use it with --schema."), soft_wrap=True)
