@@ -196,8 +196,8 @@ def test_passthrough_text_from_csv_into_every_format(tmp_path, suffix):
     if suffix == ".sqlite":
         out = f"sqlite:///{tmp_path / 'out.db'}?table=published"
     run = _microagg("anonymize", source, "-q", "age,income", "-k", "3", "--random-state", "0",
-                    "-o", out)
-    assert run.returncode == 0, run.stderr
+                    "--keep", "zipcode,country", "-o", out)  # unique: published on purpose
+    assert run.returncode == EXIT_NOT_PROTECTED, run.stderr  # written, kept columns said
     assert _read_back(out, "zipcode") == ZIPS
     assert _read_back(out, "country") == COUNTRIES
     assert len(set(_read_back(out, "age"))) == 2  # masked: two groups of three
@@ -209,8 +209,9 @@ def test_passthrough_numbers_that_round_trip_stay_numbers(tmp_path):
         f"{20 + i},{s},{c},{f}\n" for i, (s, c, f) in enumerate(
             [("1.50", "3", "True"), ("", "-4", "False"), ("1e3", "0", "True")] * 2)))
     out = tmp_path / "out.parquet"
-    run = _microagg("anonymize", source, "-q", "age", "-k", "3", "-o", out)
-    assert run.returncode == 0, run.stderr
+    run = _microagg("anonymize", source, "-q", "age", "-k", "3", "--keep", "score,count,flag",
+                    "-o", out)  # each value on 2 rows: published on purpose
+    assert run.returncode == EXIT_NOT_PROTECTED, run.stderr
     assert _read_back(out, "score") == [1.5, None, 1000.0] * 2
     assert _read_back(out, "count") == [3, -4, 0] * 2
     assert _read_back(out, "flag") == [True, False, True] * 2
@@ -229,8 +230,8 @@ def test_passthrough_text_cells_from_excel(tmp_path, suffix):
     book.save(tmp_path / "in.xlsx")
     out = tmp_path / f"out{suffix}"
     run = _microagg("anonymize", tmp_path / "in.xlsx", "-q", "age,income", "-k", "3",
-                    "--random-state", "0", "-o", out)
-    assert run.returncode == 0, run.stderr
+                    "--random-state", "0", "--keep", "zipcode,country,score", "-o", out)
+    assert run.returncode == EXIT_NOT_PROTECTED, run.stderr
     assert _read_back(out, "zipcode") == ZIPS
     assert _read_back(out, "country") == COUNTRIES
     # a column with a text cell: numbers stay numbers in Excel, else every cell is text

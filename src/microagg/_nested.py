@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-__all__ = ["check_roles_hold_values", "check_storable", "distinct_codes", "exact_nested",
-           "nested_columns", "nested_type", "nunique", "write_parquet"]
+__all__ = ["check_roles_hold_values", "check_storable", "content_keys", "distinct_codes",
+           "exact_nested", "nested_columns", "nested_type", "nunique", "write_parquet"]
 
 _SEQUENCES = (list, tuple, np.ndarray)
 
@@ -36,6 +36,12 @@ def _key(value: Any) -> Hashable:
     if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
         return None
     return value if isinstance(value, Hashable) else repr(value)
+
+
+def content_keys(values: pd.Series) -> pd.Series:
+    """``values`` as hashable stand-ins, equal for equal cells (lists and structs compared
+    by content), on the same index."""
+    return pd.Series([_key(v) for v in values], index=values.index, dtype=object)
 
 
 def distinct_codes(values: pd.Series) -> tuple[NDArray[np.intp], int]:
@@ -52,8 +58,7 @@ def distinct_codes(values: pd.Series) -> tuple[NDArray[np.intp], int]:
     try:
         codes, uniques = pd.factorize(values, use_na_sentinel=False)
     except (TypeError, NotImplementedError):  # lists or structs (numpy or Arrow cells)
-        codes, uniques = pd.factorize(pd.Series([_key(v) for v in values], dtype=object),
-                                      use_na_sentinel=False)
+        codes, uniques = pd.factorize(content_keys(values), use_na_sentinel=False)
     return np.asarray(codes, dtype=np.intp), len(uniques)
 
 

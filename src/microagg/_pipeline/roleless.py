@@ -61,8 +61,10 @@ def rare_values(series: pd.Series, k: int) -> RareValues | None:
     """
     try:
         counts = series.value_counts(dropna=True, sort=False)
-    except TypeError:  # unhashable cells (lists): compared as their text
-        counts = series.dropna().astype(str).value_counts(sort=False)
+    except (TypeError, NotImplementedError):  # lists or structs (numpy or Arrow cells)
+        from .._nested import content_keys
+
+        counts = content_keys(series.dropna()).value_counts(sort=False)
     rare = counts[counts < k]
     if rare.empty:
         return None
