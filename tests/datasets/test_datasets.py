@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import hashlib
+import json
 import pathlib
 import re
 from importlib import resources
@@ -412,3 +413,24 @@ def test_eusilc_keys_read_as_categories() -> None:
     assert set(data["pl030"].dropna()) == {str(code) for code in range(1, 8)}
     assert data["db040"].nunique() == 9
     assert (data["rb050"] > 0).all()
+
+
+@pytest.mark.parametrize("name", ["survey", "eusilc", "francdat"])
+def test_bundled_survey_sets_release_with_their_own_roles(name: str,
+                                                          tmp_path: pathlib.Path) -> None:
+    """Every column of a bundled set has a role in its default release: none is refused as
+    a roleless column that breaks k; the weight and household roles are the set's."""
+    from typer.testing import CliRunner
+
+    from microagg.cli import app
+    from microagg.cli._common import EXIT_NOT_PROTECTED
+
+    out, summary = tmp_path / "out.csv", tmp_path / "summary.json"
+    result = CliRunner().invoke(app, ["anonymize", "--dataset", name, "-k", "3",
+                                      "--random-state", "0", "-o", str(out),
+                                      "--summary-json", str(summary)])
+    assert result.exit_code in (0, EXIT_NOT_PROTECTED), result.output
+    ds = load_dataset(name)
+    params = json.loads(summary.read_text())["params"]
+    assert (params["weight"], params["household"]) == (ds.weight, ds.household)
+    assert sorted(params["keep"]) == sorted(ds.kept)

@@ -239,8 +239,13 @@ def read_dataset(name: str, options: dict[str, Any]
     for col, path in ds.hierarchies.items():  # categorical QIs get the bundled ones
         if col in qi and col not in hierarchies and ds.data[col].dtype.kind not in "biuf":
             hierarchies[col] = str(path)
-    return ds.data, f"dataset {ds.name}", {**options, "quasi_identifiers": qi,
-                                           "sensitive": sens, "identifiers": ids,
+    named = {*qi, *(sens or ()), *(ids or ())}
+    survey = {key: value for key, value in (("weights", ds.weight), ("households", ds.household))
+              if options.get(key) is None and value is not None and value not in named}
+    keep = list(options.get("keep") or ()) or [c for c in ds.kept if c not in named]
+    return ds.data, f"dataset {ds.name}", {**options, **survey, "keep": keep,
+                                           "quasi_identifiers": qi, "sensitive": sens,
+                                           "identifiers": ids,
                                            "hierarchies": hierarchies or None}
 
 

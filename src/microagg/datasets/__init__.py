@@ -67,6 +67,12 @@ class Dataset:
         Confidential attributes (may be empty).
     identifiers : tuple of str
         Direct identifiers, to be removed before release (may be empty).
+    weight, household : str or None
+        The sampling weight and household id columns, where the data set has them (the
+        survey roles of :func:`microagg.anonymize`).
+    kept : tuple of str
+        Columns its default release publishes unchanged on purpose (``keep``), although
+        they break k by themselves (the release then says so).
     description : str
         What the data are, with any caveats (missing-value coding, ...).
     source : str
@@ -91,6 +97,9 @@ class Dataset:
     hierarchies: Mapping[str, pathlib.Path] = field(
         default_factory=lambda: types.MappingProxyType({})
     )
+    weight: str | None = None
+    household: str | None = None
+    kept: tuple[str, ...] = ()
 
     def benchmark_view(self) -> pd.DataFrame:
         """Return the quasi-identifier columns as a new frame.
@@ -201,6 +210,9 @@ def load_dataset(name: str) -> Dataset:
         source=spec.source,
         licence=spec.licence,
         hierarchies=_hierarchy_paths(spec),
+        weight=spec.weight,
+        household=spec.household,
+        kept=spec.kept,
     )
 
 
