@@ -354,7 +354,7 @@ SPECS: tuple[Spec, ...] = (
             "values: pl030, pb220a and the personal incomes py010n..py140n are missing for "
             "the 2720 children (kept as missing).  Its default release takes the incomes "
             "and eqSS as sensitive, rb050 as the weight, db030 as the household, and "
-            "publishes age and the household weight db090 unchanged on purpose (kept)."
+            "publishes age unchanged on purpose (kept)."
         ),
         source=(
             "R package laeken 0.5.2 (Alfons & Templ; Debian r-cran-laeken 0.5.2-1), data set "
@@ -372,7 +372,7 @@ SPECS: tuple[Spec, ...] = (
                    "hy130n", "hy145n", "eqSS", "eqIncome"),
         weight="rb050",
         household="db030",
-        kept=("age", "db090"),
+        kept=("age",),
         read_kwargs={"dtype": {"pl030": "str", "db040": "str", "rb090": "str", "pb220a": "str"}},
     ),
 )
