@@ -408,7 +408,7 @@ WeightOption = Annotated[
     str | None,
     typer.Option("--weight", show_default=False,
                  help="The sampling weight column (numbers > 0): population frequencies Fk "
-                      "are estimated with it (issue 19); without it the file is taken for "
+                      "are estimated with it; without it the file is taken for "
                       "the population."),
 ]
 HouseholdOption = Annotated[
