@@ -313,6 +313,13 @@ def _run_blocks(tasks: list[tuple[NDArray[np.float64], int, str, dict[str, Any],
                 jobs: int, report: Progress | None, total: int) -> list[NDArray[np.intp]]:
     """Each task's labels, in order: in this process (``jobs == 1``) or by ``jobs`` worker
     processes; ``report(grouped, total)`` at the start and after every block done."""
+    pooled = jobs > 1 and len(tasks) > 1
+    if pooled or (report is not None and len(tasks) > 1):
+        # the smallest block first: the kernels are compiled (or loaded) here, so that
+        # numba's cache is written once and the workers only load it, and before the
+        # progress clock starts, so that the time left is the blocks' alone
+        with reporting(None):
+            run_block(min(tasks, key=lambda task: task[0].shape[0]))
     done = 0
 
     def finished(rows: int) -> None:
@@ -321,19 +328,14 @@ def _run_blocks(tasks: list[tuple[NDArray[np.float64], int, str, dict[str, Any],
         if report is not None:
             report(done, total)
 
-    if report is not None:
-        report(0, total)
-    if jobs == 1 or len(tasks) == 1:
+    finished(0)
+    if not pooled:
         results = []
         with reporting(None):  # each block would report from 0 again
             for task in tasks:
                 results.append(run_block(task))
                 finished(task[0].shape[0])
         return results
-    # compile (or load) the kernels here first, so that numba's cache is written once and
-    # the workers only load it
-    with reporting(None):
-        run_block(tasks[int(np.argmin([t[0].shape[0] for t in tasks]))])
     with process_pool(min(jobs, len(tasks))) as pool:
         futures = {pool.submit(run_block, task): task[0].shape[0] for task in tasks}
         for future in as_completed(futures):
