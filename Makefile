@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
-	@echo "compiling numba kernels once, ahead of the first run (about 40 s on 2 cores)..."
+	@echo "compiling numba kernels once, ahead of the first run (the default release's and the tutorial's: 20-60 s on 2 cores, with the machine's load)..."
 	$(VENV)/bin/microagg doctor --warm-up
 	@touch $(STAMP)
 

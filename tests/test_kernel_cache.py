@@ -227,3 +227,33 @@ def test_doctor_reports_and_clears_the_cache(issue_loop) -> None:
     assert "Removed" in cleared.stdout
     assert not list((work / "cache").rglob("*.nb[ci]"))
     assert "empty" in _run([MICROAGG, "doctor"], env, work).stdout
+
+
+def _tutorial_blocks(*marks: str) -> str:
+    """The ``sh`` blocks of docs/tutorial.md that contain one of ``marks``, in order."""
+    import re
+
+    tutorial = Path(__file__).resolve().parents[1] / "docs" / "tutorial.md"
+    blocks = re.findall(r"```sh\n(.*?)```", tutorial.read_text(encoding="utf-8"), flags=re.S)
+    return "\n".join(block for block in blocks if any(mark in block for mark in marks))
+
+
+@pytest.mark.exhaustive  # about 45 s on 2 cores: a fresh compilation, then the tutorial's runs
+def test_warm_up_covers_the_tutorial(tmp_path: Path) -> None:
+    env = _env(tmp_path / "cache")
+    warm = _run([MICROAGG, "doctor", "--warm-up"], env, tmp_path)
+    _assert_ok(warm, "doctor --warm-up")
+    assert "compiled" in warm.stdout
+    compiled = sorted(p.name for p in (tmp_path / "cache").rglob("*.nbc"))
+    script = "set -euo pipefail\n" + _tutorial_blocks(
+        "datasets survey -o survey.csv", "cat > survey.toml", "--drop person_id",
+        "microagg risk", "--schema survey.toml -k 5 -l 2")
+    assert script.count("microagg anonymize") == 2 and "microagg risk" in script
+    env["PATH"] = f"{Path(MICROAGG).parent}{os.pathsep}{env.get('PATH', '')}"
+    done = subprocess.run(["bash", "-c", script], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "mage" in done.stdout  # the method of its mixed releases
+    # the runs found every kernel in the cache: nothing compiled, nothing said about it
+    assert "compiling numba kernels" not in done.stderr and "Compiled" not in done.stderr
+    assert sorted(p.name for p in (tmp_path / "cache").rglob("*.nbc")) == compiled

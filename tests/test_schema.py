@@ -109,6 +109,18 @@ def test_proposed_schema_loads_and_guesses(tmp_path):
     assert schema.sensitive == []  # only the data steward knows
 
 
+
+def test_proposed_schema_header_lists_every_role():
+    from microagg.datasets import load_dataset
+    from microagg.schema import ROLES
+
+    text = propose_schema(load_dataset("survey").data)
+    header = next(line for line in text.splitlines() if line.startswith("# roles:"))
+    listed = {role.strip() for role in header.removeprefix("# roles:").split("(")[0].split(",")}
+    assert listed == set(ROLES)
+    drafted = {line.split('"')[1] for line in text.splitlines() if line.startswith("role = ")}
+    assert {"weight", "household"} <= drafted <= listed
+
 def test_cli_schema_round_trip(tmp_path):
     _table().to_csv(tmp_path / "in.csv", index=False)
     runner = CliRunner()

@@ -4,8 +4,10 @@ A face (the CLI) passes ``progress=`` to an engine, which listens with :func:`re
 a partitioner that can measure its progress (exact MDAV and MDAV-1, :mod:`.partition.mdav`)
 asks :func:`current_progress` for the callback and calls ``progress(grouped, n_samples)``
 as records are grouped. The partitioner contract (``f(X, k, *, random_state, **params)``)
-is unchanged: partitioners that measure nothing ignore it, and a partitioner run block by
-block does not report (each block would start again from 0).
+is unchanged: partitioners that measure nothing ignore it. A partitioner run block by block
+(``--blocking``, :func:`~microagg.partition.blocking.microaggregate_blocks`) does not report
+from inside the blocks (each would start again from 0): the blocked run reports 0 when the
+blocks start, then the records of every block done.
 """
 
 from __future__ import annotations

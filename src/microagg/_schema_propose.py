@@ -96,8 +96,10 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50, k: int = DEFAU
     [columns.id]  # its name looks like an identifier
     """
     k = check_k(k, n_samples=sys.maxsize, caller="propose_schema")
+    from .schema import ROLES  # the schema's own list (schema.py imports this module)
+
     lines = ["# microagg schema: proposed from the data; check every role before use.",
-             "# roles: identifier, quasi-identifier, sensitive, other",
+             f"# roles: {', '.join(ROLES)} (weight and household: one column each)",
              "# types: numeric, ordinal (order = [...]), categorical, date (format, publish)",
              ""]
     for col in df.columns:

@@ -84,19 +84,26 @@ def estimate(n_samples: int, n_features: int, k: int, *, block_size: int = 10_00
     return Estimate(n_samples, n_features, k, block_size, exact, blocked)
 
 
-def remaining_seconds(elapsed: float, grouped: int, n_samples: int) -> float | None:
-    """Seconds exact MDAV still needs, from the time it took to group ``grouped`` records.
+def remaining_seconds(elapsed: float, grouped: int, n_samples: int, *,
+                      quadratic: bool = True) -> float | None:
+    """Seconds a partition still needs, from the time it took to group ``grouped`` records.
 
-    Each step costs in proportion to the records still ungrouped, so grouping the first
-    ``g`` of ``n`` records costs ``n^2 - (n - g)^2`` and the rest ``(n - g)^2`` units.
+    Exact MDAV (``quadratic``): each step costs in proportion to the records still
+    ungrouped, so grouping the first ``g`` of ``n`` records costs ``n^2 - (n - g)^2`` and the
+    rest ``(n - g)^2`` units. A run block by block (``quadratic=False``): blocks of about
+    the same size cost about the same, so the time left is proportional to the records left.
     ``None`` before anything is grouped.
 
     Examples
     --------
     >>> remaining_seconds(75.0, 500, 1_000)  # half the records: a quarter of the work left
     25.0
+    >>> remaining_seconds(75.0, 500, 1_000, quadratic=False)  # blocks: half of it left
+    75.0
     """
     left = n_samples - grouped
+    if not quadratic:
+        return None if grouped <= 0 else elapsed * left / grouped
     done = float(n_samples) ** 2 - float(left) ** 2
     if grouped <= 0 or done <= 0:
         return None

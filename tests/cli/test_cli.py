@@ -427,3 +427,22 @@ def test_engine_stream_is_its_own_command(tmp_path):
     assert result.exit_code == 2
     assert "runs as `microagg stream`" in result.output
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_quasi_identifier_help_says_what_is_accepted(people: pathlib.Path,
+                                                     tmp_path: pathlib.Path) -> None:
+    import typer.main
+
+    commands = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+    helps = {name: next(p.help for p in command.params if "-q" in getattr(p, "opts", ()))
+             for name, command in commands.items()
+             if any("-q" in getattr(p, "opts", ()) for p in command.params)}
+    assert "categorical" in helps["anonymize"] and "numeric columns" not in helps["anonymize"]
+    result = _invoke("anonymize", people, "-q", "age,town", "-k", "3", "--drop", "name",
+                     "--random-state", "0", "-o", tmp_path / "out.csv")
+    assert result.exit_code == 0, result.output  # a text quasi-identifier is accepted
+    # the one command whose help says "numeric columns" refuses a text column
+    assert [name for name, text in helps.items() if "numeric columns" in text] == ["stream"]
+    result = _invoke("stream", people, "-q", "age,town", "-k", "3", "--sep", ";",
+                     "-o", tmp_path / "stream.csv")
+    assert result.exit_code == EXIT_USER_ERROR and "is not a number" in result.output

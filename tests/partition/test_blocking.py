@@ -132,3 +132,19 @@ def test_large_files_report_the_dld_sample(monkeypatch, data):
     release = anonymize(df, quasi_identifiers=list("abcd"), k=5, random_state=0)
     assert release.metrics["dld_risk_sampled_records"] == 500
     assert 0.0 <= release.metrics["dld_risk"] <= 1.0
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_blocked_partition_reports_block_by_block(data, n_jobs):
+    from microagg._progress import reporting
+
+    heard: list[tuple[int, int]] = []
+    with reporting(lambda grouped, total: heard.append((grouped, total))):
+        labels = blocked_partition(data, 5, block_size=800, n_jobs=n_jobs, random_state=3)
+    _, blocks = fit_block_tree(data, 800, min_size=5)
+    assert heard[0] == (0, 6000) and heard[-1] == (6000, 6000)
+    assert len(heard) == 1 + int(blocks.max()) + 1  # the start, then one per block
+    grouped = [g for g, _ in heard]
+    assert grouped == sorted(grouped) and {t for _, t in heard} == {6000}
+    assert np.array_equal(labels, blocked_partition(data, 5, block_size=800, n_jobs=n_jobs,
+                                                    random_state=3))  # reports change nothing

@@ -273,6 +273,7 @@ def run_in_memory(runner: Engine, input_path: str | None, dataset: str | None,
         check_storable(df.drop(columns=list(request.identifiers)), outputs.table)
         check_size(request)  # exact MDAV estimated past minutes: refuse, name both estimates
         progress.label = request.method or "mdav"
+        progress.quadratic = request.blocking is None  # blocks: the time left is linear
         release = runner.run(request, progress=progress.records)
         progress.stage("write", done=2)
         write_in_memory(release, request, input_path, outputs, sep, metadata=table_metadata(df))

@@ -292,6 +292,9 @@ class DelayedProgress:
         self._logged: tuple[float, int] | None = None  # (when, tenth) of the last line
         self.label = "mdav"
         """What :meth:`records` calls the partition (the method's name)."""
+        self.quadratic = True
+        """Whether the time left is exact MDAV's (quadratic in the records left); ``False``
+        for a run block by block (proportional to the records left)."""
         if console.is_terminal:
             self._timer = threading.Timer(PROGRESS_DELAY if delay is None else delay,
                                           self._start)
@@ -313,7 +316,8 @@ class DelayedProgress:
         now = time.monotonic()
         if grouped == 0:
             self._records_began = now
-        left = remaining_seconds(now - self._records_began, grouped, total)
+        left = remaining_seconds(now - self._records_began, grouped, total,
+                                 quadratic=self.quadratic)
         if self._log:
             self._log_line(now, grouped, total, left)
             return
@@ -417,7 +421,7 @@ WeightOption = Annotated[
     str | None,
     typer.Option("--weight", show_default=False,
                  help="The sampling weight column (numbers > 0): population frequencies Fk "
-                      "are estimated with it (issue 19); without it the file is taken for "
+                      "are estimated with it; without it the file is taken for "
                       "the population."),
 ]
 HouseholdOption = Annotated[

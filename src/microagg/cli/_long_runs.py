@@ -29,9 +29,11 @@ if TYPE_CHECKING:
 __all__ = ["check_size", "compile_note", "compiling_notice", "guard_estimate",
            "watch_compilation"]
 
-COMPILE_NOTICE = ("compiling numba kernels (first run only, about 40 s on 2 cores; later "
-                  "runs load them from the cache; `make install` or `microagg doctor "
-                  "--warm-up` does it ahead)...")
+COMPILE_NOTICE = ("compiling numba kernels (once per method: how long depends on how many "
+                  "kernels the run needs and on the machine's cores and load, from a few "
+                  "seconds to about a minute on 2 shared cores; later runs load them from "
+                  "the cache; `make install` or `microagg doctor --warm-up` compiles those "
+                  "of the default release and of the tutorial ahead)...")
 """Printed to stderr when the first kernel of a run is not found in the cache."""
 
 

@@ -43,12 +43,13 @@ def _budget_text(budget: Any) -> str:
 def key_value_table(title: str, rows: Rows, warnings: tuple[str, ...] | list[str] = ()
                     ) -> Table:
     """The two-column table every command prints after a run (names in bold; values as
-    plain text, never markup), then one ``warning`` row per warning."""
+    plain text, never markup), then one ``warning`` row per warning. A value too wide for
+    its cell (a long path) is folded onto the next lines, never cut with an ellipsis."""
     table = Table(title=title, show_header=False, title_justify="left")
     table.add_column("", style="bold")
-    table.add_column("")
+    table.add_column("", overflow="fold")
     for name, value in rows:
-        table.add_row(name, Text(value))
+        table.add_row(name, Text(value, overflow="fold"))
     for warning in warnings:
         table.add_row("warning", Text(warning))
     return table

@@ -68,8 +68,11 @@ def anonymize(
     quasi_identifiers: Annotated[
         list[str] | None,
         typer.Option("-q", "--quasi-identifiers", show_default=False,
-                     help="Comma-separated numeric columns to mask (repeatable). Default with "
-                          "--dataset: the data set's quasi-identifiers."),
+                     help="Comma-separated columns to mask (repeatable): numeric ones are "
+                          "microaggregated, categorical (text) ones grouped with them and "
+                          "published generalized (--hierarchy, --categorical-aggregation), "
+                          "dates with --dates. Default with --dataset: the data set's "
+                          "quasi-identifiers."),
     ] = None,
     k: Annotated[int, typer.Option("-k", help="Minimum group size (k >= 2).")] = 5,
     method: Annotated[

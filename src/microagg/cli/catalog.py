@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pathlib
 import sys
-from typing import Annotated
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -17,27 +18,29 @@ from microagg.cli._common import (
     user_errors,
 )
 
+if TYPE_CHECKING:
+    from microagg.partition import Partitioner
+
+
+COMPACT_WIDTH = 120
+"""Characters of a method's line in the compact listing (stdout not a terminal)."""
+
 
 @app.command()
 def methods() -> None:
-    """List the microaggregation methods (partitioners) and their parameters."""
+    """List the microaggregation methods (partitioners) and their parameters.
+
+    On a terminal, a table; otherwise (a pipe, a log, ``make``) one line per method (name,
+    family, its summary shortened to fit) and an indented line of its parameters, if any.
+    """
     from microagg.partition import ALIASES, PARTITIONERS
 
-    table = Table(title="microaggregation methods", title_justify="left")
-    table.add_column("name", style="bold", no_wrap=True)
-    table.add_column("fixed size")
-    table.add_column("parameters")
-    table.add_column("summary")
-    table.add_column("reference")
-    for name, entry in PARTITIONERS.items():
-        params = ", ".join(f"{p}={default!r}" for p, default in entry.params.items()
-                           if p != "sensitive") or "-"  # the sensitive columns come from -s
-        if entry.needs_sensitive:
-            params += " (groups on the -s columns too)"
-        table.add_row(name, "yes" if entry.fixed_size else "no", Text(params),
-                      Text(entry.summary), Text(entry.reference))
     console = stdout()
-    console.print(table)
+    if console.is_terminal:
+        console.print(_methods_table(PARTITIONERS))
+    else:
+        for line in _methods_lines(PARTITIONERS):
+            console.print(Text(line), soft_wrap=True)
     if ALIASES:
         aliases = ", ".join(f"{alias} -> {name}" for alias, name in ALIASES.items())
         console.print(Text(f"Aliases: {aliases}"), soft_wrap=True)
@@ -50,6 +53,68 @@ def methods() -> None:
     )
     console.print(Text(f"Aggregations (--aggregation): {aggs}. Differentially private "
                        "release: --epsilon with --bounds."), soft_wrap=True)
+
+
+def _parameters(entry: Partitioner) -> str:
+    """A method's parameters with their defaults, as ``--param`` takes them (or ``-``)."""
+    params = ", ".join(f"{p}={default!r}" for p, default in entry.params.items()
+                       if p != "sensitive") or "-"  # the sensitive columns come from -s
+    if entry.needs_sensitive:
+        params += " (groups on the -s columns too)"
+    return params
+
+
+def method_family(entry: Partitioner) -> str:
+    """What kind of partition a method makes and of which data, from its registry entry:
+    ``fixed size`` or ``variable size``, then ``numeric``, ``mixed`` (numeric and
+    categorical) or ``generalizing`` (publishes ranges and value sets)."""
+    data = "generalizing" if entry.generalizes else "mixed" if entry.mixed else "numeric"
+    return f"{'fixed' if entry.fixed_size else 'variable'} size, {data}"
+
+
+def shortened(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters: cut at a word boundary, with an ellipsis.
+
+    >>> shortened("Maximum distance: groups around the two records farthest apart.", 30)
+    'Maximum distance: groups…'
+    """
+    if len(text) <= width:
+        return text
+    cut = text[:width - 1]
+    if " " in cut:
+        cut = cut[:cut.rindex(" ")]
+    return cut.rstrip(" ,;:(") + "…"
+
+
+def _methods_lines(partitioners: Mapping[str, Partitioner]) -> list[str]:
+    """The compact listing: per method, ``name  family  summary`` in :data:`COMPACT_WIDTH`
+    characters, then its parameters indented when it has any."""
+    name_width = max(map(len, partitioners))
+    families = {name: method_family(entry) for name, entry in partitioners.items()}
+    family_width = max(map(len, families.values()))
+    lines = [f"microaggregation methods ({len(partitioners)}; a terminal shows them as a "
+             "table with their references)"]
+    for name, entry in partitioners.items():
+        head = f"{name:<{name_width}}  {families[name]:<{family_width}}  "
+        lines.append(head + shortened(entry.summary, max(COMPACT_WIDTH - len(head), 20)))
+        params = _parameters(entry)
+        if params != "-":
+            lines.append(" " * (name_width + 2) + f"parameters: {params}")
+    return lines
+
+
+def _methods_table(partitioners: Mapping[str, Partitioner]) -> Table:
+    """The table a terminal shows: name, fixed size, parameters, summary and reference."""
+    table = Table(title="microaggregation methods", title_justify="left")
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("fixed size")
+    table.add_column("parameters")
+    table.add_column("summary")
+    table.add_column("reference")
+    for name, entry in partitioners.items():
+        table.add_row(name, "yes" if entry.fixed_size else "no", Text(_parameters(entry)),
+                      Text(entry.summary), Text(entry.reference))
+    return table
 
 
 @app.command("init-schema")

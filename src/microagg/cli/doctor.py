@@ -54,22 +54,60 @@ def kernel_cache_report() -> dict[str, Any]:
             "kernels": len(KERNELS), "folders": folders}
 
 
-def warm_up_kernels() -> tuple[int, float]:
-    """Run the default release once on a small bundled table (Census at k=5, as ``make
-    demo``) so that its kernels are compiled and cached; returns the kernels compiled now
-    and the seconds that took (0 when all were cached)."""
-    import warnings
+WARM_UP_ROWS = 1_000
+"""Rows of the bundled survey the warm-up's mixed release and SUDA2 run on: the kernels
+compiled depend on the data's types, not on its size."""
 
+
+def _default_release() -> None:
+    """The default release (MDAV, group means, the checks and metrics) on Census at k=5,
+    as ``make demo``."""
     from microagg import anonymize, load_dataset
-    from microagg._jit import watch_compilation
 
     data = load_dataset("census")
     qi = list(data.quasi_identifiers)
+    anonymize(data.data, quasi_identifiers=qi, k=5, method="mdav", random_state=0,
+              sensitive=[c for c in data.sensitive if c not in qi],
+              identifiers=[c for c in data.identifiers if c not in qi])
+
+
+def _tutorial_release() -> None:
+    """A release of numeric and categorical quasi-identifiers with its default method
+    (MAGE), missing incomes and l-diversity, as the tutorial's releases on its survey."""
+    from microagg import anonymize, load_dataset
+
+    data = load_dataset("survey")
+    qi, sensitive = list(data.quasi_identifiers), list(data.sensitive)
+    table = data.data.loc[:WARM_UP_ROWS - 1, [*qi, *sensitive]]
+    anonymize(table, quasi_identifiers=qi, sensitive=sensitive, k=5, l=2, random_state=0)
+
+
+def _tutorial_risk() -> None:
+    """SUDA2's special uniques, as the tutorial's ``microagg risk``."""
+    from microagg import load_dataset
+    from microagg.metrics.suda import suda2
+
+    data = load_dataset("survey")
+    suda2(data.data.loc[:WARM_UP_ROWS - 1], ["age", "sex", "region", "education"])
+
+
+WARM_UPS = (_default_release, _tutorial_release, _tutorial_risk)
+"""What ``microagg doctor --warm-up`` (``make install``) runs, so that the kernels of the
+default release and of docs/tutorial.md's commands are compiled and cached ahead."""
+
+
+def warm_up_kernels() -> tuple[int, float]:
+    """Run each of :data:`WARM_UPS` once on small bundled tables so that their kernels are
+    compiled and cached; returns the kernels compiled now and the seconds that took (0 when
+    all were cached)."""
+    import warnings
+
+    from microagg._jit import watch_compilation
+
     with watch_compilation() as log, warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        anonymize(data.data, quasi_identifiers=qi, k=5, method="mdav", random_state=0,
-                  sensitive=[c for c in data.sensitive if c not in qi],
-                  identifiers=[c for c in data.identifiers if c not in qi])
+        for step in WARM_UPS:
+            step()
     return log.kernels, log.seconds
 
 
@@ -114,8 +152,9 @@ def doctor(
         bool,
         typer.Option("--warm-up",
                      help="Compile the kernels of the default release (MDAV, group means, "
-                          "the checks and metrics) now, so that the first real run does not "
-                          "(`make install` runs it)."),
+                          "the checks and metrics) and of the tutorial's commands (MAGE for "
+                          "numeric and categorical data, SUDA2) now, so that a first run of "
+                          "them does not (`make install` runs it)."),
     ] = False,
 ) -> None:
     """Show versions, numba's threading layer, where compiled kernels are cached, and the work

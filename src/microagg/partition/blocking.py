@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._progress import reporting
+from .._progress import Progress, current_progress, reporting
 from .._validation import RandomState, check_k, check_magnitude, check_matrix, resolve_seed
 
 __all__ = [
@@ -309,6 +309,40 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
                                initializer=_init_worker)
 
 
+def _run_blocks(tasks: list[tuple[NDArray[np.float64], int, str, dict[str, Any], int]],
+                jobs: int, report: Progress | None, total: int) -> list[NDArray[np.intp]]:
+    """Each task's labels, in order: in this process (``jobs == 1``) or by ``jobs`` worker
+    processes; ``report(grouped, total)`` at the start and after every block done."""
+    pooled = jobs > 1 and len(tasks) > 1
+    if pooled or (report is not None and len(tasks) > 1):
+        # the smallest block first: the kernels are compiled (or loaded) here, so that
+        # numba's cache is written once and the workers only load it, and before the
+        # progress clock starts, so that the time left is the blocks' alone
+        with reporting(None):
+            run_block(min(tasks, key=lambda task: task[0].shape[0]))
+    done = 0
+
+    def finished(rows: int) -> None:
+        nonlocal done
+        done += rows
+        if report is not None:
+            report(done, total)
+
+    finished(0)
+    if not pooled:
+        results = []
+        with reporting(None):  # each block would report from 0 again
+            for task in tasks:
+                results.append(run_block(task))
+                finished(task[0].shape[0])
+        return results
+    with process_pool(min(jobs, len(tasks))) as pool:
+        futures = {pool.submit(run_block, task): task[0].shape[0] for task in tasks}
+        for future in as_completed(futures):
+            finished(futures[future])
+        return [future.result() for future in futures]
+
+
 def microaggregate_blocks(X: NDArray[np.float64], blocks: NDArray[np.intp], k: int, *,
                           method: str = "mdav", params: Mapping[str, Any] | None = None,
                           seed: int = 0, n_jobs: int | None = None) -> NDArray[np.intp]:
@@ -317,7 +351,9 @@ def microaggregate_blocks(X: NDArray[np.float64], blocks: NDArray[np.intp], k: i
     Blocks are processed by ``n_jobs`` worker processes (``None``: one per CPU from
     :data:`PROCESSES_FROM` records on, else in this process; ``1``: in this process).
     Block ``b`` gets the seed ``seed + b``, so the result does not depend on ``n_jobs``.
-    Groups are numbered block by block."""
+    Groups are numbered block by block. A listening progress callback
+    (:mod:`microagg._progress`) hears 0 records grouped when the blocks start, then the
+    records of every block done (the blocks themselves report nothing)."""
     order = np.argsort(blocks, kind="stable")
     sizes = np.bincount(blocks)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
@@ -327,16 +363,7 @@ def microaggregate_blocks(X: NDArray[np.float64], blocks: NDArray[np.intp], k: i
         jobs = (os.cpu_count() or 1) if X.shape[0] >= PROCESSES_FROM else 1
     else:
         jobs = max(1, int(n_jobs))
-    if jobs == 1 or len(tasks) == 1:
-        with reporting(None):  # each block would report from 0 again
-            results = [run_block(t) for t in tasks]
-    else:
-        # compile (or load) the kernels here first, so that numba's cache is written once
-        # and the workers only load it
-        small = tasks[int(np.argmin([t[0].shape[0] for t in tasks]))]
-        run_block(small)
-        with process_pool(min(jobs, len(tasks))) as pool:
-            results = list(pool.map(run_block, tasks, chunksize=1))
+    results = _run_blocks(tasks, jobs, current_progress(), X.shape[0])
     labels = np.empty(X.shape[0], dtype=np.intp)
     offset = 0
     position = 0
