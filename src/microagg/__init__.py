@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs; loaded on a
     from .estimator import MicroAggregator
     from .exceptions import (
         ConstantColumnWarning,
+        HomogeneityWarning,
         InternalError,
         LowUtilityWarning,
         PrivacyLeakWarning,
@@ -47,6 +48,7 @@ __all__ = [
     "PARTITIONERS",
     "ConstantColumnWarning",
     "Hierarchy",
+    "HomogeneityWarning",
     "InternalError",
     "LowUtilityWarning",
     "MicroAggregator",
@@ -64,6 +66,7 @@ __all__ = [
 _LAZY: dict[str, tuple[str, str | None]] = {
     "PARTITIONERS": (".partition", "PARTITIONERS"),
     "ConstantColumnWarning": (".exceptions", "ConstantColumnWarning"),
+    "HomogeneityWarning": (".exceptions", "HomogeneityWarning"),
     "Hierarchy": (".hierarchy", "Hierarchy"),
     "InternalError": (".exceptions", "InternalError"),
     "LowUtilityWarning": (".exceptions", "LowUtilityWarning"),

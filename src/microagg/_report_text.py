@@ -81,6 +81,19 @@ def _k_sentence(release: Release, qi: Sequence[str], warned: bool) -> str:
             f"is {fmt(achieved)}-anonymous (no k was required).")
 
 
+def _homogeneity_sentences(metrics: Mapping[str, Any]) -> list[str]:
+    """One sentence per sensitive column with classes whose records share one value."""
+    measured = metrics.get("homogeneity")
+    if not isinstance(measured, Mapping):
+        return []
+    return [f"<b>Sensitive values disclosed:</b> in {int(h['homogeneous_classes']):,} of "
+            f"{int(h['classes']):,} classes ({int(h['homogeneous_records']):,} records, "
+            f"{100 * float(h['homogeneous_share']):.1f}%) every record has the same "
+            f"<b>{html.escape(str(col))}</b>: knowing someone's class tells it. k-anonymity "
+            "does not prevent this; l-diversity (-l 2) does."
+            for col, h in measured.items() if int(h.get("homogeneous_classes", 0)) > 0]
+
+
 def _risk_sentence(metrics: Mapping[str, Any]) -> str | None:
     risk = headline_risk(metrics)
     if risk is None:
@@ -152,6 +165,7 @@ def plain_words(release: Release, qi: Sequence[str], facts: ColumnFacts, *,
         if isinstance(c, Mapping) and c.get("required") is not None:
             items.append(f"<b>Also:</b> {label}: required {fmt(c['required'])}, achieved "
                          f"{fmt(c.get('achieved'))}.")
+    items += _homogeneity_sentences(metrics)
     items += [s for s in (_risk_sentence(metrics), _loss_sentence(metrics, facts),
                           rounding_sentence(release.checks.get("rounding")))
               if s is not None]

@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "ConstantColumnWarning",
     "ContinuousKeyWarning",
+    "HomogeneityWarning",
     "InternalError",
     "LabelsDroppedWarning",
     "LowUtilityWarning",
@@ -37,6 +38,12 @@ class PrivacyLeakWarning(UserWarning):
     Examples: a quasi-identifier that is constant (so it cannot be masked and still
     identifies nothing), or published columns whose combination is rarer than k.
     """
+
+
+class HomogeneityWarning(PrivacyLeakWarning):
+    """Classes of identical published quasi-identifiers in which every record has the same
+    sensitive value: whoever places a person in such a class learns that value.
+    k-anonymity does not protect against this; l-diversity (``l=2``) does."""
 
 
 class ConstantColumnWarning(UserWarning):

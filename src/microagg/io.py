@@ -12,6 +12,7 @@ from typing import IO, Any
 import pandas as pd
 
 from ._atomic import atomic_write, write_text_atomic
+from ._column_names import match_columns
 from ._dates_io import DateKind, as_datetimes, parquet_dates, written_kinds
 from ._formats import (
     CSV_EXTENSIONS,
@@ -80,8 +81,9 @@ def is_csv(path: PathLike) -> bool:
     return not is_sql_url(path) and format_suffix(pathlib.Path(path)) in CSV_EXTENSIONS
 
 
-def check_csv_header(path: PathLike, *, sep: str | None = None) -> None:
-    """Refuse a CSV file whose header repeats a column name, naming the names and counts.
+def check_csv_header(path: PathLike, *, sep: str | None = None) -> list[str]:
+    """Refuse a CSV file whose header repeats a column name, naming the names and counts;
+    return the header's (non-empty) names.
 
     pandas would read the second ``age`` as ``age.1``, a column no role names: it would be
     published unmasked. Empty header fields (pandas' ``Unnamed: i``) are not compared.
@@ -93,9 +95,10 @@ def check_csv_header(path: PathLike, *, sep: str | None = None) -> None:
         head = pd.read_csv(file, sep=separator, header=None, nrows=1, compression=compression,
                            **VERBATIM_CSV)
     except pd.errors.EmptyDataError:
-        return
+        return []
     names = [str(v) for v in head.iloc[0] if str(v)] if len(head) else []
     check_unique_columns(names, source=f"input file {str(file)!r}")
+    return names
 
 
 def read_verbatim(path: PathLike, *, sep: str | None = None,
@@ -244,9 +247,10 @@ def _read_csv(file: pathlib.Path, sep: str | None, compression: Compression,
     try:
         if sep is None:
             sep = sniff_separator(file, compression)
-        check_csv_header(file, sep=sep)
+        header = check_csv_header(file, sep=sep)
+        text = match_columns(list(text_columns), header) or []  # as the header spells them
         return pd.read_csv(file, sep=sep, engine="c", compression=compression,
-                           dtype=dict.fromkeys(text_columns, str) or None)
+                           dtype=dict.fromkeys(text, str) or None)
     except pd.errors.EmptyDataError:
         raise ValueError(f"Input file {str(file)!r} is empty: no header and no rows.") from None
     except (UnicodeDecodeError, pd.errors.ParserError, EOFError, OSError) as exc:

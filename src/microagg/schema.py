@@ -54,11 +54,12 @@ import pathlib
 import tomllib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
 
+from ._column_names import match_columns
 from ._pipeline.dates import format_problem
 from ._schema_propose import propose_schema
 from .exceptions import SchemaError
@@ -149,6 +150,24 @@ class Schema:
         """Columns with a ``round`` key: their digits (``None``: ``round = "none"``)."""
         return {c: (None if s.round == "none" else int(s.round))
                 for c, s in self.columns.items() if s.round is not None}
+
+    def spelled_as(self, columns: Iterable[object]) -> Schema:
+        """This schema with each column named as the table ``columns`` spell it.
+
+        A ``[columns."ége"]`` written in NFC names a header stored in NFD, and ``age`` names
+        a header `` age `` (:func:`~microagg._column_names.match_columns`), as on the command
+        line; a name that matches no column stays, for :meth:`check` to report.
+
+        Examples
+        --------
+        >>> schema = Schema({"age": ColumnSpec("quasi-identifier")})
+        >>> list(schema.spelled_as([" age ", "x"]).columns)
+        [' age ']
+        """
+        names = match_columns(list(self.columns), columns) or []
+        if names == list(self.columns) or len(set(names)) < len(names):
+            return self
+        return replace(self, columns=dict(zip(names, self.columns.values(), strict=True)))
 
     def check(self, df: pd.DataFrame) -> None:
         """Raise one :class:`SchemaError` listing every way ``df`` contradicts the schema."""

@@ -13,7 +13,9 @@ is a short sequence of small steps on the published table:
 4. :func:`~.published.with_published_columns`: the columns published unchanged that break k
    named (``Release.checks["published_columns"]``), the kept identifiers recorded;
 5. :func:`~.survey_risk_step.with_survey_risk`: with a weight or a household, the disclosure
-   risk before and after (``Release.metrics["survey_risk"]``).
+   risk before and after (``Release.metrics["survey_risk"]``);
+6. :func:`~.homogeneous.with_homogeneity_warning`: classes whose records all share one
+   sensitive value, a :class:`~microagg.exceptions.HomogeneityWarning`.
 
 Rounding a group's common representative never splits a group, but it can merge classes
 (29.3 and 28.9 both become 29); with a noisy aggregation each record has its own values and
@@ -40,6 +42,7 @@ import pandas as pd
 
 from ..exceptions import SchemaError
 from . import dates as _dates
+from .homogeneous import with_homogeneity_warning
 from .published import with_published_columns
 from .survey_risk_step import with_survey_risk
 from .verify import closeness_checks, diversity_checks, k_check, published_classes
@@ -224,15 +227,15 @@ def finish(release: Release, request: Request) -> Release:
         "rounding": MappingProxyType(dict(request.rounding)),
     })
     if not request.dates and not request.rounding:
-        return with_survey_risk(
-            with_published_columns(replace(release, params=params), request), request)
+        return with_homogeneity_warning(with_survey_risk(
+            with_published_columns(replace(release, params=params), request), request))
     started = time.perf_counter()
     published = round_numbers(restore_dates(release.data, request), request.rounding)
     checks, labels = reverify(release, request, published)
     timings = dict(release.timings)
     timings["publish"] = time.perf_counter() - started
     timings["total"] = time.perf_counter() - request.started
-    return with_survey_risk(with_published_columns(
+    return with_homogeneity_warning(with_survey_risk(with_published_columns(
         replace(release, data=published, labels=labels, params=params,
                 checks=MappingProxyType(checks), timings=MappingProxyType(timings)), request),
-        request)
+        request))

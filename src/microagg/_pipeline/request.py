@@ -150,6 +150,8 @@ class Request:
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"anonymize expects a pandas DataFrame. Got {type(df).__name__} "
                             "instead.")
+        if schema is not None:  # its names as the table spells them
+            schema = schema.spelled_as(df.columns)
         runner = _engine(engine, options, schema)
         df = row_positions(df, _named_columns(quasi_identifiers, options, schema))
         if schema is not None:

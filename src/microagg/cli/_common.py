@@ -5,8 +5,7 @@ from __future__ import annotations
 import pathlib
 import threading
 import time
-import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
+from microagg._column_names import match_column, match_columns
 from microagg._sizing import format_duration, remaining_seconds
 
 if TYPE_CHECKING:
@@ -182,40 +182,6 @@ def split_names(values: Sequence[str] | None) -> list[str] | None:
     names = [name.strip() for value in values for name in value.split(",")]
     return [name[1:-1] if len(name) >= 2 and name[0] == name[-1] == '"' else name
             for name in names if name]
-
-
-def _loose(name: str) -> str:
-    """A column name as compared loosely: Unicode NFC, surrounding spaces dropped."""
-    return unicodedata.normalize("NFC", name).strip()
-
-
-def match_columns(names: Sequence[str] | None, columns: Iterable[object]) -> list[str] | None:
-    """Each of ``names`` as the table spells it.
-
-    A name is the column of that exact name; failing that, the one column equal to it in
-    Unicode NFC (an accent typed as one character matches a header that stores a letter and
-    a combining accent, as macOS file names do), then with surrounding spaces dropped (the
-    command line drops them). A name that matches no column, or several, stays as given, for
-    the library to report with the table's columns.
-
-    Examples
-    --------
-    >>> match_columns(["e\u0301ge", "age"], ["\u00e9ge", " age "])
-    ['ége', ' age ']
-    """
-    if names is None:
-        return None
-    header = [c for c in columns if isinstance(c, str)]
-    return [match_column(name, header) for name in names]
-
-
-def match_column(name: str, columns: Iterable[object]) -> str:
-    """One name as the table spells it (see :func:`match_columns`)."""
-    header = [c for c in columns if isinstance(c, str)]
-    if name in header:
-        return name
-    found = [c for c in header if _loose(c) == _loose(name)]
-    return found[0] if len(found) == 1 else name
 
 
 def parse_attribute_groups(text: str | None) -> str | list[list[str]] | None:

@@ -85,7 +85,7 @@ def check(
 
             # the roles only: a published file lacks the identifiers and may show
             # generalized values the schema's types do not allow
-            loaded = load_schema(schema)
+            loaded = load_schema(schema).spelled_as(table.columns)
             qi, sens, _ = roles_from(loaded, qi, sens, None)
             weight = weight or loaded.weight
             household = household if household is not None else (

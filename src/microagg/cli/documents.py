@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from microagg.cli._common import RandomStateOption, SepOption, app, stdout, user_errors
+from microagg.cli._common import (
+    RandomStateOption,
+    SepOption,
+    app,
+    match_column,
+    stdout,
+    user_errors,
+)
 
 from ._tables import key_value_table
 
@@ -119,6 +126,7 @@ def documents(
             summary_json, inputs=[input_path], extensions=(".json",),
             parameter="--summary-json", outputs={"-o/--output": target, "--terms": terms_out})
         table = read_table(input_path, sep=sep)
+        text_column = match_column(text_column, table.columns)
         release = anonymize_documents(
             table, text_column=text_column, k=k, max_features=max_features,
             min_df=None if min_df is None else _share_or_count(min_df, "--min-df"),

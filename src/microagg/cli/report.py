@@ -16,6 +16,7 @@ from microagg.cli._common import (
     UsageError,
     app,
     exit_on_verdict,
+    match_columns,
     split_names,
     stdout,
     user_errors,
@@ -103,6 +104,11 @@ def report(
             raise UsageError("Name the quasi-identifiers: -q, --schema or --summary-json.")
         original = read_table(original_path, sep=sep, text_columns=text)
         published = read_table(published_path, sep=sep, text_columns=text)
+        # every name as the original table spells it
+        qi, sens = match_columns(qi, original.columns) or [], match_columns(sens, original.columns)
+        hierarchies = dict(zip(match_columns(list(hierarchies), original.columns) or [],
+                               hierarchies.values(), strict=True))
+        loaded = None if loaded is None else loaded.spelled_as(original.columns)
         release = assess_release(original, published, quasi_identifiers=qi,
                                  sensitive=sens or (), summary=summary, k=k,
                                  hierarchies={c: h for c, h in hierarchies.items() if c in qi}

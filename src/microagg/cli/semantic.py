@@ -14,6 +14,7 @@ from microagg.cli._common import (
     SepOption,
     UsageError,
     app,
+    match_columns,
     parse_hierarchies,
     plain_json,
     split_names,
@@ -46,7 +47,9 @@ def _ontologies(ontology: str, columns: list[str], hierarchy: list[str] | None,
         raise UsageError(f"--ontology must be 'wordnet' or 'hierarchy'. Got {ontology!r}.")
     from microagg.hierarchy import Hierarchy
 
-    files = {**dataset_hierarchies, **parse_hierarchies(hierarchy)}
+    given = parse_hierarchies(hierarchy)  # named as the table spells the columns
+    files = {**dataset_hierarchies, **dict(zip(match_columns(list(given), columns) or [],
+                                               given.values(), strict=True))}
     absent = [c for c in columns if c not in files]
     if absent:
         raise UsageError(f"--ontology hierarchy needs a --hierarchy COLUMN=FILE for "
@@ -124,11 +127,11 @@ def semantic(
             table, dataset_hierarchies = data.data, dict(data.hierarchies)
         else:
             table = read_table(input_path, sep=sep)
-        cols = split_names(columns) or []
+        cols = match_columns(split_names(columns), table.columns) or []
         release = anonymize_semantic(
             table, columns=cols, k=k,
             ontology=_ontologies(ontology, cols, hierarchy, dataset_hierarchies),
-            distance=distance, numeric=split_names(numeric) or (),
+            distance=distance, numeric=match_columns(split_names(numeric), table.columns) or (),
             synsets=_parse_synsets(synset), random_state=random_state)
         if output is not None:
             write_table(release.data, output, sep=sep)

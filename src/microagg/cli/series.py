@@ -12,6 +12,8 @@ from microagg.cli._common import (
     RandomStateOption,
     SepOption,
     app,
+    match_column,
+    match_columns,
     passthrough_as_read,
     split_names,
     stdout,
@@ -89,11 +91,14 @@ def series(
             summary_json, inputs=[input_path], extensions=(".json",),
             parameter="--summary-json")
         table = read_table(input_path, sep=sep)
-        chosen: str | list[str] = columns if "," not in columns else split_names([columns]) or []
+        chosen: str | list[str] = (
+            match_column(columns, table.columns) if "," not in columns else
+            match_columns(split_names([columns]), table.columns) or [])
         release = anonymize_series(
             table, series_columns=chosen, k=k, distance=distance, band=band,
-            representative=representative, identifiers=split_names(
-                [identifiers] if identifiers else None) or (), random_state=random_state)
+            representative=representative, identifiers=match_columns(split_names(
+                [identifiers] if identifiers else None), table.columns) or (),
+            random_state=random_state)
         written = passthrough_as_read(release.data, input_path, target,
                                       masked=release.params["series_columns"], sep=sep)
         write_table(written, target, sep=sep)

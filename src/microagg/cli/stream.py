@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import csv
+import gzip
 import json
 import pathlib
+import sys
 import time
-from typing import Annotated
+from collections.abc import Iterator
+from typing import IO, Annotated, cast
 
 import typer
 from rich.table import Table
@@ -15,6 +19,7 @@ from microagg.cli._common import (
     RandomStateOption,
     UsageError,
     app,
+    match_columns,
     plain_json,
     split_names,
     stderr,
@@ -86,7 +91,8 @@ def stream(
         from microagg.io import check_output_path, write_text_atomic
         from microagg.stream import stream_csv
 
-        qi = split_names(quasi_identifiers) or []
+        header, source = _header_and_source(input_path, sep)
+        qi = match_columns(split_names(quasi_identifiers), header) or []
         if not qi:
             raise UsageError("Name the quasi-identifiers: -q.")
         inputs = [] if input_path == "-" else [input_path]
@@ -96,8 +102,8 @@ def stream(
                 summary_json, inputs=[*inputs, *([] if output == "-" else [output])],
                 extensions=(".json",), parameter="--summary-json")
         seed, _ = resolve_seed(random_state)
-        release = stream_csv(input_path, output, columns=qi, k=k, delay=delay,
-                             keep=split_names(keep) or (), sep=sep, chunk_rows=chunk_rows,
+        release = stream_csv(source, output, columns=qi, k=k, delay=delay,
+                             keep=match_columns(split_names(keep), header) or (), sep=sep, chunk_rows=chunk_rows,
                              method=method, random_state=seed, index_column=index_column,
                              cluster_column=cluster_column)
         records, clusters = release.n_rows, release.metrics["n_clusters"]
@@ -122,3 +128,42 @@ def stream(
                         ("time (s)", f"{time.perf_counter() - start:.2f}")):
         table.add_row(name, Text(value))
     stderr().print(table)
+
+
+class _Replayed:
+    """A text stream whose first line was already read off it: that line, then the rest."""
+
+    def __init__(self, first_line: str, rest: IO[str]) -> None:
+        self._pending, self._rest = first_line, rest
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.readline, "")
+
+    def readline(self, size: int | None = -1) -> str:
+        if self._pending:
+            line, self._pending = self._pending, ""
+            return line
+        return self._rest.readline(-1 if size is None else size)
+
+    def read(self, size: int | None = -1) -> str:
+        if self._pending:  # a short read is allowed: the rest comes on the next call
+            text, self._pending = self._pending, ""
+            return text
+        return self._rest.read(-1 if size is None else size)
+
+
+def _header_and_source(input_path: str, sep: str) -> tuple[list[str], str | IO[str]]:
+    """The names of the input's header (to match the options' names against, as every
+    command does) and what :func:`~microagg.stream.stream_csv` reads: the path, or standard
+    input with its header line replayed."""
+    if input_path == "-":
+        line = sys.stdin.readline()
+        names = next(csv.reader([line], delimiter=sep)) if line.strip() else []
+        return names, cast(IO[str], _Replayed(line, sys.stdin))
+    path = pathlib.Path(input_path).expanduser()
+    if not path.is_file():  # stream_csv says so
+        return [], input_path
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8", newline="") as handle:
+        first = handle.readline()
+    return (next(csv.reader([first], delimiter=sep)) if first.strip() else []), input_path

@@ -17,6 +17,7 @@ from microagg.cli._common import (
     SepOption,
     UsageError,
     app,
+    match_columns,
     parse_bounds,
     split_names,
     stderr,
@@ -121,6 +122,9 @@ def sweep(
             categorical = [c for c in qi if c in df.columns and df[c].dtype.kind not in "biuf"]
             methods_list = ["mage" if categorical else "mdav"]
         parsed_bounds = parse_bounds(bounds)
+        if parsed_bounds is not None:
+            parsed_bounds = dict(zip(match_columns(list(parsed_bounds), df.columns) or [],
+                                     parsed_bounds.values(), strict=True))
         if eps and parsed_bounds is None:
             raise UsageError("--epsilon needs --bounds for every quasi-identifier "
                              "(column=lower:upper, public, not taken from the data).")
@@ -190,8 +194,10 @@ def _sweep_input(input_path: str | None, dataset: str | None, *, sep: str | None
         df = read_table(input_path, sep=sep, text_columns=(
             loaded.text_columns if loaded is not None else ()))
         if loaded is not None:  # every run takes it whole: types, dates, rounding
+            loaded = loaded.spelled_as(df.columns)
             qi, sens, ids = roles_from(loaded, qi, sens, ids)
             options["schema"] = loaded
+    qi, sens, ids = (match_columns(names, df.columns) for names in (qi, sens, ids))
     return df, qi, sens, ids, options
 
 

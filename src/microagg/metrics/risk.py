@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 from scipy.spatial import cKDTree
 
@@ -243,23 +244,28 @@ def homogeneity(classes: ArrayLike, sensitive: ArrayLike) -> dict[str, float | i
     value (an intruder who places someone in the class learns the value).
 
     Returns ``{"homogeneous_classes", "classes", "homogeneous_records",
-    "homogeneous_share"}`` (the share of records in such classes).
+    "homogeneous_share"}`` (the records in such classes, and their share of all records).
+    Missing sensitive values are not a value: a class is homogeneous when its known values
+    are all one value (a class with no known value discloses none).
 
     Examples
     --------
     >>> homogeneity([0, 0, 1, 1, 1], ["a", "a", "a", "b", "b"])
     {'homogeneous_classes': 1, 'classes': 2, 'homogeneous_records': 2, 'homogeneous_share': 0.4}
+    >>> homogeneity([0, 0, 1, 1], ["a", None, None, None])["homogeneous_classes"]
+    1
     """
     cls = np.unique(np.asarray(classes).ravel(), return_inverse=True)[1].ravel()
-    values = np.unique(np.asarray(sensitive, dtype=object).astype(str).ravel(),
-                       return_inverse=True)[1].ravel()
+    raw = np.asarray(sensitive, dtype=object).ravel()
+    known = ~pd.isna(raw)
+    values = np.unique(raw.astype(str), return_inverse=True)[1].ravel()
     if cls.shape != values.shape:
         raise ValueError(f"classes has {cls.size} entries but sensitive has {values.size}.")
     n_classes = int(cls.max()) + 1 if cls.size else 0
     lo = np.full(n_classes, np.iinfo(np.int64).max)
     hi = np.full(n_classes, -1)
-    np.minimum.at(lo, cls, values)
-    np.maximum.at(hi, cls, values)
+    np.minimum.at(lo, cls[known], values[known])
+    np.maximum.at(hi, cls[known], values[known])
     homogeneous = lo == hi
     records = int(homogeneous[cls].sum())
     return {"homogeneous_classes": int(homogeneous.sum()), "classes": n_classes,
