@@ -50,7 +50,7 @@ def test_frequencies_and_risks_are_counted_within_each_stratum() -> None:
     assert s["expected_household_reidentifications"] == pytest.approx(
         2 * sum(households), rel=1e-12)
     plain = survey_risk(_toy(), ["sex"], weights="w").summary()
-    assert plain["strata"] is None and plain["k_anonymity_violations"]["2"] == 0
+    assert "strata" not in plain and plain["k_anonymity_violations"]["2"] == 0
 
 
 def test_missing_keys_match_within_their_stratum_only() -> None:

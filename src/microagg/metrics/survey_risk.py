@@ -228,18 +228,21 @@ class SurveyRisk:
     def summary(self) -> dict[str, Any]:
         """Plain numbers for JSON: global risk (mean individual risk), in %, expected
         re-identifications (sum), the count and share above ``threshold``, the household risk
-        (mean over records, as sdcMicro) and its expected count, and ``fk < k`` counts."""
+        (mean over records, as sdcMicro) and its expected count, and ``fk < k`` counts;
+        ``"strata"``: the strata column, when the counts were made within strata."""
         n = int(self.risk.size)
         expected = float(self.risk.sum())
         above = int((self.risk > self.threshold).sum())
         out: dict[str, Any] = {
             "n_records": n, "keys": list(self.keys), "weighted": self.weighted,
-            "missing": self.missing, "strata": self.strata, "global_risk": expected / n,
+            "missing": self.missing, "global_risk": expected / n,
             "global_risk_pct": 100.0 * expected / n, "expected_reidentifications": expected,
             "max_risk": float(self.risk.max()), "threshold": self.threshold,
             "n_above_threshold": above, "share_above_threshold": above / n,
             "k_anonymity_violations": {str(k): int((self.fk < k).sum()) for k in self.ks},
         }
+        if self.strata is not None:
+            out["strata"] = self.strata
         if self.household_risk is not None:
             hier = float(self.household_risk.sum())
             out |= {"household_risk": hier / n, "household_risk_pct": 100.0 * hier / n,
