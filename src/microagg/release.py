@@ -58,6 +58,7 @@ def anonymize(
     rounding: Mapping[str, int | None] | bool | None = None,
     weights: str | None = None,
     households: str | None = None,
+    strata: str | None = None,
 ) -> Release:
     """Mask the quasi-identifiers of ``df`` by microaggregation and return a verified release.
 
@@ -151,6 +152,10 @@ def anonymize(
     households : str, default=None
         The household id column: for the household risk, then dropped like an identifier
         unless named in ``keep``.
+    strata : str, default=None
+        The strata column (a region, the design stratum; sdcMicro's ``strataVar``; none
+        missing): published unchanged, and the disclosure risk counts the frequencies within
+        each stratum. Published unchanged, it is also a key of the published-columns check.
     dates : str, sequence of str or mapping, default=None
         Quasi-identifiers that are dates (text parsed with ``format``, ISO 8601 by default;
         a ``datetime64`` quasi-identifier is a date without being named): microaggregated as

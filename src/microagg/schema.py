@@ -35,7 +35,9 @@
 Roles: ``identifier``, ``quasi-identifier``, ``sensitive``, ``weight`` (the sampling weight, at
 most one column: published unchanged, used by the disclosure-risk measures), ``household``
 (the household id, at most one column: for the household risk, then dropped like an
-identifier), ``other`` (published unchanged).
+identifier), ``strata`` (the stratum, e.g. a region, at most one column: published unchanged,
+the risk measures count frequencies within each stratum, as sdcMicro's ``strataVar``),
+``other`` (published unchanged).
 Types: ``numeric``, ``ordinal`` (with ``order``), ``categorical``, ``date`` (text dates or
 datetimes, microaggregated as days since 1970-01-01 and published as dates again).
 Keys of a column: ``role`` (required), ``type``, ``order`` (ordinal), ``hierarchy`` (an ARX
@@ -68,7 +70,8 @@ from .hierarchy import as_labels
 __all__ = ["ROLES", "TYPES", "ColumnSpec", "Schema", "check_unique_columns", "load_schema",
            "propose_schema"]
 
-ROLES = ("identifier", "quasi-identifier", "sensitive", "weight", "household", "other")
+ROLES = ("identifier", "quasi-identifier", "sensitive", "weight", "household", "strata",
+         "other")
 TYPES = ("numeric", "ordinal", "categorical", "date")
 _KEYS = {"role", "type", "order", "hierarchy", "bounds", "format", "publish", "round"}
 _PRECISIONS = ("day", "month", "year")  # microagg._pipeline.dates.PRECISIONS
@@ -127,6 +130,12 @@ class Schema:
     def household(self) -> str | None:
         """The household id column, if any (:func:`load_schema` allows one)."""
         found = self.names("household")
+        return found[0] if found else None
+
+    @property
+    def strata(self) -> str | None:
+        """The strata column, if any (:func:`load_schema` allows one)."""
+        found = self.names("strata")
         return found[0] if found else None
 
     @property
@@ -289,7 +298,7 @@ def load_schema(path: str | os.PathLike[str]) -> Schema:
             specs[str(name)] = spec
     if columns and not any(s.role == "quasi-identifier" for s in specs.values()):
         problems.append("no column has role = \"quasi-identifier\"")
-    for single in ("weight", "household"):
+    for single in ("weight", "household", "strata"):
         several = [c for c, spec in specs.items() if spec.role == single]
         if len(several) > 1:
             problems.append(f"{len(several)} columns have role = \"{single}\" "

@@ -87,3 +87,83 @@ def test_schema_roles_and_their_conflicts(people, tmp_path):
                                             '[columns.hid]\nrole = "weight"'))
     with pytest.raises(SchemaError, match=r"2 columns have role = \"weight\".*at most one"):
         load_schema(two)
+
+
+# ------------------------------------------------------------------------------- strata
+
+def _with_region(people: pd.DataFrame) -> pd.DataFrame:
+    return people.assign(region=np.repeat(["north", "south", "east"], 20))  # 20 rows each
+
+
+def test_strata_published_unchanged_and_the_risk_counted_within_them(people):
+    from microagg.metrics.survey_risk import survey_risk
+
+    df = _with_region(people)
+    released = _release(df, weights="w", households="hid", strata="region")
+    assert released.params["strata"] == "region"
+    assert released.data["region"].equals(df["region"])  # published as read
+    before = released.metrics["survey_risk"]["before"]
+    assert before["strata"] == "region"
+    expected = survey_risk(df, ["age", "income"], weights="w", households="hid",
+                           strata="region").summary()
+    assert before["expected_reidentifications"] == expected["expected_reidentifications"]
+    # the published table's classes, split by region: fk within each stratum
+    after = released.metrics["survey_risk"]["after"]
+    assert after["strata"] == "region"
+    within = released.data.groupby(["age", "income", "region"])["age"].transform("size")
+    assert after["k_anonymity_violations"]["3"] == int((within < 3).sum()) > 0
+    assert released.metrics["survey_risk"]["after"]["k_anonymity_violations"]["3"] > \
+        survey_risk(released.data, ["age", "income"]).summary()["k_anonymity_violations"]["3"]
+
+
+def test_strata_is_a_key_of_the_published_columns_check(people):
+    """Published unchanged, the stratum is a key an intruder may know: a release whose
+    classes it splits below k is said so (and the verdict is not protected)."""
+    released = _release(_with_region(people), households="hid", strata="region")
+    assert "region" in released.checks["published_columns"]["columns"]
+    assert not released.verdict.protected
+
+
+def test_strata_run_the_risk_step_without_weights(people):
+    released = _release(_with_region(people), households="hid", strata="region")
+    assert released.metrics["survey_risk"]["before"]["weighted"] is False
+    assert released.metrics["survey_risk"]["before"]["strata"] == "region"
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"strata": "nope"}, r"Unknown column 'nope' in strata"),
+    ({"strata": "age"}, r"'age' is both the strata and in quasi_identifiers"),
+    ({"weights": "w", "strata": "w"}, r"'w' cannot be both the weight and the strata"),
+    ({"households": "hid", "strata": "hid"}, r"cannot be both the household id and the strata"),
+])
+def test_strata_conflicts(people, options, message):
+    with pytest.raises(SchemaError, match=message):
+        _release(_with_region(people), **options)
+
+
+def test_strata_missing_on_some_rows_is_refused(people):
+    gaps = _with_region(people).astype({"region": object})
+    gaps.loc[[3, 7, 8], "region"] = None
+    with pytest.raises(SchemaError, match=r"Strata column 'region' of anonymize is missing on "
+                                          r"3 of 60 rows \(first rows: 3, 7, 8\)"):
+        _release(gaps, strata="region")
+
+
+def test_schema_strata_role(people, tmp_path):
+    file = tmp_path / "s.toml"
+    file.write_text('[columns.age]\nrole = "quasi-identifier"\n'
+                    '[columns.income]\nrole = "quasi-identifier"\n'
+                    '[columns.hid]\nrole = "household"\n[columns.w]\nrole = "weight"\n'
+                    '[columns.region]\nrole = "strata"\n')
+    schema = load_schema(file)
+    assert schema.strata == "region"
+    released = anonymize(_with_region(people), k=3, schema=schema, random_state=0)
+    assert released.params["strata"] == "region"
+    assert released.metrics["survey_risk"]["before"]["strata"] == "region"
+    with pytest.raises(SchemaError, match=r"either in the schema or as options.*strata"):
+        anonymize(_with_region(people), k=3, schema=schema, strata="region")
+    two = tmp_path / "two.toml"
+    two.write_text(file.read_text().replace('[columns.w]\nrole = "weight"',
+                                            '[columns.w]\nrole = "strata"'))
+    with pytest.raises(SchemaError, match=r"2 columns have role = \"strata\".*at most one"):
+        load_schema(two)

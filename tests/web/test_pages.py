@@ -337,3 +337,19 @@ def test_excel_bytes_are_not_kept_after_reading(client: TestClient) -> None:
     upload(client, "t.xlsx", buffer.getvalue())
     store = client.app.state.store  # type: ignore[attr-defined]
     assert [p for p in store.root.rglob("*") if p.is_file()] == []
+
+
+
+def test_roles_page_offers_strata_and_the_risk_page_counts_within_them(
+        client: TestClient, tmp_path: pathlib.Path) -> None:
+    _open(client, "survey")
+    html = client.get("/roles").text
+    assert html.count('<option value="strata"') == html.count('name="role-')  # every column
+    saved = client.post("/roles", data=_form(html) | {"role-4": "strata"})  # region
+    assert saved.status_code == 200 and "Roles saved" in saved.text
+    assert _role_row(client.get("/roles").text, 4) == ("strata", "categorical")
+    file = tmp_path / "schema.toml"
+    file.write_bytes(client.get("/roles/schema.toml").content)
+    assert load_schema(file).strata == "region"
+    risk = client.get("/risk").text
+    assert re.search(r'<th scope="row">strata</th><td>region</td>', risk)

@@ -213,7 +213,8 @@ def with_published_columns(release: Release, request: Request) -> Release:
     check = (published_column_checks(release.data, request.quasi_identifiers, as_is, required)
              if as_is and required is not None else None)
     params = MappingProxyType({**release.params, "keep": request.keep,
-                               "weight": request.weight, "household": request.household})
+                               "weight": request.weight, "household": request.household,
+                               "strata": request.strata})
     if check is None:
         return replace(release, params=params)
     notes = list(release.warnings)

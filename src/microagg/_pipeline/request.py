@@ -87,6 +87,9 @@ class Request:
     """The sampling weight column (published unchanged; for the disclosure risk)."""
     household: str | None = None
     """The household id column (for the household risk; dropped unless kept)."""
+    strata: str | None = None
+    """The strata column (sdcMicro's ``strataVar``; published unchanged): the risk measures
+    count frequencies within each stratum (:mod:`.survey_roles`)."""
     aggregation: str | None = None
     aggregation_params: Mapping[str, Any] = field(default_factory=dict)
     scaling: str | None = None
@@ -203,7 +206,7 @@ def _engine(name: str, options: Mapping[str, Any], schema: Schema | None) -> Any
 
 
 _NAMING_OPTIONS = ("sensitive", "identifiers", "keep", "intruder_knows", "weights",
-                   "households")
+                   "households", "strata")
 """The options that name columns (besides the quasi-identifiers)."""
 
 
@@ -227,7 +230,8 @@ def _with_schema(df: pd.DataFrame, schema: Schema, quasi_identifiers: Any,
     clash = sorted(set(given) & set(schema.hierarchies))
     if clash:
         raise SchemaError(f"hierarchies {clash} repeat the schema's hierarchies.")
-    doubled = [n for n, role in (("weights", schema.weight), ("households", schema.household))
+    doubled = [n for n, role in (("weights", schema.weight), ("households", schema.household),
+                                 ("strata", schema.strata))
                if role is not None and options.get(n) is not None]
     if doubled:
         raise SchemaError(f"Give the survey roles either in the schema or as options, not both "
@@ -235,6 +239,7 @@ def _with_schema(df: pd.DataFrame, schema: Schema, quasi_identifiers: Any,
     merged = {**options, "sensitive": sens, "identifiers": ids,  # 'other': kept on purpose
               "weights": options.get("weights") or schema.weight,
               "households": options.get("households") or schema.household,
+              "strata": options.get("strata") or schema.strata,
               "keep": (*as_names(options.get("keep"), "keep"), *schema.names("other")),
               "hierarchies": {**given, **schema.hierarchies} or None}
     if merged.get("bounds") is None and options.get("epsilon") is not None:

@@ -1,5 +1,5 @@
 """The disclosure risk before and after, as statistical offices measure it (issue 19): the last
-step of the publish stage when the request names a sampling weight or a household.
+step of the publish stage when the request names a sampling weight, a household or strata.
 
 The key variables are the quasi-identifiers; the original table gives the risk *before*
 (every value as it was), the published table the risk *after*, by the same measures
@@ -35,7 +35,7 @@ def _summary(table: pd.DataFrame, request: Request, households: str | None) -> d
     with warnings.catch_warnings():  # continuous keys before masking: said in the docstring
         warnings.simplefilter("ignore")
         out = survey_risk(table, keys, weights=request.weight, households=households,
-                          ks=(2, 3, 5, request.k)).summary()
+                          ks=(2, 3, 5, request.k), strata=request.strata).summary()
         if len(keys) <= MAX_KEYS:
             out["suda"] = suda2(table, keys).summary()
     return out
@@ -44,13 +44,14 @@ def _summary(table: pd.DataFrame, request: Request, households: str | None) -> d
 def with_survey_risk(release: Release, request: Request) -> Release:
     """``release`` with ``metrics["survey_risk"]`` = ``{"before": ..., "after": ...}`` (the
     summaries of :class:`~microagg.metrics.survey_risk.SurveyRisk`) when the request has a
-    weight or a household; unchanged otherwise.
+    weight, a household or strata (the frequencies then counted within each stratum, which
+    is published unchanged); unchanged otherwise.
 
     The household risk after masking needs each published record's household: the household
     column when it is published (kept), else the original's, row for row, unless the release
     reordered its rows (a noisy aggregation shuffles them): then it is left out.
     """
-    if request.weight is None and request.household is None:
+    if request.weight is None and request.household is None and request.strata is None:
         return release
     published = release.data
     household = request.household

@@ -203,7 +203,7 @@ def columns_as_spelled(options: dict[str, Any], columns: Sequence[object]) -> di
     for key in _NAME_LISTS:
         if options[key]:
             out[key] = match_columns(options[key], columns)
-    for key in ("weights", "households"):
+    for key in ("weights", "households", "strata"):
         if options[key] is not None:
             out[key] = match_column(options[key], columns)
     for key in _NAME_KEYS:

@@ -35,6 +35,7 @@ __all__ = [
     "SchemaOption",
     "SensitiveOption",
     "SepOption",
+    "StrataOption",
     "UsageError",
     "WeightOption",
     "app",
@@ -394,6 +395,12 @@ HouseholdOption = Annotated[
     str | None,
     typer.Option("--household", show_default=False,
                  help="The household id column: adds the household risk."),
+]
+StrataOption = Annotated[
+    str | None,
+    typer.Option("--strata", show_default=False,
+                 help="The strata column (a region, the design stratum): fk and Fk are "
+                      "counted within each stratum (as sdcMicro's strataVar)."),
 ]
 SepOption = Annotated[
     str | None,

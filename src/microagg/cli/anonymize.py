@@ -112,6 +112,13 @@ def anonymize(
                      help="The household id column: for the household risk, then dropped "
                           "(publish it with --keep)."),
     ] = None,
+    strata: Annotated[
+        str | None,
+        typer.Option("--strata", show_default=False,
+                     help="The strata column (a region, the design stratum): published "
+                          "unchanged; the disclosure risk counts frequencies within each "
+                          "stratum (as sdcMicro's strataVar)."),
+    ] = None,
     aggregation: Annotated[
         str | None,
         typer.Option("--aggregation", show_default=False,
@@ -322,7 +329,7 @@ def anonymize(
             quasi_identifiers=split_names(quasi_identifiers), k=k, method=method,
             sensitive=split_names(sensitive), identifiers=split_names(drop),
             keep=split_names(keep) or (), weights=weight, households=household,
-            aggregation=aggregation,
+            strata=strata, aggregation=aggregation,
             aggregation_params=aggregation_params(aggregation, rho, agg_param),
             scaling=scaling, random_state=random_state, method_params=parse_params(param),
             epsilon=epsilon, bounds=parse_bounds(bounds),

@@ -23,6 +23,7 @@ from microagg.cli._common import (
     QuasiIdentifiersOption,
     SchemaOption,
     SepOption,
+    StrataOption,
     UsageError,
     WeightOption,
     app,
@@ -50,6 +51,7 @@ def risk(
     schema: SchemaOption = None,
     weight: WeightOption = None,
     household: HouseholdOption = None,
+    strata: StrataOption = None,
     threshold: Annotated[
         float,
         typer.Option("--threshold", help="Count the records whose individual risk is above "
@@ -77,8 +79,8 @@ def risk(
     ] = None,
     sep: SepOption = None,
 ) -> None:
-    """The disclosure risk of a file's key variables: fk and Fk, individual, global and
-    household risk, k-anonymity violations, SUDA2."""
+    """The disclosure risk of a file's key variables: fk and Fk (within each stratum with
+    --strata), individual, global and household risk, k-anonymity violations, SUDA2."""
     with user_errors():
         from microagg.io import check_output_path, read_table, write_text_atomic
 
@@ -86,13 +88,15 @@ def risk(
         if summary_json is not None:
             out = check_output_path(summary_json, inputs=[input_path], extensions=(".json",),
                                     parameter="--summary-json")
-        keys, weight, household, text = _roles(quasi_identifiers, schema, weight, household)
+        keys, survey, text = _roles(quasi_identifiers, schema,
+                                    {"weights": weight, "households": household,
+                                     "strata": strata})
         table = read_table(input_path, sep=sep, text_columns=text)
         keys = match_columns(keys, table.columns) or []
-        weight, household = (None if name is None else match_column(name, table.columns)
-                             for name in (weight, household))
-        figures = file_risk(table, keys, weights=weight, households=household,
-                            threshold=threshold, ks=_ks(ks), missing=missing, suda=suda)
+        survey = {role: None if name is None else match_column(name, table.columns)
+                  for role, name in survey.items()}
+        figures = file_risk(table, keys, **survey, threshold=threshold, ks=_ks(ks),
+                            missing=missing, suda=suda)
         stdout().print(risk_table(figures, source=input_path))
         if out is not None:
             write_text_atomic(json.dumps(plain_json(figures), indent=2) + "\n", out)
@@ -107,10 +111,10 @@ def _ks(text: str) -> tuple[int, ...]:
 
 
 def _roles(quasi_identifiers: list[str] | None, schema: pathlib.Path | None,
-           weight: str | None, household: str | None
-           ) -> tuple[list[str], str | None, str | None, list[str]]:
-    """The key variables, weight and household (given, or from the schema), and the columns
-    to read as text."""
+           survey: dict[str, str | None]
+           ) -> tuple[list[str], dict[str, str | None], list[str]]:
+    """The key variables, the survey roles (``weights``, ``households``, ``strata``: given,
+    or from the schema), and the columns to read as text."""
     keys = split_names(quasi_identifiers) or []
     text: list[str] = []
     if schema is not None:
@@ -120,22 +124,23 @@ def _roles(quasi_identifiers: list[str] | None, schema: pathlib.Path | None,
         if keys:
             raise UsageError("Give the key variables either with -q or in --schema, not both.")
         keys, text = loaded.quasi_identifiers, loaded.text_columns
-        weight = weight or loaded.weight
-        household = household or loaded.household
+        survey = {"weights": survey["weights"] or loaded.weight,
+                  "households": survey["households"] or loaded.household,
+                  "strata": survey["strata"] or loaded.strata}
     if not keys:
         raise UsageError("Name the key variables: -q (comma-separated) or --schema.")
-    return keys, weight, household, text
+    return keys, survey, text
 
 
 def file_risk(table: pd.DataFrame, keys: list[str], *, weights: str | None,
               households: str | None, threshold: float, ks: tuple[int, ...], missing: str,
-              suda: bool) -> dict[str, Any]:
+              suda: bool, strata: str | None = None) -> dict[str, Any]:
     """The figures of :func:`risk`: ``survey_risk`` and, with ``suda``, ``suda2``."""
     from microagg.metrics.survey_risk import survey_risk
 
     figures: dict[str, Any] = {"survey_risk": survey_risk(
         table, keys, weights=weights, households=households, threshold=threshold, ks=ks,
-        missing=missing).summary()}
+        missing=missing, strata=strata).summary()}
     if suda:
         from microagg.metrics.suda import suda2
 
@@ -155,6 +160,8 @@ def risk_table(figures: dict[str, Any], *, source: str) -> Table:
     table.add_column("value")
     n = s["n_records"]
     table.add_row("records, key variables", f"{n:,}; {', '.join(s['keys'])}")
+    if s.get("strata"):
+        table.add_row("strata", f"{s['strata']}: fk and Fk counted within each stratum")
     table.add_row("population frequencies", "estimated with the weights" if s["weighted"]
                   else "none: the file is taken for the population (risk = 1 / fk)")
     for k, count in s["k_anonymity_violations"].items():

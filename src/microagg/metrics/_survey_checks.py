@@ -1,5 +1,5 @@
 """Input checks of :mod:`microagg.metrics.survey_risk`: key variables, sampling weights,
-household ids, the risk threshold and the k of the k-anonymity counts (one message format:
+household ids, strata, the risk threshold and the k of the k-anonymity counts (one message format:
 the column or parameter, the number of offending rows and the allowed range)."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ __all__ = [
     "check_households",
     "check_keys",
     "check_ks",
+    "check_strata",
     "check_threshold",
     "check_weights",
 ]
@@ -123,6 +124,28 @@ def household_codes(values: Any, name: str, *, caller: str) -> NDArray[np.intp]:
                           f"{', '.join(str(r) for r in rows[:5])}); every record needs a "
                           "household id for the household risk.")
     return pd.factorize(series)[0].astype(np.intp, copy=False)
+
+
+def check_strata(df: pd.DataFrame, name: Any, keys: Sequence[str], *, caller: str
+                 ) -> NDArray[np.int64]:
+    """Stratum codes 0..s-1 of column ``name``: not a key variable, none missing.
+
+    The stratum is an extra key of the frequency counts (sdcMicro's ``strataVar``), so a
+    record without one could not be counted: every record needs its stratum.
+    """
+    series = _column(df, name, "strata", caller)
+    if name in keys:
+        raise SchemaError(f"Strata column {name!r} of {caller} is also a key variable; the "
+                          "frequencies are already counted within its values: name it once, "
+                          "as the strata or as a key.")
+    missing = series.isna().to_numpy()
+    if missing.any():
+        rows = np.flatnonzero(missing)
+        raise SchemaError(f"Strata column {name!r} of {caller} is missing on {rows.size} of "
+                          f"{missing.size} rows (first rows: "
+                          f"{', '.join(str(r) for r in rows[:5])}); every record needs its "
+                          "stratum, the frequencies are counted within each.")
+    return pd.factorize(series)[0].astype(np.int64, copy=False)
 
 
 def check_threshold(threshold: Any, *, caller: str) -> float:

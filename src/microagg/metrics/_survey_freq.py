@@ -9,6 +9,11 @@ in ``freqCalc``: with two or more key variables, a record whose keys are all obs
 not count the records whose keys are all missing (those get ``fk = n``, ``Fk = sum(w)``), while
 a record with some missing keys does count them. With one key variable, every record counts
 the missing ones. ``missing="category"`` makes a missing value a category of its own.
+
+With **strata** (sdcMicro's ``strataVar``), every count is made within each stratum: two
+records match only when they are in the same stratum, and the rules above apply inside each
+stratum (a record whose keys are all missing gets ``fk`` = its stratum's size). Without
+missing values this is the same as counting on the keys plus the stratum.
 """
 
 from __future__ import annotations
@@ -63,11 +68,15 @@ def _pattern_pairs(missing: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArr
 
 def _count_into(codes: NDArray[np.int64], keep: NDArray[np.bool_], sources: NDArray[np.bool_],
                 targets: NDArray[np.bool_], w: NDArray[np.float64] | None,
-                out: tuple[NDArray[np.float64], NDArray[np.float64]]) -> None:
+                out: tuple[NDArray[np.float64], NDArray[np.float64]],
+                strata: NDArray[np.int64] | None = None) -> None:
     """Add to ``out`` (fk, Fk) of each target row the count and weight of the source rows
-    that agree with it on the key columns ``keep``."""
+    that agree with it on the key columns ``keep`` (and are in its stratum)."""
     rows = np.flatnonzero(sources | targets)
-    joint, size = joint_codes([codes[rows, j] for j in np.flatnonzero(keep)], rows.size)
+    columns = [codes[rows, j] for j in np.flatnonzero(keep)]
+    if strata is not None:
+        columns.append(strata[rows])
+    joint, size = joint_codes(columns, rows.size)
     src = sources[rows]
     cnt = np.bincount(joint[src], minlength=size)
     tot = cnt if w is None else np.bincount(joint[src], weights=w[rows][src], minlength=size)
@@ -76,9 +85,11 @@ def _count_into(codes: NDArray[np.int64], keep: NDArray[np.bool_], sources: NDAr
     out[1][rows[tgt]] += tot[joint[tgt]]
 
 
-def _any_frequencies(codes: NDArray[np.int64], w: NDArray[np.float64] | None
+def _any_frequencies(codes: NDArray[np.int64], w: NDArray[np.float64] | None,
+                     strata: NDArray[np.int64] | None = None
                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """fk and Fk when a missing code (-1) matches any value (sdcMicro's ``freqCalc``)."""
+    """fk and Fk when a missing code (-1) matches any value (sdcMicro's ``freqCalc``),
+    counted within each stratum when ``strata`` (codes >= 0) is given."""
     n, d = codes.shape
     labels, patterns = _pattern_pairs(codes < 0)
     masks = [labels == p for p in range(patterns.shape[0])]
@@ -87,23 +98,26 @@ def _any_frequencies(codes: NDArray[np.int64], w: NDArray[np.float64] | None
         for p, sources in enumerate(masks):
             if d > 1 and not patterns[q].any() and patterns[p].all():
                 continue  # freqCalc: complete keys do not count all-missing keys
-            _count_into(codes, ~(patterns[q] | patterns[p]), sources, targets, w, out)
+            _count_into(codes, ~(patterns[q] | patterns[p]), sources, targets, w, out, strata)
     return out
 
 
 def key_frequencies(codes: NDArray[np.int64], w: NDArray[np.float64] | None, *,
-                    missing: str) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+                    missing: str, strata: NDArray[np.int64] | None = None
+                    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """Sample frequency ``fk`` (int64) and estimated population frequency ``Fk`` (float64,
     the sum of the weights; ``fk`` as float when ``w`` is None) of each row's key combination.
 
     ``codes`` is (n, d) int64, one factorized column per key variable, ``-1`` for a missing
     value when ``missing="any"`` (with ``missing="category"`` no code is negative).
+    ``strata`` (n,) int64 codes >= 0: each row's stratum; the counts are made within it.
     """
     n = codes.shape[0]
     if missing == "any" and (codes < 0).any():
-        fk_f, Fk = _any_frequencies(codes, w)
+        fk_f, Fk = _any_frequencies(codes, w, strata)
         return np.rint(fk_f).astype(np.int64), Fk
-    joint, size = joint_codes([codes[:, j] for j in range(codes.shape[1])], n)
+    columns = [codes[:, j] for j in range(codes.shape[1])]
+    joint, size = joint_codes(columns + ([] if strata is None else [strata]), n)
     cnt = np.bincount(joint, minlength=size)
     fk = cnt[joint].astype(np.int64)
     if w is None:
@@ -123,8 +137,10 @@ def key_codes(df: Any, keys: tuple[str, ...], *, missing: str) -> NDArray[np.int
     return out
 
 
-def frequency_counts(codes: NDArray[np.int64], w: NDArray[np.float64] | None
+def frequency_counts(codes: NDArray[np.int64], w: NDArray[np.float64] | None,
+                     strata: NDArray[np.int64] | None = None
                      ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """``fk`` and ``Fk`` of :func:`key_codes` output: negative codes match any value
-    (``missing="any"``); codes made with ``missing="category"`` have none."""
-    return key_frequencies(codes, w, missing="any")
+    (``missing="any"``); codes made with ``missing="category"`` have none. With ``strata``
+    (codes >= 0, one per row), counted within each stratum."""
+    return key_frequencies(codes, w, missing="any", strata=strata)

@@ -8,6 +8,10 @@ super-population model of Benedetti & Franconi (1998), in the form of sdcMicro's
 ``fk = 2``, the approximation of Franconi & Polettini (2004) for ``fk > 2``, and ``1/fk``
 where ``fk = Fk`` (a population). Every step is vectorized: factorized codes and
 ``np.bincount``; memory O(n).
+
+**Strata** (``strata=``, sdcMicro's ``strataVar``): the stratum (a region, a design stratum)
+is a key the intruder may know, so ``fk`` and ``Fk`` are counted within each stratum, as on
+the keys plus the stratum; the individual, global and household risks follow from them.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from ._survey_checks import (
     check_households,
     check_keys,
     check_ks,
+    check_strata,
     check_threshold,
     check_weights,
     household_codes,
@@ -36,7 +41,8 @@ _MISSING = ("any", "category")
 
 
 def frequencies(df: pd.DataFrame, keys: Any, *, weights: str | None = None,
-                missing: str = "any") -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+                missing: str = "any", strata: str | None = None
+                ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """Sample frequency ``fk`` and estimated population frequency ``Fk`` of each record's key.
 
     Parameters
@@ -53,6 +59,10 @@ def frequencies(df: pd.DataFrame, keys: Any, *, weights: str | None = None,
         record whose keys are all missing gets ``fk = n`` (``Fk`` = total weight), and with
         two or more keys it is not counted for the records without a missing key.
         ``"category"``: a missing value is one more category of its variable.
+    strata : str, default=None
+        Column of strata (none missing, not a key): the frequencies are counted within each
+        stratum, as on the keys plus the stratum (sdcMicro's ``strataVar``); the missing-value
+        rule applies within each stratum.
 
     Returns
     -------
@@ -72,11 +82,15 @@ def frequencies(df: pd.DataFrame, keys: Any, *, weights: str | None = None,
     [3, 3, 3, 3, 5]
     >>> frequencies(df, ["status"], missing="category")[0].tolist()
     [2, 2, 2, 2, 1]
+    >>> df["region"] = ["north", "north", "south", "south", "south"]
+    >>> frequencies(df, ["status"], strata="region")[0].tolist()
+    [1, 1, 2, 2, 3]
     """
     keys = check_keys(df, keys, caller="frequencies")
     missing = check_choice(missing, _MISSING, name="missing", caller="frequencies")
     w = None if weights is None else check_weights(df, weights, caller="frequencies")
-    return frequency_counts(key_codes(df, keys, missing=missing), w)
+    s = None if strata is None else check_strata(df, strata, keys, caller="frequencies")
+    return frequency_counts(key_codes(df, keys, missing=missing), w, s)
 
 
 def individual_risk(fk: ArrayLike, Fk: ArrayLike) -> NDArray[np.float64]:
@@ -196,6 +210,8 @@ class SurveyRisk:
     ks : tuple of int
     weighted : bool
     missing : str
+    strata : str or None
+        The strata column the frequencies were counted within (``None``: none).
     """
 
     keys: tuple[str, ...]
@@ -207,11 +223,13 @@ class SurveyRisk:
     ks: tuple[int, ...]
     weighted: bool
     missing: str
+    strata: str | None = None
 
     def summary(self) -> dict[str, Any]:
         """Plain numbers for JSON: global risk (mean individual risk), in %, expected
         re-identifications (sum), the count and share above ``threshold``, the household risk
-        (mean over records, as sdcMicro) and its expected count, and ``fk < k`` counts."""
+        (mean over records, as sdcMicro) and its expected count, and ``fk < k`` counts;
+        ``"strata"``: the strata column, when the counts were made within strata."""
         n = int(self.risk.size)
         expected = float(self.risk.sum())
         above = int((self.risk > self.threshold).sum())
@@ -223,6 +241,8 @@ class SurveyRisk:
             "n_above_threshold": above, "share_above_threshold": above / n,
             "k_anonymity_violations": {str(k): int((self.fk < k).sum()) for k in self.ks},
         }
+        if self.strata is not None:
+            out["strata"] = self.strata
         if self.household_risk is not None:
             hier = float(self.household_risk.sum())
             out |= {"household_risk": hier / n, "household_risk_pct": 100.0 * hier / n,
@@ -232,7 +252,8 @@ class SurveyRisk:
 
 def survey_risk(df: pd.DataFrame, keys: Any, *, weights: str | None = None,
                 households: str | None = None, threshold: float = 0.05,
-                ks: Any = (2, 3, 5), missing: str = "any") -> SurveyRisk:
+                ks: Any = (2, 3, 5), missing: str = "any",
+                strata: str | None = None) -> SurveyRisk:
     """Individual, global and household disclosure risk of categorical key variables.
 
     Parameters
@@ -251,6 +272,9 @@ def survey_risk(df: pd.DataFrame, keys: Any, *, weights: str | None = None,
         Count the records with ``fk < k`` (violating k-anonymity) for each.
     missing : {"any", "category"}, default="any"
         Missing key values, see :func:`frequencies`.
+    strata : str, default=None
+        Strata column (sdcMicro's ``strataVar``; none missing, not a key): ``fk`` and ``Fk``
+        are counted within each stratum, and every risk follows from them.
 
     Returns
     -------
@@ -276,11 +300,13 @@ def survey_risk(df: pd.DataFrame, keys: Any, *, weights: str | None = None,
     ks = check_ks(ks, caller=caller)
     w = None if weights is None else check_weights(df, weights, caller=caller)
     hh = None if households is None else check_households(df, households, caller=caller)
-    fk, Fk = frequency_counts(key_codes(df, keys, missing=missing), w)
+    s = None if strata is None else check_strata(df, strata, keys, caller=caller)
+    fk, Fk = frequency_counts(key_codes(df, keys, missing=missing), w, s)
     risk = individual_risk(fk, Fk)
     hier = None if hh is None else _household_risk(risk, hh)
     for array in (fk, Fk, risk, hier):
         if array is not None:
             array.flags.writeable = False
     return SurveyRisk(keys=keys, risk=risk, fk=fk, Fk=Fk, household_risk=hier,
-                      threshold=threshold, ks=ks, weighted=w is not None, missing=missing)
+                      threshold=threshold, ks=ks, weighted=w is not None, missing=missing,
+                      strata=strata)

@@ -53,7 +53,7 @@ def _current(session: SessionState) -> Attempt | None:
 
 def _risk_figures(session: SessionState) -> dict[str, Any]:
     """Class sizes and record risk of the quasi-identifiers (and survey risk with SUDA2
-    when the schema has a weight or household), before any protection."""
+    when the schema has a weight, a household or strata), before any protection."""
     from microagg.check import check_table
 
     assert session.table is not None
@@ -64,12 +64,12 @@ def _risk_figures(session: SessionState) -> dict[str, Any]:
     checked = check_table(session.table, quasi_identifiers=keys,
                           sensitive=list(schema.sensitive), closeness=False)
     figures: dict[str, Any] = {"keys": keys, "check": checked.summary(), "survey": None}
-    if schema.weight or schema.household:
+    if schema.weight or schema.household or schema.strata:
         from microagg.cli.risk import file_risk
 
         survey = file_risk(session.table, keys, weights=schema.weight,
                            households=schema.household, threshold=0.05, ks=(2, 3, 5),
-                           missing="any", suda=True)
+                           missing="any", suda=True, strata=schema.strata)
         figures["survey"] = _survey_rows(survey)
     return figures
 
@@ -85,6 +85,9 @@ def _survey_rows(figures: dict[str, Any]) -> list[tuple[str, str, str]]:
              "at risk"),
             (f"records above {100 * s['threshold']:g} %", f"{s['n_above_threshold']:,}",
              "records whose individual risk passes the usual limit")]
+    if s.get("strata"):
+        rows.append(("strata", s["strata"], "frequencies counted within each stratum (a key "
+                     "the intruder may know)"))
     rows += [(f"records violating {k}-anonymity", f"{n:,}", f"records sharing their keys "
               f"with fewer than {int(k) - 1} others in the sample")
              for k, n in s.get("k_anonymity_violations", {}).items()]
