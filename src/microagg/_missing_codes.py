@@ -176,7 +176,7 @@ def restore_codes(out: pd.DataFrame, codes: Mapping[str, Sequence[MissingCode]],
 
 def _numeric_column(series: pd.Series) -> bool:
     return (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)) \
-        or series.isna().all()
+        or bool(series.isna().all())
 
 
 def _fits(code: Any, fmt: str) -> bool:
