@@ -124,3 +124,63 @@ def test_masked_columns_get_no_code_back(tmp_path: pathlib.Path) -> None:
     write_table(df, tmp_path / "masked.sav", metadata=released)
     back, _ = pyreadstat.read_sav(str(tmp_path / "masked.sav"), user_missing=True)
     assert back["income"].isna().sum() == len(INCOME_CODES)
+
+
+def _csv(folder: pathlib.Path) -> pathlib.Path:
+    """age and region to mask; bmi with ``.`` for missing, income with -9 (each value of
+    the pass-through columns repeated at least 3 times)."""
+    rng = np.random.default_rng(3)
+    bmi = np.repeat(["21.5", "24.0", ".", "30.5"], N // 4)
+    income = np.repeat(["-9", "1200", "2500", "4000"], N // 4)
+    path = folder / "survey.csv"
+    pd.DataFrame({"age": rng.integers(20, 70, N), "region": rng.integers(1, 5, N),
+                  "bmi": bmi, "income": income}).to_csv(path, index=False)
+    return path
+
+
+def _schema(folder: pathlib.Path) -> pathlib.Path:
+    path = folder / "schema.toml"
+    path.write_text('[columns.age]\nrole = "quasi-identifier"\n'
+                    '[columns.region]\nrole = "quasi-identifier"\n'
+                    '[columns.bmi]\nrole = "other"\nmissing = ["."]\n'
+                    '[columns.income]\nrole = "other"\nmissing = [-9]\n')
+    return path
+
+
+def test_a_dot_coded_csv_column_is_numeric(tmp_path: pathlib.Path) -> None:
+    df = read_table(_csv(tmp_path), missing={"bmi": ["."], "income": [-9]})
+    assert df["bmi"].dtype.kind == "f" and df["bmi"].isna().sum() == N // 4
+    assert df["income"].isna().sum() == N // 4
+    meta = table_metadata(df)
+    assert meta is not None and meta.coded_cells["income"][0] == -9
+    with pytest.raises(ValueError, match=r"'weight'.*does not have"):
+        read_table(_csv(tmp_path), missing={"weight": [-9]})
+
+
+@pytest.mark.parametrize("how", ["schema", "option"])
+def test_declared_codes_go_back_to_spss_and_csv(tmp_path: pathlib.Path, how: str) -> None:
+    source, out, csv_out = _csv(tmp_path), tmp_path / "out.sav", tmp_path / "out.csv"
+    roles = (["--schema", _schema(tmp_path)] if how == "schema" else
+             ["-q", "age,region", "--keep", "bmi,income", "--missing-codes", "bmi=.",
+              "--missing-codes", "income=-9"])
+    for output in (out, csv_out):
+        result = _microagg("anonymize", source, "-o", output, "-k", "3", *roles)
+        assert result.returncode in (0, EXIT_NOT_PROTECTED), result.stderr
+    back, meta = pyreadstat.read_sav(str(out), user_missing=True)
+    assert back["bmi"].dtype.kind == "f" and back["bmi"].isna().sum() == N // 4
+    assert (back["income"].iloc[: N // 4] == -9).all()
+    assert meta.missing_ranges["income"] == [{"lo": -9.0, "hi": -9.0}]
+    written = pd.read_csv(csv_out, dtype=str, keep_default_na=False)
+    assert written["bmi"].tolist() == pd.read_csv(source, dtype=str)["bmi"].tolist()
+
+
+def test_malformed_codes_are_refused(tmp_path: pathlib.Path) -> None:
+    result = _microagg("anonymize", _csv(tmp_path), "-o", tmp_path / "o.sav", "-q",
+                       "age,region", "--keep", "bmi,income", "--missing-codes", "income")
+    assert result.returncode == 2 and "COLUMN=CODE" in result.stderr
+    schema = _schema(tmp_path)
+    schema.write_text(schema.read_text().replace('missing = [-9]', 'missing = "-9"'))
+    refused = _microagg("anonymize", _csv(tmp_path), "-o", tmp_path / "o.sav", "--schema",
+                        schema)
+    assert refused.returncode == 2 and "missing must be a list of codes" in refused.stderr
+    assert not (tmp_path / "o.sav").exists()

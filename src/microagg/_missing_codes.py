@@ -31,7 +31,8 @@ import pandas as pd
 from .exceptions import LabelsDroppedWarning
 
 __all__ = ["STATA_LETTER", "MissingCode", "declared_missing", "is_stata_letter",
-           "readstat_missing", "restore_codes", "spelled_codes"]
+           "parse_missing_codes", "readstat_missing", "restore_codes", "spelled_codes",
+           "with_missing_codes"]
 
 MissingCode = float | str | tuple[float, float]
 """A code: a number, a text (``"."``, a Stata letter ``"a"``), or an SPSS range ``(lo, hi)``."""
@@ -109,9 +110,8 @@ def declared_missing(df: pd.DataFrame, missing: Mapping[str, Sequence[MissingCod
         for position in np.flatnonzero(hit):
             value = series.iloc[position]
             cells.setdefault(int(position), value.item() if hasattr(value, "item") else value)
-        kept = series.astype(object).where(~hit) if series.dtype == object else \
-            series.where(~hit)
-        if kept.dtype == object:
+        kept = series.where(~hit)
+        if not pd.api.types.is_numeric_dtype(kept):
             as_numbers = pd.to_numeric(kept.dropna(), errors="coerce")
             if as_numbers.notna().all() and len(as_numbers):
                 kept = pd.to_numeric(kept)
@@ -206,3 +206,62 @@ def _declarable(col: str, codes: Sequence[MissingCode], fmt: str) -> bool:
                   "column; its coded cells are system-missing.", LabelsDroppedWarning,
                   stacklevel=5)
     return False
+
+
+def with_missing_codes(df: pd.DataFrame, missing: Mapping[str, Sequence[MissingCode]] | None,
+                       *, source: str) -> pd.DataFrame:
+    """:func:`microagg.io.read_table`'s table with the declared codes of `missing` read as
+    missing, and the codes (with those of the file) in its metadata.
+
+    Raises
+    ------
+    ValueError
+        If a column of `missing` is not in the table.
+    """
+    if not missing:
+        return df
+    from dataclasses import replace
+
+    from ._labelled_io import METADATA_KEY, TableMetadata, table_metadata
+
+    metadata = table_metadata(df) or TableMetadata(source_format="csv")
+    coded = {col: dict(cells) for col, cells in metadata.coded_cells.items()}
+    attrs = dict(df.attrs)
+    out = declared_missing(df, missing, coded, source=source)
+    codes = dict(metadata.missing_codes)
+    for col, column_codes in missing.items():
+        codes[col] = tuple(dict.fromkeys([*codes.get(col, ()), *column_codes]))
+    out.attrs.update(attrs)
+    out.attrs[METADATA_KEY] = replace(metadata, missing_codes=codes, coded_cells=coded,
+                                      n_rows=len(out))
+    return out
+
+
+def parse_missing_codes(items: Sequence[str] | None, *, option: str
+                        ) -> dict[str, tuple[MissingCode, ...]]:
+    """``["income=-9,-8", "bmi=."]`` -> ``{"income": (-9.0, -8.0), "bmi": (".",)}``.
+
+    A code that reads as a number is that number; any other is a text (``.``, ``NA``).
+
+    Raises
+    ------
+    ValueError
+        If an item is not ``COLUMN=CODE,CODE...`` or names a column twice.
+    """
+    parsed: dict[str, tuple[MissingCode, ...]] = {}
+    for item in items or ():
+        name, eq, rest = item.partition("=")
+        codes = [code.strip() for code in rest.split(",")]
+        if not eq or not name.strip() or name.strip() in parsed or not all(codes):
+            raise ValueError(f"{option} takes COLUMN=CODE,CODE... (e.g. {option} "
+                             f"income=-9,-8 {option} bmi=.), each column once. Got {item!r}.")
+        parsed[name.strip()] = tuple(_code(code) for code in codes)
+    return parsed
+
+
+def _code(text: str) -> MissingCode:
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return number if math.isfinite(number) else text
