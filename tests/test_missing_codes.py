@@ -15,6 +15,7 @@ import pytest
 from microagg.cli import EXIT_NOT_PROTECTED
 from microagg.exceptions import LabelsDroppedWarning
 from microagg.io import read_table, table_metadata, write_table
+from microagg.schema import load_schema
 
 pyreadstat = pytest.importorskip("pyreadstat")
 
@@ -184,3 +185,15 @@ def test_malformed_codes_are_refused(tmp_path: pathlib.Path) -> None:
                         schema)
     assert refused.returncode == 2 and "missing must be a list of codes" in refused.stderr
     assert not (tmp_path / "o.sav").exists()
+
+
+def test_init_schema_proposes_codes_and_ordinal_levels(tmp_path: pathlib.Path) -> None:
+    csv_schema, sav_schema = tmp_path / "csv.toml", tmp_path / "sav.toml"
+    assert _microagg("init-schema", _csv(tmp_path), "-o", csv_schema).returncode == 0
+    assert _microagg("init-schema", _spss(tmp_path), "-o", sav_schema).returncode == 0
+    proposed = load_schema(csv_schema)
+    assert proposed.missing == {"bmi": (".",), "income": (-9.0,)}
+    assert proposed.columns["bmi"].type == "numeric"
+    spss = load_schema(sav_schema)
+    assert spss.columns["region"].type == "ordinal"
+    assert spss.columns["region"].order == tuple(REGION.values())
