@@ -280,7 +280,7 @@ def test_init_schema_masks_or_drops_what_breaks_k_by_itself(tmp_path):
     assert "57 distinct text values: free text? It breaks k = 5 by itself: 2 of its 57 " \
            "distinct values occur on fewer than 5 rows (1 on one row only), on 3 of the 300 " \
            "rows" in tables["remarks"]
-    assert "# numbers, but '.' on 9 rows: a missing-value code?" in tables["income"]
+    assert 'missing = ["."]  # missing-value codes seen: read as missing' in tables["income"]
     assert "'.'" not in tables["income"].split("breaks k")[1]  # no value, as a missing one
     assert "breaks k" not in tables["wave"]
     # at k = 2 the remarks' rare texts are the lighthouse only

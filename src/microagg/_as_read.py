@@ -12,7 +12,9 @@ table to write, each pass-through column back as the input had it:
   ``3.5``, ``1e3``: no leading zero, no sign ``+``, at most 15 significant digits in a
   column of floats), ``True`` / ``False`` in a boolean column, or an empty field (missing).
   Otherwise the column is published as its text, every field verbatim, an empty field
-  missing;
+  missing. A field that spells one of the column's missing-value codes (``-9``, ``.``) counts
+  as an empty one: it is missing (:mod:`microagg._missing_codes` writes the code back to
+  ``.sav`` and ``.dta``), and a column of numbers with ``.`` for missing stays numeric;
 * **Excel**: a column where a text cell was read as missing (pandas reads the text ``NA`` as
   missing) is published as its cells: to ``.xlsx``, text cells as text and numbers as numbers;
   to the formats that hold one type per column, every cell as text (a number as typed, ``1``).
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import os
 import pathlib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -34,6 +36,7 @@ import pandas as pd
 
 from ._formats import CSV_EXTENSIONS, EXCEL_EXTENSIONS, format_suffix
 from ._labelled_io import read_excel
+from ._missing_codes import MissingCode, spelled_codes
 from .exceptions import InternalError
 
 __all__ = ["AsRead", "published_as_read", "read_as_read"]
@@ -88,7 +91,8 @@ def read_as_read(source: str | os.PathLike[str], *, sep: str | None = None,
 
 
 def published_as_read(data: pd.DataFrame, as_read: AsRead | None, *,
-                      masked: Collection[str], output: str | os.PathLike[str]
+                      masked: Collection[str], output: str | os.PathLike[str],
+                      missing: Mapping[str, Sequence[MissingCode]] | None = None
                       ) -> pd.DataFrame:
     """The table to write to ``output``: each column not in ``masked`` as the input had it.
 
@@ -102,6 +106,8 @@ def published_as_read(data: pd.DataFrame, as_read: AsRead | None, *,
         The columns the release changed (its quasi-identifiers).
     output : str or path-like
         Where the table goes (its extension, or a database URL, decides the rule above).
+    missing : mapping of str to sequence, optional
+        Each column's missing-value codes (see the module's rule).
 
     Raises
     ------
@@ -121,7 +127,8 @@ def published_as_read(data: pd.DataFrame, as_read: AsRead | None, *,
     for col in keep:
         cells = as_read.cells[col].set_axis(out.index)
         if as_read.spelled:
-            out[col] = _from_text(out[col], cells, target)
+            coded = cells.isin(spelled_codes((missing or {}).get(col, ())))
+            out[col] = _from_text(out[col], cells.mask(coded & (target != "csv"), ""), target)
         else:
             out[col] = _from_excel(out[col], cells, target)
     return out

@@ -24,6 +24,7 @@ import pandas as pd
 from ._atomic import atomic_write
 from ._dates_io import as_datetimes, excel_dates, readstat_dates
 from ._formats import TableFormat, require_formats
+from ._missing_codes import MissingCode, is_stata_letter, readstat_missing, restore_codes
 from .exceptions import LabelsDroppedWarning
 from .schema import check_unique_columns
 
@@ -40,6 +41,9 @@ _NAME_LIMIT = {"dta": (32, "characters"), "sav": (64, "bytes")}
 _EXCEL_ROWS = 1_048_576  # rows of a worksheet, the header row included
 _EXCEL_COLUMNS = 16_384
 _SHEET_NAME = re.compile(r"^[^\[\]:*?/\\]{1,31}$")
+SUPPRESSED = "*"
+"""The value of a generalized column that says nothing (the root of a flat or an ARX
+hierarchy): in a labelled column it is written as missing, the column's labels kept."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,18 @@ class TableMetadata:
     date_formats : dict of str to str
         Each Stata or SPSS date column's display format (``{"dob": "DATE11"}``), written
         again to the same format.
+    missing_codes : dict of str to tuple
+        Each column's missing-value codes (SPSS user-missing values, a ``(lo, hi)`` range,
+        Stata letters ``"a"`` for ``.a``, or a schema's ``missing``):
+        :mod:`microagg._missing_codes`.
+    coded_cells : dict of str to dict
+        For each column, the row positions of its coded cells (read as missing) and the code
+        each held; written back where the published cell is still missing.
+    n_rows : int
+        The rows read (the coded cells' positions are in a table of that many rows).
+    measures : dict of str to str
+        SPSS measurement levels (``"nominal"``, ``"ordinal"``, ``"scale"``), written back to
+        ``.sav``; an ``ordinal`` column is proposed as ``type = "ordinal"`` by init-schema.
     """
 
     variable_labels: dict[str, str] = field(default_factory=dict)
@@ -74,16 +90,22 @@ class TableMetadata:
     source_format: str = ""
     date_kinds: dict[str, str] = field(default_factory=dict)
     date_formats: dict[str, str] = field(default_factory=dict)
+    missing_codes: dict[str, tuple[MissingCode, ...]] = field(default_factory=dict)
+    coded_cells: dict[str, dict[int, Any]] = field(default_factory=dict)
+    n_rows: int = 0
+    measures: dict[str, str] = field(default_factory=dict)
 
     def released(self, published: pd.DataFrame, *, masked: Collection[str]) -> TableMetadata:
         """The metadata that still describes a published table.
 
         Every column keeps its variable label. A column in `masked` keeps its value labels
         only if each published value is still one of its labelled codes (or, for a column
-        read as labels, one of its labels); otherwise they are dropped with a
+        read as labels, one of its labels, or ``*``: suppressed, written as missing);
+        otherwise they are dropped with a
         :class:`~microagg.exceptions.LabelsDroppedWarning` (a group mean of codes 1 and 2
         is not "male"). Columns the table no longer has are forgotten (their labels and
-        date kinds).
+        date kinds). The coded missing cells are kept for the columns not in `masked`,
+        when `published` has the rows read (a masked column's codes stay declared).
 
         Parameters
         ----------
@@ -105,10 +127,15 @@ class TableMetadata:
                 _warn_dropped(col, published[col], mapping, stacklevel=3)
                 continue
             kept[col] = mapping
+        same_rows = len(published) == self.n_rows
         return replace(self, value_labels=kept, variable_labels={
             c: label for c, label in self.variable_labels.items() if c in columns},
             date_kinds={c: k for c, k in self.date_kinds.items() if c in columns},
-            date_formats={c: f for c, f in self.date_formats.items() if c in columns})
+            date_formats={c: f for c, f in self.date_formats.items() if c in columns},
+            missing_codes={c: v for c, v in self.missing_codes.items() if c in columns},
+            coded_cells={c: v for c, v in self.coded_cells.items()
+                         if c in columns and c not in masked and same_rows},
+            measures={c: m for c, m in self.measures.items() if c in columns})
 
 
 def table_metadata(df: pd.DataFrame) -> TableMetadata | None:
@@ -132,10 +159,11 @@ def chosen_metadata(df: pd.DataFrame, metadata: TableMetadata | None) -> TableMe
 
 
 def _first_unlabelled(series: pd.Series, mapping: Mapping[Any, str]) -> Any:
-    """The first non-missing value that is neither a labelled code nor a label, or None."""
+    """The first non-missing value that is neither a labelled code nor a label (nor
+    :data:`SUPPRESSED`), or None."""
     labels = set(mapping.values())
     for value in series.dropna().unique():
-        if value not in mapping and value not in labels:
+        if value not in mapping and value not in labels and value != SUPPRESSED:
             return value.item() if hasattr(value, "item") else value
     return None
 
@@ -166,7 +194,8 @@ def read_labelled(file: pathlib.Path, fmt: TableFormat, *,
     sdcMicro users (and R's ``haven::as_factor``) expect of categorical key variables; a
     column with unlabelled values (a number with labelled special codes, e.g. 99 = refused)
     keeps its numbers. ``"codes"`` keeps every column's codes. Missing values (Stata's
-    ``.a``-``.z``, SPSS user-missing codes) are read as missing. A date column (SPSS
+    ``.a``-``.z``, SPSS user-missing codes) are read as missing (their codes kept
+    in the metadata, :mod:`microagg._missing_codes`). A date column (SPSS
     ``DATE11``, Stata ``%td``: pyreadstat's ``datetime.date`` objects) is read as
     ``datetime64[s]``, a datetime (``DATETIME20``, ``%tc``) as pyreadstat gives it; their
     kinds and display formats are kept in the metadata.
@@ -177,10 +206,11 @@ def read_labelled(file: pathlib.Path, fmt: TableFormat, *,
     pyreadstat = require_formats(file, "pyreadstat")
     reader = pyreadstat.read_dta if fmt == "dta" else pyreadstat.read_sav
     try:
-        df, meta = reader(str(file))
+        df, meta = reader(str(file), user_missing=True)
     except (pyreadstat.ReadstatError, pyreadstat.PyreadstatError, OSError) as exc:
         raise ValueError(f"Could not read {str(file)!r} as {_KIND[fmt]}: {exc}") from exc
     check_unique_columns(df.columns, source=f"input file {str(file)!r}")
+    df, codes, coded = readstat_missing(df, meta, fmt)
     kinds = as_datetimes(df)
     metadata = TableMetadata(
         variable_labels={c: str(v) for c, v in meta.column_names_to_labels.items() if v},
@@ -188,7 +218,10 @@ def read_labelled(file: pathlib.Path, fmt: TableFormat, *,
                       if m and c in df.columns},
         source_format=fmt, date_kinds=dict(kinds),
         date_formats={c: str(meta.original_variable_types[c]) for c in kinds
-                      if meta.original_variable_types.get(c)})
+                      if meta.original_variable_types.get(c)},
+        missing_codes=codes, coded_cells=coded, n_rows=len(df),
+        measures={c: str(m) for c, m in (getattr(meta, "variable_measure", None) or {}).items()
+                  if m in ("nominal", "ordinal", "scale") and c in df.columns})
     if value_labels == "labels":
         for col, mapping in metadata.value_labels.items():
             labelled = _as_labels(df[col], mapping)
@@ -210,6 +243,7 @@ def _labels_to_write(df: pd.DataFrame, metadata: TableMetadata, fmt: TableFormat
         if not pd.api.types.is_numeric_dtype(series):
             inverse = {label: code for code, label in mapping.items()}
             values = series.dropna()
+            values = values[values != SUPPRESSED]
             if len(inverse) == len(mapping) and values.isin(list(inverse)).all():
                 codes = series.map(inverse)
                 out[col] = codes.astype("float64") if all(
@@ -218,12 +252,13 @@ def _labels_to_write(df: pd.DataFrame, metadata: TableMetadata, fmt: TableFormat
                 _warn_dropped(col, series, mapping, stacklevel=4)
                 continue
         if fmt == "dta":
-            if not all(_integral(code) for code in mapping):
+            if not all(_integral(code) or is_stata_letter(code) for code in mapping):
                 warnings.warn(f"The value labels of column {col!r} were dropped: Stata labels "
                               f"integer codes only (got {sorted(map(repr, mapping))[:3]}).",
                               LabelsDroppedWarning, stacklevel=4)
                 continue
-            mapping = {int(code): label for code, label in mapping.items()}
+            mapping = {code if is_stata_letter(code) else int(code): label
+                       for code, label in mapping.items()}
         written[col] = mapping
     return out, written
 
@@ -251,7 +286,9 @@ def write_labelled(df: pd.DataFrame, file: pathlib.Path, fmt: TableFormat,
     written empty: neither format has missing strings). A text column read as labels is
     written as its codes with its value labels; one whose values are no longer all labels
     (generalized: ``"male|female"``) is written as text and its value labels dropped with a
-    :class:`~microagg.exceptions.LabelsDroppedWarning`. A date or datetime column is written
+    :class:`~microagg.exceptions.LabelsDroppedWarning`; a suppressed value (``*``) is
+    written as system-missing, the labels kept. Missing-value codes go back where the
+    metadata has them (:func:`microagg._missing_codes.restore_codes`). A date or datetime column is written
     with a date or datetime format, the one it was read with where it can
     (:func:`microagg._dates_io.readstat_dates`).
     """
@@ -263,20 +300,27 @@ def write_labelled(df: pd.DataFrame, file: pathlib.Path, fmt: TableFormat,
             out[col] = out[col].astype(out[col].cat.categories.dtype)
     value_labels: dict[str, dict[Any, str]] = {}
     column_labels: dict[str, str] = {}
+    codes: dict[str, list[Any]] = {}
+    same_format = metadata is not None and metadata.source_format == fmt
     if metadata is not None:
         out, value_labels = _labels_to_write(out, metadata, fmt)
         column_labels = {c: v for c, v in metadata.variable_labels.items() if c in out.columns}
-    same_format = metadata is not None and metadata.source_format == fmt
+        out, codes = restore_codes(out, metadata.missing_codes, metadata.coded_cells, fmt)
+    measures = {c: m for c, m in metadata.measures.items() if c in out.columns} \
+        if metadata is not None and same_format and fmt == "sav" else {}
     out, date_formats = readstat_dates(
         out, fmt, metadata.date_kinds if metadata is not None else {},
         metadata.date_formats if metadata is not None and same_format else {})
+    extra: dict[str, Any] = ({"missing_ranges": codes or None,
+                              "variable_measure": measures or None} if fmt == "sav"
+                             else {"missing_user_values": codes or None})
     writer = pyreadstat.write_dta if fmt == "dta" else pyreadstat.write_sav
 
     def write(handle: IO[bytes]) -> None:
         # pyreadstat opens the path itself: the same inode, which atomic_write fsyncs.
         writer(out, handle.name, column_labels=column_labels or None,
                variable_value_labels=value_labels or None,
-               variable_format=date_formats or None)
+               variable_format=date_formats or None, **extra)
 
     try:
         atomic_write(file, write)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,6 +41,12 @@ _HOUSEHOLD_NAMES = re.compile(r"(hid|hh_?id|household(_?id|_?nr|_?number)?|db030
 """Names of household ids (EU-SILC: ``db030``)."""
 
 _DATE_REASON = "dates (of birth, of events) are classic quasi-identifiers"
+_SENTINELS = (-9.0, -99.0, -999.0, -8.0, -98.0, 99.0, 999.0, 9999.0)
+"""Numbers surveys use as missing-value codes (refused, don't know, not applicable)."""
+_TEXT_CODES = (".", "-", "NA", "N/A", "n/a")
+"""Texts that mark a missing number where pandas reads them as text."""
+CODE_SHARE = 0.01
+"""Share of the rows (and at least 2) a sentinel must hold to be proposed as a code."""
 
 DEFAULT_K = 5
 """The k a draft is proposed for when none is given (``microagg anonymize``'s default)."""
@@ -81,14 +88,16 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50, k: int = DEFAU
     quasi-identifiers (whole numbers with a comment: published rounded to integers by
     default); other text columns with at most ``max_categories`` values are categorical
     quasi-identifiers, others ``other``. Nothing is guessed ``sensitive``: only the data
-    steward knows.
+    steward knows. Missing-value codes are proposed (``missing = [...]``) where they are
+    seen: a frequent ``-9``, ``-99``, ``999`` ... outside a numeric column's other values, a
+    ``.`` in a column that is numbers otherwise (then proposed as numeric). A column with
+    the SPSS measurement level ``ordinal``, or an ordered categorical, is proposed as
+    ``type = "ordinal"`` with its order (value labels in the order of their codes).
 
     ``other`` (published unchanged, kept on purpose) is never proposed for a column that
     breaks ``k`` by itself (a value fewer than ``k`` rows share, missing values aside): such
     text is an ``identifier``, with the counts as the reason; a quasi-identifier that breaks
-    ``k`` by itself says so in a comment. Text that holds numbers and at most three distinct
-    non-numbers (a missing-value code such as ``.``) is proposed as numeric, with a comment
-    naming the codes, which must be made missing before release.
+    ``k`` by itself says so in a comment.
 
     Examples
     --------
@@ -99,13 +108,20 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50, k: int = DEFAU
     from .schema import ROLES  # the schema's own list (schema.py imports this module)
 
     lines = ["# microagg schema: proposed from the data; check every role before use.",
-             f"# roles: {', '.join(ROLES)} (weight and household: one column each)",
+             f"# roles: {', '.join(ROLES)} (weight, household and strata: one column each)",
              "# types: numeric, ordinal (order = [...]), categorical, date (format, publish)",
              ""]
+    from ._labelled_io import table_metadata
+
+    metadata = table_metadata(df)
     for col in df.columns:
-        series = df[col]
         name = str(col)
-        guess = _never_other_when_breaking(_guess(series, name, max_categories), series, k)
+        series, codes = _seen_codes(df[col])
+        guess = _ordinal(df[col], metadata, name) or _propose(series, name, max_categories)
+        if codes:
+            guess = replace(guess, lines=(*guess.lines, f"missing = [{', '.join(codes)}]  "
+                                          "# missing-value codes seen: read as missing"))
+        guess = _never_other_when_breaking(guess, series, k)
         reasons = [guess.reason]
         missing = int(series.isna().sum())
         if missing:
@@ -205,29 +221,6 @@ def _missing_codes(series: pd.Series) -> tuple[str, ...]:
     return tuple(codes)
 
 
-def _guess(series: pd.Series, name: str, max_categories: int) -> _Guess:
-    """:func:`_propose`'s guess; for numbers with missing-value codes
-    (:func:`_missing_codes`), the guess for their numbers with a comment on the codes."""
-    codes = _missing_codes(series)
-    if codes:
-        return _coded_numbers(series, name, max_categories, codes)
-    return _propose(series, name, max_categories)
-
-
-def _coded_numbers(series: pd.Series, name: str, max_categories: int,
-                   codes: tuple[str, ...]) -> _Guess:
-    """The guess for the numbers of a column with missing-value ``codes``, with a comment
-    naming the codes and their rows."""
-    coded = series.astype(str).str.strip().isin(codes) & series.notna()
-    numbers = pd.to_numeric(series.where(~coded), errors="coerce")
-    guess = _propose(numbers, name, max_categories)
-    listed = ", ".join(f"{c!r} on {int((series.astype(str).str.strip() == c).sum())} rows"
-                       for c in codes)
-    note = (f"# numbers, but {listed}: a missing-value code? Make it missing before "
-            "release (an empty cell), or the column is read as text")
-    return replace(guess, lines=(note, *guess.lines))
-
-
 def _never_other_when_breaking(guess: _Guess, series: pd.Series, k: int) -> _Guess:
     """``guess``, except that a column a value of which fewer than ``k`` rows share is never
     ``other`` (published unchanged): text becomes an ``identifier`` (dropped) with the counts
@@ -281,3 +274,54 @@ def _propose(series: pd.Series, name: str, max_categories: int) -> _Guess:
     if distinct <= max_categories:
         return _Guess("quasi-identifier", "categorical", f"{distinct} categories")
     return _Guess("other", "categorical", f"{distinct} distinct text values: free text?")
+
+
+def _seen_codes(series: pd.Series) -> tuple[pd.Series, list[str]]:
+    """The column with the missing-value codes it seems to use as missing, and those codes
+    as TOML values (none: the column as it is)."""
+    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    if not numeric:
+        text = series.dropna().astype("str").str.strip()
+        marks = [code for code in _TEXT_CODES if (text == code).any()]
+        rest = pd.to_numeric(text[~text.isin(marks)], errors="coerce")
+        if not marks or rest.empty or rest.isna().any():
+            return series, []
+        return pd.to_numeric(series.where(~series.isin(marks))), [_toml_string(m) for m in marks]
+    values = series.dropna()
+    counts = values.value_counts()
+    codes = []
+    for code in _SENTINELS:
+        others = values[values != code]
+        if counts.get(code, 0) < max(2, CODE_SHARE * len(series)) or others.empty:
+            continue
+        if (code < 0 and others.min() >= 0) or (code > 0 and others.max() < code / 2):
+            codes.append(code)
+    if not codes:
+        return series, []
+    return series.where(~series.isin(codes)), [f"{c:g}" for c in codes]
+
+
+def _ordinal(series: pd.Series, metadata: Any, name: str) -> _Guess | None:
+    """An ordered categorical, or an SPSS ``ordinal`` column read as its labels, as an
+    ordinal quasi-identifier with its order."""
+    if isinstance(series.dtype, pd.CategoricalDtype) and series.dtype.ordered:
+        order = [str(c) for c in series.dtype.categories]
+        reason = "an ordered categorical"
+    elif metadata is not None and metadata.measures.get(name) == "ordinal" \
+            and name in metadata.value_labels and not pd.api.types.is_numeric_dtype(series):
+        coded = set(metadata.missing_codes.get(name, ()))
+        mapping = {c: v for c, v in metadata.value_labels[name].items() if c not in coded}
+        order = [str(label) for _, label in sorted(mapping.items(),
+                                                   key=lambda item: _rank(item[0]))]
+        reason = "SPSS measurement level ordinal"
+    else:
+        return None
+    if len(order) < 2 or len(set(order)) != len(order):
+        return None
+    return _Guess("quasi-identifier", "ordinal", reason,
+                  (f"order = [{', '.join(map(_toml_string, order))}]",))
+
+
+def _rank(code: Any) -> tuple[int, float | str]:
+    """Codes in their order: numbers by value, then texts (Stata's ``.a``)."""
+    return (0, float(code)) if isinstance(code, (int, float)) else (1, str(code))

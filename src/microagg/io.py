@@ -41,6 +41,7 @@ from ._labelled_io import (
     write_excel,
     write_labelled,
 )
+from ._missing_codes import MissingCode, with_missing_codes
 from ._nested import check_storable, exact_nested, write_parquet
 from .schema import check_unique_columns
 
@@ -135,7 +136,8 @@ def _check_input_file(file: pathlib.Path) -> None:
 
 def read_table(path: PathLike, *, sep: str | None = None,
                text_columns: Collection[str] = (), sheet: str | int | None = None,
-               value_labels: ValueLabels = "labels") -> pd.DataFrame:
+               value_labels: ValueLabels = "labels",
+               missing: Mapping[str, Sequence[MissingCode]] | None = None) -> pd.DataFrame:
     """Read a table (CSV, Parquet, Excel, Stata, SPSS or a database table).
 
     Parameters
@@ -160,6 +162,11 @@ def read_table(path: PathLike, *, sep: str | None = None,
         way sdcMicro users name their categorical key variables; a column with unlabelled
         values (a number with labelled special codes) keeps its numbers. ``"codes"`` keeps
         every column's codes. Either way the labels are kept in the metadata.
+    missing : mapping of str to sequence, optional
+        Missing-value codes by column (``{"income": [-9, -8], "bmi": ["."]}``, a schema's
+        ``missing``): read as missing, kept in the metadata and written back by
+        :func:`write_table` (:mod:`microagg._missing_codes`). SPSS user-missing values and
+        Stata extended missing values are such codes without being declared.
 
     Returns
     -------
@@ -195,7 +202,8 @@ def read_table(path: PathLike, *, sep: str | None = None,
     from microagg.sql import is_sql_url, read_sql
 
     if is_sql_url(path):
-        return read_sql(str(path), parameter="path")
+        return with_missing_codes(read_sql(str(path), parameter="path"), missing,
+                                  source="the database table")
     file = pathlib.Path(path).expanduser()
     fmt, compression = table_format_of(file, parameter="path")
     _check_input_file(file)
@@ -213,7 +221,7 @@ def read_table(path: PathLike, *, sep: str | None = None,
             f"Input file {str(file)!r} has no rows (only a header with {df.shape[1]} "
             "column(s))."
         )
-    return df
+    return with_missing_codes(df, missing, source=f"input file {str(file)!r}")
 
 
 def _read_parquet(file: pathlib.Path) -> pd.DataFrame:

@@ -21,6 +21,7 @@
     role = "quasi-identifier"
     type = "numeric"
     round = -2                     # published to hundreds; "none": the exact means
+    missing = [-9, -8]             # missing-value codes: read as missing, written back
 
     [columns.education]
     role = "quasi-identifier"
@@ -43,7 +44,9 @@ datetimes, microaggregated as days since 1970-01-01 and published as dates again
 Keys of a column: ``role`` (required), ``type``, ``order`` (ordinal), ``hierarchy`` (an ARX
 CSV file), ``bounds`` (numeric, for epsilon), ``format`` and ``publish`` (date), ``round``
 (a numeric quasi-identifier's published digits: 0 integers, -1 tens, 2 cents, ``"none"`` the
-exact means; integer-valued columns are rounded to integers by default).
+exact means; integer-valued columns are rounded to integers by default), ``missing`` (any
+column's missing-value codes, numbers or texts such as ``"."``: read as missing, written back
+to SPSS and Stata where the release left the cell unchanged, :mod:`._missing_codes`).
 :func:`load_schema` reports every problem of a file at once; :meth:`Schema.check` every
 problem of a table against it. :func:`propose_schema` (:mod:`._schema_propose`) writes a
 first draft from a table for the user to edit.
@@ -73,7 +76,8 @@ __all__ = ["ROLES", "TYPES", "ColumnSpec", "Schema", "check_unique_columns", "lo
 ROLES = ("identifier", "quasi-identifier", "sensitive", "weight", "household", "strata",
          "other")
 TYPES = ("numeric", "ordinal", "categorical", "date")
-_KEYS = {"role", "type", "order", "hierarchy", "bounds", "format", "publish", "round"}
+_KEYS = {"role", "type", "order", "hierarchy", "bounds", "format", "publish", "round",
+         "missing"}
 _PRECISIONS = ("day", "month", "year")  # microagg._pipeline.dates.PRECISIONS
 _DIGITS = (-10, 15)  # microagg._pipeline.publish.DIGITS
 
@@ -94,6 +98,8 @@ class ColumnSpec:
     round: int | str | None = None
     """Published digits of a numeric quasi-identifier; ``"none"``: not rounded; ``None``:
     the default (integer-valued columns to integers)."""
+    missing: tuple[float | str, ...] = ()
+    """Missing-value codes (``-9``, ``"."``), read as missing."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +183,11 @@ class Schema:
         if names == list(self.columns) or len(set(names)) < len(names):
             return self
         return replace(self, columns=dict(zip(names, self.columns.values(), strict=True)))
+
+    @property
+    def missing(self) -> dict[str, tuple[float | str, ...]]:
+        """The columns with missing-value codes, and their codes (for ``read_table``)."""
+        return {c: s.missing for c, s in self.columns.items() if s.missing}
 
     def check(self, df: pd.DataFrame) -> None:
         """Raise one :class:`SchemaError` listing every way ``df`` contradicts the schema."""
@@ -362,11 +373,12 @@ def _column_spec(where: str, entry: Any, folder: pathlib.Path, problems: list[st
     bounds_pair = _bounds(where, entry.get("bounds"), kind, problems)
     problems += _date_problems(where, kind, entry.get("format"), entry.get("publish"))
     problems += _round_problems(where, kind, role, entry.get("round"))
+    codes = _missing_codes(where, entry.get("missing"), problems)
     if isinstance(role, str) and role in ROLES:
         return ColumnSpec(role=role, type=kind, order=tuple(map(str, order or ())),
                           hierarchy=hierarchy_path, bounds=bounds_pair,
                           format=entry.get("format"), publish=entry.get("publish"),
-                          round=entry.get("round"))
+                          round=entry.get("round"), missing=codes)
     return None
 
 
@@ -399,6 +411,19 @@ def _round_problems(where: str, kind: Any, role: Any, digits: Any) -> list[str]:
         found.append(f"{where}: round applies to numeric quasi-identifiers only (other "
                      "columns are published as they are; dates have publish)")
     return found
+
+
+def _missing_codes(where: str, codes: Any, problems: list[str]) -> tuple[float | str, ...]:
+    if codes is None:
+        return ()
+    if not isinstance(codes, list) or not codes or not all(
+            (isinstance(c, (int, float)) and not isinstance(c, bool)) or (isinstance(c, str)
+                                                                           and c)
+            for c in codes):
+        problems.append(f"{where}: missing must be a list of codes, numbers or non-empty "
+                        f"texts (e.g. [-9, 99, \".\"]); got {codes!r}")
+        return ()
+    return tuple(float(c) if not isinstance(c, str) else c for c in codes)
 
 
 def _order_problems(where: str, kind: Any, order: Any) -> list[str]:

@@ -37,6 +37,7 @@ __all__ = [
     "Outputs",
     "aggregation_params",
     "check_outputs",
+    "codes_for",
     "columns_as_spelled",
     "command_engine",
     "engine_refusal",
@@ -138,6 +139,23 @@ def engine_refusal(runner: Engine, flags: list[str]) -> UsageError:
                       f"means only; drop {', '.join(flags)} (or use --engine local).")
 
 
+def codes_for(schema: Schema | None, items: list[str] | None, runner: Engine
+              ) -> dict[str, tuple[Any, ...]]:
+    """The missing-value codes of the schema and of ``--missing-codes`` (which wins for a
+    column in both); refused with an engine that reads its input itself."""
+    from microagg._missing_codes import parse_missing_codes
+
+    try:
+        codes = {**(schema.missing if schema is not None else {}),
+                 **parse_missing_codes(items, option="--missing-codes")}
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    if codes and runner.reads_files:
+        raise UsageError(f"Missing-value codes (--missing-codes, a schema's missing) apply "
+                         f"to --engine local; --engine {runner.name} reads its input itself.")
+    return codes
+
+
 def schema_for(schema: pathlib.Path | None, dataset: str | None) -> Schema | None:
     if schema is None:
         return None
@@ -216,6 +234,7 @@ def columns_as_spelled(options: dict[str, Any], columns: Sequence[object]) -> di
 def request_keywords(options: dict[str, Any]) -> dict[str, Any]:
     """The keywords of :meth:`Request.build` from the parsed options: roles not given (nor
     by a bundled data set, :func:`_read_dataset`) empty, empty mappings ``None``."""
+    options = {name: value for name, value in options.items() if name != "missing_codes"}
     return {**options, "quasi_identifiers": options["quasi_identifiers"] or [],
             "sensitive": options["sensitive"] or (), "identifiers": options["identifiers"] or (),
             "method_params": options["method_params"] or None,
@@ -265,10 +284,12 @@ def run_in_memory(runner: Engine, input_path: str | None, dataset: str | None,
         else:
             assert input_path is not None  # _outputs: exactly one input
             df, source = read_table(input_path, sep=sep, text_columns=(
-                schema.text_columns if schema is not None else ())), str(input_path)
+                schema.text_columns if schema is not None else ()),
+                missing=options["missing_codes"]), str(input_path)
             options = columns_as_spelled(options, list(df.columns))
         progress.stage("anonymize", done=1)
-        request = Request.build(df, schema=schema, engine=runner.name, **request_keywords(options))
+        request = Request.build(df, schema=schema, engine=runner.name,
+                                **request_keywords(options))
         # a list or struct column the output cannot hold: refused before the run
         check_storable(df.drop(columns=list(request.identifiers)), outputs.table)
         check_size(request)  # exact MDAV estimated past minutes: refuse, name both estimates
@@ -291,7 +312,8 @@ def write_in_memory(release: Release, request: Request, input_path: str | None,
     written = release.data
     if input_path is not None and release.params.get("epsilon") is None:
         written = passthrough_as_read(written, input_path, outputs.table, sep=sep,
-                                       masked=release.params["quasi_identifiers"])
+                                       masked=release.params["quasi_identifiers"],
+                                       missing=metadata.missing_codes if metadata else None)
     if metadata is not None:
         metadata = metadata.released(written, masked=release.params["quasi_identifiers"])
     if str(outputs.table).lower().endswith((".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pathlib
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Annotated, Any
@@ -340,7 +340,8 @@ def user_errors() -> Iterator[None]:
 
 
 def passthrough_as_read(data: pd.DataFrame, source: str, output: pathlib.Path | str, *,
-                         masked: Sequence[str], sep: str | None) -> pd.DataFrame:
+                         masked: Sequence[str], sep: str | None,
+                         missing: Mapping[str, Sequence[Any]] | None = None) -> pd.DataFrame:
     """The table to write: every column not in ``masked`` as the input had it.
 
     The release computes on parsed values (numbers for t-closeness); what it publishes of a
@@ -348,7 +349,8 @@ def passthrough_as_read(data: pd.DataFrame, source: str, output: pathlib.Path | 
     byte for byte (``01234``, ``NA``, ``null``, empty fields, ``1.50``); from a CSV or an
     Excel input to the other formats by the rule of :mod:`microagg._as_read`. Rows are in the
     input's order. Parquet, Stata, SPSS and database inputs store their types and are written
-    as they are.
+    as they are. A field that spells a column's missing-value code (``missing``) counts as
+    an empty one for the typed formats (the code itself goes back to .sav and .dta).
     """
     from microagg._as_read import published_as_read, read_as_read
 
@@ -356,7 +358,7 @@ def passthrough_as_read(data: pd.DataFrame, source: str, output: pathlib.Path | 
     if not keep:
         return data
     return published_as_read(data, read_as_read(source, sep=sep, columns=keep),
-                             masked=masked, output=output)
+                             masked=masked, output=output, missing=missing)
 
 
 def plain_json(value: Any) -> Any:

@@ -18,6 +18,7 @@ import typer
 from microagg.cli._anonymize_run import (
     aggregation_params,
     check_outputs,
+    codes_for,
     command_engine,
     parse_dates,
     parse_rounding,
@@ -303,6 +304,14 @@ def anonymize(
                           "value as its own category), impute:median, impute:mean (recorded "
                           "imputation) or refuse."),
     ] = "pattern",
+    missing_codes: Annotated[
+        list[str] | None,
+        typer.Option("--missing-codes", show_default=False,
+                     help="Missing-value codes of a column as COL=CODE,CODE (repeatable), "
+                          "e.g. --missing-codes income=-9,-8: read as missing, written back "
+                          "to .sav / .dta where the cell is unchanged (the schema's "
+                          "missing).")
+    ] = None,
     summary_json: Annotated[
         pathlib.Path | None,
         typer.Option("--summary-json", show_default=False,
@@ -341,7 +350,8 @@ def anonymize(
             categorical_aggregation=categorical_aggregation, clustering_il=clustering_il,
             blocking=blocking, block_size=block_size, n_jobs=jobs, refine=refine_seconds,
             certify=certify_seconds, missing=missing,
-            dates=parse_dates(dates), rounding=parse_rounding(round_digits))
+            dates=parse_dates(dates), rounding=parse_rounding(round_digits),
+            missing_codes=codes_for(loaded_schema, missing_codes, runner))
         if input_path is not None and not options["quasi_identifiers"] \
                 and loaded_schema is None:
             raise UsageError("-q/--quasi-identifiers (or --schema) is required with an INPUT "
