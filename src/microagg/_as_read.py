@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import pathlib
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import pandas as pd
@@ -39,7 +39,7 @@ from ._labelled_io import read_excel
 from ._missing_codes import MissingCode, spelled_codes
 from .exceptions import InternalError
 
-__all__ = ["AsRead", "published_as_read", "read_as_read"]
+__all__ = ["AsRead", "RoundTrip", "published_as_read", "read_as_read", "round_trips"]
 
 Target = Literal["csv", "xlsx", "typed"]
 
@@ -167,18 +167,64 @@ def round_trips(parsed: pd.Series, fields: pd.Series) -> bool:
     >>> round_trips(pd.Series([1.0, None]), pd.Series(["1", "NA"]))
     False
     """
-    given = fields[fields != ""]
-    if pd.api.types.is_bool_dtype(parsed):
-        return bool(given.isin(["True", "False"]).all())
-    if not pd.api.types.is_numeric_dtype(parsed):
-        return False
-    if not given.str.fullmatch(_NUMBER).all():
-        return False
-    if pd.api.types.is_float_dtype(parsed):
-        digits = given.str.replace(r"[eE].*$", "", regex=True).str.replace(
-            r"[-.]", "", regex=True).str.lstrip("0").str.len()
-        return bool((digits <= _FLOAT_DIGITS).all())
-    return True
+    rule = RoundTrip()
+    rule.add(parsed, fields)
+    return rule.holds
+
+
+@dataclass
+class RoundTrip:
+    """The rule of :func:`round_trips` judged on a column chunk by chunk (an engine that
+    reads a file in chunks): :attr:`holds` is what the rule says of the whole column.
+
+    A chunk's parse may differ from the whole column's (integers in one chunk, floats where
+    another has an empty field): the kinds seen are kept, and the column holds its numbers
+    only when every chunk was numeric (booleans: every chunk boolean), every given field is
+    spelled as a plain number (``True`` / ``False``), and, when some chunk parsed as floats
+    (so the whole column does), every field has at most 15 significant digits.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rule = RoundTrip()
+    >>> rule.add(pd.Series([1, 2]), pd.Series(["1", "2"]))
+    >>> rule.add(pd.Series([3.5, None]), pd.Series(["3.5", ""]))
+    >>> rule.holds
+    True
+    >>> rule.add(pd.Series([4]), pd.Series(["04"]))
+    >>> rule.holds
+    False
+    """
+
+    kinds: set[str] = field(default_factory=set)
+    spelled: bool = True
+    """Every given field spelled as its parsed value says."""
+    short: bool = True
+    """Every given numeric field has at most 15 significant digits."""
+
+    def add(self, parsed: pd.Series, fields: pd.Series) -> None:
+        """Judge the next chunk: its parsed values and its fields' text (``""`` empty)."""
+        given = fields[fields != ""]
+        if pd.api.types.is_bool_dtype(parsed):
+            self.kinds.add("bool")
+            self.spelled &= bool(given.isin(["True", "False"]).all())
+        elif pd.api.types.is_numeric_dtype(parsed):
+            self.kinds.add("float" if pd.api.types.is_float_dtype(parsed) else "integer")
+            self.spelled &= bool(given.str.fullmatch(_NUMBER).all())
+            digits = given.str.replace(r"[eE].*$", "", regex=True).str.replace(
+                r"[-.]", "", regex=True).str.lstrip("0").str.len()
+            self.short &= bool((digits <= _FLOAT_DIGITS).all())
+        else:
+            self.kinds.add("text")
+
+    @property
+    def holds(self) -> bool:
+        """Whether the column keeps its parsed values (else it is published as its text)."""
+        if self.kinds == {"bool"}:
+            return self.spelled
+        if not self.kinds or not self.kinds <= {"integer", "float"}:
+            return not self.kinds  # no chunk: nothing to write
+        return self.spelled and ("float" not in self.kinds or self.short)
 
 
 def _from_excel(parsed: pd.Series, cells: pd.Series, target: Target) -> pd.Series:

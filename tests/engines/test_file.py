@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from microagg import anonymize
-from microagg.cli import EXIT_USER_ERROR, app
+from microagg.cli import EXIT_NOT_PROTECTED, EXIT_USER_ERROR, app
 from microagg.exceptions import SchemaError
 from microagg.outofcore import anonymize_file, iter_chunks
 
@@ -150,8 +150,10 @@ def test_cli_file_engine(tmp_path, frame):
                                  "--block-size", "500", "--jobs", "1", "-o",
                                  str(tmp_path / "out.parquet"), "--summary-json",
                                  str(tmp_path / "s.json"), "--random-state", "0"])
-    assert result.exit_code == 0, result.output
+    # 'note' (x or y, published unchanged) splits the groups: not protected, as in memory
+    assert result.exit_code == EXIT_NOT_PROTECTED, result.output
     summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["checks"]["published_columns"]["columns"] == {"note": 1}
     assert summary["params"]["engine"] == "file"
     assert summary["checks"]["k_anonymity"]["achieved"] >= 5
     assert "achieved k (written file)" in result.stdout

@@ -29,9 +29,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from .request import Request
     from .result import Release
 
-__all__ = ["IDENTIFIER_NAMES", "NEARLY_UNIQUE", "check_keep", "check_unmasked_identifiers",
-           "identifier_reason", "published_column_checks", "row_positions", "warn_broken_k",
-           "with_published_columns"]
+__all__ = ["IDENTIFIER_NAMES", "NEARLY_UNIQUE", "broken_columns_check", "check_keep",
+           "check_unmasked_identifiers", "identifier_reason", "published_column_checks",
+           "row_positions", "warn_broken_k", "with_published_columns"]
 
 
 def check_keep(df: pd.DataFrame, keep: Sequence[str], roles: Mapping[str, Sequence[str]]
@@ -180,6 +180,13 @@ def published_column_checks(published: pd.DataFrame, qi: Sequence[str],
         achieved = int(sizes.min()) if sizes.size else 0
         if achieved < k:
             broken[str(col)] = achieved
+    return broken_columns_check(broken, k)
+
+
+def broken_columns_check(broken: Mapping[str, int], k: int) -> Mapping[str, Any] | None:
+    """``checks["published_columns"]`` of the columns that leave fewer than ``k`` records
+    (``broken``: the k each leaves); ``None`` when there is none. The one format, whichever
+    engine counted them."""
     if not broken:
         return None
     return MappingProxyType({

@@ -196,12 +196,12 @@ class Request:
 
 def _engine(name: str, options: Mapping[str, Any], schema: Schema | None) -> Any:
     """The registry entry of the engine, after refusing the options it does not run."""
-    from ..engines import get_engine
+    from ..engines import engines_running, get_engine
 
     runner = get_engine(name)
     refused = runner.refused(options, schema)
     if refused:
-        raise EngineRefusal(runner.name, refused)
+        raise EngineRefusal(runner.name, refused, engines_running(refused))
     return runner
 
 

@@ -31,11 +31,15 @@ class EngineRefusal(SchemaError):
     """Options an engine does not run (``options``: their names in the Request, so that a
     face can name them its own way)."""
 
-    def __init__(self, engine: str, options: Sequence[str]) -> None:
+    def __init__(self, engine: str, options: Sequence[str],
+                 runners: Sequence[str] = ("memory",)) -> None:
         self.engine = engine
         self.options = tuple(options)
+        self.runners = tuple(runners)  # the engines that run every one of the options
+        others = " or ".join(self.runners) or "no other"
         super().__init__(f"The {engine} engine runs numeric microaggregation with group means "
-                         f"only; drop {', '.join(self.options)} (or use the in-memory engine).")
+                         f"only; drop {', '.join(self.options)} (or use the {others} engine, "
+                         f"which runs {'it' if len(self.options) == 1 else 'them'}).")
 
 
 def as_names(value: str | Sequence[str] | None, role: str) -> tuple[str, ...]:

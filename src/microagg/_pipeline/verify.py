@@ -26,7 +26,7 @@ from ..models import SensitiveDistribution, check_l_diversity, check_t_closeness
 from ..partition.mixed import MixedData
 
 __all__ = ["GroupVerifier", "checked_partition", "class_sizes", "closeness_checks",
-           "diversity_checks", "group_k_check", "k_check", "published_classes",
+           "diversity_checks", "group_k_check", "k_check", "published_classes", "row_classes",
            "smallest_class"]
 
 
@@ -204,6 +204,15 @@ class GroupVerifier:
                                         "Nothing was released. This is a bug in microagg.")
         return achieved
 
+    def group_classes(self) -> NDArray[np.intp]:
+        """The class of each group (:func:`row_classes` of the rows the groups publish; -1
+        for a group without rows)."""
+        used = np.flatnonzero(self._counts > 0)
+        classes = np.full(self._counts.size, -1, dtype=np.intp)
+        if used.size:
+            classes[used] = row_classes(self._reference, used)
+        return classes
+
     def smallest_class(self) -> int:
         """The exact k-anonymity of the rows seen: classes of identical published values are
         unions of groups (those that publish the same representative).
@@ -233,7 +242,18 @@ def _row_keys(rows: NDArray[np.float64], index: NDArray[np.intp]) -> NDArray[np.
 def smallest_class_of(rows: NDArray[np.float64], index: NDArray[np.intp],
                       counts: NDArray[np.int64]) -> int:
     """The smallest total of ``counts`` over the classes of byte-identical rows
-    ``rows[index]`` (each row stands for ``counts`` published rows).
+    ``rows[index]`` (each row stands for ``counts`` published rows; :func:`row_classes`).
+
+    >>> rows = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [-0.0, 0.0], [0.0, 0.0]])
+    >>> smallest_class_of(rows, np.arange(5), np.array([2, 5, 3, 4, 7]))
+    4
+    """
+    return int(np.bincount(row_classes(rows, index), weights=counts).min())
+
+
+def row_classes(rows: NDArray[np.float64], index: NDArray[np.intp]) -> NDArray[np.intp]:
+    """The class of each row ``rows[index]``: byte-identical rows share one (numbered 0, 1,
+    ... in no particular order).
 
     Rows are sorted by a 64-bit key of their bytes; rows next to each other with the same
     key are then compared byte for byte, and should two different rows share a key the
@@ -241,9 +261,9 @@ def smallest_class_of(rows: NDArray[np.float64], index: NDArray[np.intp],
     two classes (which would overstate k). Identical bytes, not equal values, make a class:
     ``0.0`` and ``-0.0`` are printed differently, and so stay apart.
 
-    >>> rows = np.array([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0], [-0.0, 0.0], [0.0, 0.0]])
-    >>> smallest_class_of(rows, np.arange(5), np.array([2, 5, 3, 4, 7]))
-    4
+    >>> classes = row_classes(np.array([[1.0], [3.0], [1.0], [-0.0], [0.0]]), np.arange(5))
+    >>> bool(classes[0] == classes[2]), len(set(classes.tolist()))
+    (True, 4)
     """
     keys = _row_keys(rows, index)
     order = np.argsort(keys, kind="stable")
@@ -256,7 +276,9 @@ def smallest_class_of(rows: NDArray[np.float64], index: NDArray[np.intp],
         before = rows[index[order[at - 1]]].view(np.uint64)
         if not np.array_equal(here, before):  # two different rows share a key
             _, inverse = np.unique(rows[index].view(np.uint64), axis=0, return_inverse=True)
-            return int(np.bincount(inverse.ravel(), weights=counts).min())
+            return np.asarray(inverse, dtype=np.intp).ravel()
     starts = np.ones(index.size, dtype=bool)
     starts[repeats] = False
-    return int(np.add.reduceat(counts[order], np.flatnonzero(starts)).min())
+    classes = np.empty(index.size, dtype=np.intp)
+    classes[order] = np.cumsum(starts) - 1
+    return classes

@@ -60,7 +60,8 @@ FLAGS = {
     "clustering_il": "--clustering-il", "refine": "--refine", "scaling": "--scaling",
     "certify": "--certify",
     "n_jobs": "--jobs", "method": "-m/--method (it generalizes)",
-    "dates": "--dates", "rounding": "--round",
+    "dates": "--dates", "rounding": "--round", "weights": "--weight",
+    "households": "--household",
     "schema": "--schema with hierarchies, ordinal columns, categorical quasi-identifiers "
               "(their codes would be averaged), date quasi-identifiers or round digits",
 }
@@ -134,9 +135,15 @@ def _read_whole(path: str | pathlib.Path) -> bool:
     return suffix in SUPPORTED_EXTENSIONS and suffix not in STREAMED_EXTENSIONS
 
 
-def engine_refusal(runner: Engine, flags: list[str]) -> UsageError:
+def engine_refusal(runner: Engine, flags: list[str],
+                   runners: Sequence[str] = ("memory",)) -> UsageError:
+    """The refusal of ``flags`` by ``runner``, naming the engines that run them
+    (``runners``: registry names)."""
+    from microagg.engines import get_engine
+
+    others = " or ".join(f"--engine {get_engine(name).option}" for name in runners)
     return UsageError(f"--engine {runner.option} streams numeric microaggregation with group "
-                      f"means only; drop {', '.join(flags)} (or use --engine local).")
+                      f"means only; drop {', '.join(flags)} (or use {others or 'no engine'}).")
 
 
 def codes_for(schema: Schema | None, items: list[str] | None, runner: Engine
@@ -372,7 +379,7 @@ def run_on_file(runner: Engine, input_path: str, options: dict[str, Any],
     except EngineRefusal as refusal:
         flags = ["--rho" if name == "aggregation_params" and rho is not None else FLAGS[name]
                  for name in refusal.options]
-        raise engine_refusal(runner, [*flags, *face]) from None
+        raise engine_refusal(runner, [*flags, *face], refusal.runners) from None
     if face:
         raise engine_refusal(runner, face)
     extra = {"scheduler": scheduler} if scheduler is not None else {}

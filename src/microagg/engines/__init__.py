@@ -20,19 +20,20 @@ option named). Importing this package imports no engine.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["ENGINES", "NUMERIC_BLOCKED", "REFUSABLE", "Engine", "get_engine"]
+__all__ = ["ENGINES", "NUMERIC_BLOCKED", "REFUSABLE", "Engine", "engines_running", "get_engine"]
 
 REFUSABLE = ("aggregation", "aggregation_params", "epsilon", "bounds", "hierarchies", "l", "t",
              "intruder_knows", "attribute_groups", "clustering_il", "refine", "scaling",
-             "n_jobs", "dates", "rounding", "certify", "schema")
-"""Request options an engine may not run, in the order a refusal lists them (``schema``: a
-schema with hierarchies, ordinal columns, categorical or date quasi-identifiers, or round
-digits). ``rounding`` counts only when columns are named: the engines that read files
+             "n_jobs", "dates", "rounding", "certify", "weights", "households", "schema")
+"""Request options an engine may not run, in the order a refusal lists them (``weights`` and
+``households``: the survey roles, given as options or by a schema, for the survey disclosure
+risk; ``schema``: a schema with hierarchies, ordinal columns, categorical or date
+quasi-identifiers, or round digits). ``rounding`` counts only when columns are named: the engines that read files
 themselves publish unrounded means (no integer rounding by default), so ``rounding=False``
 asks nothing of them."""
 
@@ -87,6 +88,10 @@ class Engine:
         given = {name for name in REFUSABLE if _given(name, options.get(name))}
         if schema is not None and _schema_needs_memory(schema):
             given.add("schema")
+        if schema is not None:  # the survey roles a schema gives
+            given.update(name for name, column in (("weights", schema.weight),
+                                                   ("households", schema.household))
+                         if column is not None)
         return [name for name in REFUSABLE if name in given and name not in self.runs]
 
 
@@ -130,6 +135,19 @@ ENGINES: Mapping[str, Engine] = MappingProxyType({
                      runs=frozenset(), command="stream"),
 })
 """Registered engines by ``Release.engine`` name (read-only)."""
+
+
+def engines_running(options: Sequence[str]) -> tuple[str, ...]:
+    """The engines of ``microagg anonymize`` (registry names) that run every one of
+    ``options`` (names of :data:`REFUSABLE`), in registry order.
+
+    Examples
+    --------
+    >>> engines_running(["weights"]), engines_running(["refine"])
+    (('memory',), ('memory', 'file', 'dask'))
+    """
+    return tuple(engine.name for engine in ENGINES.values() if engine.command == "anonymize"
+                 and (engine.runs is None or set(options) <= engine.runs))
 
 
 def get_engine(name: str) -> Engine:

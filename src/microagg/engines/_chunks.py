@@ -6,7 +6,7 @@ from __future__ import annotations
 import gzip
 import os
 import pathlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import IO, Any, Literal
 
 import numpy as np
@@ -125,7 +125,8 @@ def output_separator(path: pathlib.Path, sep: str | None) -> str:
     return sep or ("\t" if path.name.lower().endswith((".tsv", ".tsv.gz")) else ",")
 
 
-def _write_parquet(handle: IO[bytes], chunks: Iterator[pd.DataFrame]) -> None:
+def _write_parquet(handle: IO[bytes], chunks: Iterator[pd.DataFrame],
+                   text: Collection[str] = ()) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -133,6 +134,10 @@ def _write_parquet(handle: IO[bytes], chunks: Iterator[pd.DataFrame]) -> None:
     try:
         for chunk in chunks:
             table = pa.Table.from_pandas(chunk, preserve_index=False)
+            for col in text:  # strings even where a first chunk holds only missing fields
+                at = table.schema.get_field_index(col)
+                if pa.types.is_null(table.schema.field(at).type):
+                    table = table.set_column(at, col, table.column(at).cast(pa.string()))
             if writer is None:
                 writer = pq.ParquetWriter(handle, table.schema)
             elif not table.schema.equals(writer.schema):
@@ -157,13 +162,14 @@ def _cast(table: Any, schema: Any) -> Any:
             f"input ({error}); write CSV output, or read with a larger chunk size.") from None
 
 
-def chunk_writer(path: pathlib.Path, sep: str | None
+def chunk_writer(path: pathlib.Path, sep: str | None, *, text: Collection[str] = ()
                  ) -> Callable[[IO[bytes], Iterator[pd.DataFrame]], None]:
-    """A function writing chunks to an open binary handle in ``path``'s format."""
+    """A function writing chunks to an open binary handle in ``path``'s format (``text``:
+    columns of strings, so typed in Parquet whatever a chunk holds)."""
     fmt, compression = format_of(path, parameter="output")
     if fmt == "parquet":
         require_pyarrow(path)
-        return _write_parquet
+        return lambda handle, chunks: _write_parquet(handle, chunks, text)
     separator = output_separator(path, sep)
 
     def write_csv(handle: IO[bytes], chunks: Iterator[pd.DataFrame]) -> None:

@@ -25,9 +25,16 @@ Four streaming passes over the input, each holding one chunk (``chunk_rows`` row
    published rows are counted) before it is renamed onto the output. Any failure leaves no
    output.
 
+The other columns are published as the in-memory engine publishes them
+(:mod:`._file_published`): as read (CSV to CSV byte for byte; CSV to Parquet a column as
+numbers only when every field of the file round-trips, pass 1 judging it, else as its text),
+and each one without a role is checked for the k it leaves to an intruder who knows it too
+(``checks["published_columns"]``, counted as the output is written and read back).
+
 Memory: one chunk, the sample, one block per worker, and a few integers per block and chunk
 (the parts' fences); the verification keeps one row per group (n p / k numbers: 1.6 GB at
-10^8 x 10, k = 5). Temporary files (the spilled runs, and the first
+10^8 x 10, k = 5), and the check of the published columns one bucket of (group, value)
+counts at a time (about a chunk's rows; the buckets are spilled to the work folder). Temporary files (the spilled runs, and the first
 pass's parts when a second pass follows, hold original values; each is deleted once read)
 go to a private folder (0700, files 0600) under ``workdir`` (default: the
 system temporary folder, ``$TMPDIR``), never beside the output, and are removed at the end;
@@ -51,6 +58,7 @@ from numpy.typing import NDArray
 from .._atomic import atomic_write
 from .._formats import format_of
 from .._leftovers import private_file, remove_dead_partials, work_folder
+from .._pipeline.published import broken_columns_check, warn_broken_k
 from .._pipeline.request import Request
 from .._pipeline.result import Release
 from .._pipeline.verify import GroupVerifier, group_k_check, k_check
@@ -59,6 +67,7 @@ from ..exceptions import PrivacyViolationError, SchemaError
 from ._chunks import chunk_writer, iter_chunks, output_separator, quasi_identifier_chunk, read_back
 from ._file_blocks import Blocks, microaggregate, route
 from ._file_parts import InputOrder
+from ._file_published import AsText, PairCounts
 from ._file_regroup import regroup, second_pass_follows
 from ._prefetch import prefetched
 from .files import constant_columns, engine_params, file_paths, file_request
@@ -80,11 +89,31 @@ class _Reading:
     scale: NDArray[np.float64] = field(default_factory=lambda: np.empty(0))
     varying: NDArray[np.bool_] = field(default_factory=lambda: np.empty(0, dtype=bool))
     sample: NDArray[np.float64] = field(default_factory=lambda: np.empty((0, 0)))
+    as_text: AsText = field(default_factory=lambda: AsText(()))
+    """The pass-through columns judged for a typed output (CSV to Parquet; else none)."""
 
     def chunks(self, **options: Any) -> Iterator[pd.DataFrame]:
         """The input's chunks, the next read in a thread while this one is worked on."""
         return prefetched(iter_chunks(self.source, chunk_rows=self.chunk_rows, sep=self.sep,
                                       **options))
+
+    def with_text(self, columns: Sequence[str], **options: Any
+                  ) -> Iterator[tuple[pd.DataFrame, pd.DataFrame | None]]:
+        """The input's chunks, each with the same rows' fields of ``columns`` as their text
+        (a second reader in step; ``None`` when no column is asked for)."""
+        if not columns:
+            for chunk in self.chunks(**options):
+                yield chunk, None
+            return
+        yield from zip(self.chunks(**options),
+                       self.chunks(verbatim=True, columns=list(columns)), strict=True)
+
+    def first_pass(self) -> Iterator[pd.DataFrame]:
+        """The parsed chunks of pass 1, the pass-through columns judged on the way."""
+        for chunk, fields in self.with_text(list(self.as_text.rules)):
+            if fields is not None:
+                self.as_text.add(chunk, fields)
+            yield chunk
 
 
 def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the public face: one keyword per option
@@ -174,6 +203,10 @@ def run_file(request: Request, source: pathlib.Path, target: pathlib.Path, *,
     seed, rng = resolve_seed(request.random_state)
     stage = on_stage or (lambda name: None)
     reading = _Reading(source, sep, chunk_rows, format_of(source, parameter="input")[0] == "csv")
+    if reading.csv_lines and format_of(target, parameter="output")[0] != "csv":
+        reading.as_text = AsText(c for c in map(str, request.data.columns)
+                                 if c not in request.quasi_identifiers
+                                 and c not in request.identifiers)
     remove_dead_partials(target.parent)
     with work_folder(workdir) as work:
         stage("statistics")
@@ -197,7 +230,7 @@ def run_file(request: Request, source: pathlib.Path, target: pathlib.Path, *,
         if regroup(request, blocks, reading.sample, seed):
             timings["refinement_across_blocks"] = time.perf_counter() - t
         stage("writing")
-        checks = _write_and_verify(request, reading, blocks, target, timings)
+        checks = _write_and_verify(request, reading, blocks, target, timings, notes)
     timings["total"] = time.perf_counter() - request.started
     return _release(request, reading, blocks, target, checks, seed, notes, timings,
                     sample_size)
@@ -219,7 +252,7 @@ def _statistics(request: Request, reading: _Reading, rng: np.random.Generator,
     peak = np.zeros(len(qi))  # each column's largest magnitude, to name an overflow
     keys = np.empty(0)
     sample = np.empty((0, len(qi)))
-    for chunk in reading.chunks():
+    for chunk in reading.first_pass():
         reading.columns = reading.columns or [str(c) for c in chunk.columns]
         if len(chunk) == 0:
             continue
@@ -262,38 +295,54 @@ def _refuse_overflow(qi: Sequence[str], finite: NDArray[np.bool_],
 
 
 def _published_chunks(request: Request, reading: _Reading, results: InputOrder,
-                      verbatim: bool, labels_out: IO[bytes]) -> Iterator[pd.DataFrame]:
+                      verbatim: bool, labels_out: IO[bytes], pairs: PairCounts | None
+                      ) -> Iterator[pd.DataFrame]:
     """The input again, quasi-identifiers replaced, identifiers dropped (CSV to CSV: the other
-    columns as their text, byte for byte); each row's group label appended to ``labels_out``
-    in the same order (for the verification, which then need not merge the parts again)."""
+    columns as their text, byte for byte; CSV to Parquet: the columns of
+    ``reading.as_text`` as their text); each row's group label appended to ``labels_out``
+    in the same order (for the verification, which then need not merge the parts again), and
+    the parsed rows counted in ``pairs`` (the check of the published columns)."""
     kept = [c for c in reading.columns if c not in request.identifiers]
+    text = reading.as_text.columns
     first = 0
-    for chunk in reading.chunks(verbatim=verbatim):
+    for chunk, fields in reading.with_text(text, verbatim=verbatim):
         stop = first + len(chunk)
         out = chunk.loc[:, kept].copy()
         labels, block = results.take(first, stop)
         labels.tofile(labels_out)
+        if pairs is not None:
+            pairs.add(labels, chunk)
         for j, col in enumerate(request.quasi_identifiers):
             out[col] = block[:, j]
+        if fields is not None:
+            for col in text:  # as in memory: the fields, an empty one missing
+                out[col] = fields[col].where(fields[col] != "").set_axis(out.index)
         first = stop
         yield out
 
 
 def _write_and_verify(request: Request, reading: _Reading, blocks: Blocks,
-                      target: pathlib.Path, timings: dict[str, float]) -> dict[str, Any]:
+                      target: pathlib.Path, timings: dict[str, float], notes: list[str]
+                      ) -> dict[str, Any]:
     """Pass 4: write the published chunks to a temporary file, read it back and verify it
-    (:class:`GroupVerifier`), then rename it onto ``target``; returns the checks."""
+    (:class:`GroupVerifier`, and the published columns that break k), then rename it onto
+    ``target``; returns the checks (a broken column's warning goes to ``notes``)."""
     t = time.perf_counter()
     n, p, k = reading.n, len(request.quasi_identifiers), request.k
     verbatim = reading.csv_lines and format_of(target, parameter="output")[0] == "csv"
     out_sep = output_separator(target, reading.sep)
-    write = chunk_writer(target, out_sep)
+    write = chunk_writer(target, out_sep, text=reading.as_text.columns)
     checks: dict[str, Any] = {}
     results = InputOrder(blocks.parts, bucket=blocks.bucket, p=p)
+    roles = {*request.quasi_identifiers, *request.sensitive, *request.identifiers}
+    checked = [c for c in reading.columns if c not in roles]
+    pairs = PairCounts(checked, blocks.work, -(-n // reading.chunk_rows)) if checked else None
 
     def write_and_verify(handle: IO[bytes]) -> None:
         with open(private_file(blocks.work / "labels.i64"), "wb") as labels_out:
-            write(handle, _published_chunks(request, reading, results, verbatim, labels_out))
+            # CSV to CSV publishes text: its parsed values are counted as read back
+            write(handle, _published_chunks(request, reading, results, verbatim, labels_out,
+                                            None if verbatim else pairs))
         handle.flush()
         t_verify = time.perf_counter()
         verifier = GroupVerifier(k=k, n_groups=results.most + 1, n_features=p)
@@ -307,16 +356,30 @@ def _write_and_verify(request: Request, reading: _Reading, blocks: Blocks,
                         f"The written file has more rows than the {n} published. Nothing "
                         "was released. This is a bug in microagg.")
                 verifier.add(labels, values)
+                if verbatim and pairs is not None:
+                    pairs.add(labels, chunk)
         group_min = verifier.finish(n_rows=n)
         checks["k_anonymity"] = k_check(k, verifier.smallest_class())
         checks["group_k"] = group_k_check(
             k, group_min, "size of the smallest group over which each mean is computed "
             "(read back from the written file)")
+        if pairs is not None:
+            _published_columns(pairs, verifier, k, checks, notes)
         timings["verify"] = time.perf_counter() - t_verify
 
     atomic_write(target, write_and_verify)
     timings["writing"] = time.perf_counter() - t - timings.get("verify", 0.0)
     return checks
+
+
+def _published_columns(pairs: PairCounts, verifier: GroupVerifier, k: int,
+                       checks: dict[str, Any], notes: list[str]) -> None:
+    """``checks["published_columns"]`` and its warning, when a published column breaks k."""
+    smallest = pairs.smallest(verifier.group_classes())
+    check = broken_columns_check({c: v for c, v in smallest.items() if v < k}, k)
+    if check is not None:
+        checks["published_columns"] = check
+        warn_broken_k(check, notes)
 
 
 def _release(request: Request, reading: _Reading, blocks: Blocks, target: pathlib.Path,  # noqa: PLR0913 - everything a release records
