@@ -235,8 +235,9 @@ def _never_other_when_breaking(guess: _Guess, series: pd.Series, k: int) -> _Gue
     if guess.role == "quasi-identifier":
         return replace(guess, lines=(*guess.lines, f"# breaks k = {k} by itself: {counts}; "
                                                   "mask it, never publish it unchanged"))
+    stop = "" if guess.reason.endswith((".", "?", "!")) else "."
     return _Guess("identifier", None,
-                  f"{guess.reason} It breaks k = {k} by itself: {counts}; dropped, as "
+                  f"{guess.reason}{stop} It breaks k = {k} by itself: {counts}; dropped, as "
                   "published unchanged it would tell those records apart (or mask it as a "
                   "categorical quasi-identifier with a hierarchy)")
 

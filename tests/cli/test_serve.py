@@ -213,3 +213,66 @@ def test_the_printed_address_answers_at_once(tmp_path: pathlib.Path) -> None:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=30)
     assert process.returncode == 0
+
+
+def _multipart(filename: str, content: bytes, csrf: str) -> tuple[bytes, str]:
+    boundary = "microaggtestboundary"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"csrf_token\"\r\n\r\n"
+            f"{csrf}\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; "
+            f"filename=\"{filename}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+            ).encode() + content + f"\r\n--{boundary}--\r\n".encode()
+    return body, f"multipart/form-data; boundary={boundary}"
+
+
+def test_the_real_server_refuses_bad_uploads_with_a_400_and_keeps_no_file(
+        tmp_path: pathlib.Path) -> None:
+    """Through ``microagg serve`` on 127.0.0.1: a 5,000-character file name, a body without
+    its boundary and a file of an unsupported type each get a 400 with a message (no
+    traceback), and none of their bytes stays in the work folder."""
+    process = _serve(tmp_path, "--port", "0")
+    try:
+        found = re.search(r"http://127\.0\.0\.1:(\d+)(/\?token=[\w-]+)", _first_line(process))
+        assert found is not None
+        port = int(found.group(1))
+
+        cookies: dict[str, str] = {}
+
+        def call(method: str, path: str, **options: Any) -> tuple[int, str]:
+            """One request with the cookies so far (a connection each: a refused body may be
+            left unread), keeping the cookies it sets, as a browser does."""
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=START_SECONDS)
+            headers = {**options.pop("headers", {}),
+                       "cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())}
+            try:
+                connection.request(method, path, headers=headers, **options)
+                reply = connection.getresponse()
+                for line in reply.headers.get_all("set-cookie") or []:
+                    name, _, value = line.split(";")[0].partition("=")
+                    cookies[name] = value
+                return reply.status, reply.read().decode()
+            finally:
+                connection.close()
+
+        call("GET", found.group(2))
+
+        def csrf() -> str:  # as a browser reloads the form
+            token = re.search(r'name="csrf_token" value="([^"]+)"', call("GET", "/data")[1])
+            assert token is not None
+            return token.group(1)
+
+        secret = b"a,b\n1,SECRET-BYTES\n"
+        for filename, without_boundary in (("x" * 5000 + ".csv", False), ("t.csv", True),
+                                           ("t.exe", False)):
+            body, kind = _multipart(filename, secret, csrf())
+            status, text = call("POST", "/data/upload", body=body, headers={
+                "content-type": "multipart/form-data" if without_boundary else kind})
+            assert status == 400, (filename, text[:300])
+            assert "Traceback" not in text
+            assert 'role="alert"' in text or text.startswith("400 Bad Request: ")  # a message
+        kept = [p for p in tmp_path.rglob("*") if p.is_file()
+                and b"SECRET-BYTES" in p.read_bytes()]
+        assert kept == []
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    assert process.returncode == 0
