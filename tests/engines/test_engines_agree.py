@@ -21,7 +21,7 @@ dd = pytest.importorskip("dask.dataframe")
 
 from microagg import anonymize  # noqa: E402
 from microagg.cli import EXIT_NOT_PROTECTED  # noqa: E402
-from microagg.engines.dask import dask_request, run_dask  # noqa: E402
+from microagg.engines.dask import anonymize_dask  # noqa: E402
 from microagg.engines.file import run_file  # noqa: E402
 from microagg.engines.files import file_request  # noqa: E402
 from microagg.exceptions import PrivacyLeakWarning  # noqa: E402
@@ -84,7 +84,7 @@ def _api_releases(frame: pd.DataFrame, tmp_path: pathlib.Path, client) -> dict:
         runs["file"] = run_file(file_request(source, engine="file", **options), source,
                                 tmp_path / "file.csv", sample_size=100)
         ddf = dd.from_pandas(frame, npartitions=2)
-        runs["dask"] = run_dask(dask_request(ddf, **options), ddf, client=client)
+        runs["dask"] = anonymize_dask(ddf, **options, client=client)
     leaks = [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)]
     return {"runs": runs, "leaks": leaks}
 

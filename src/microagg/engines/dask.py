@@ -140,6 +140,7 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     k: int,
     method: str = "mdav",
     identifiers: str | Sequence[str] = (),
+    keep: str | Sequence[str] = (),
     blocking: str = "kd",
     block_size: int | None = None,
     sample_size: int = 200_000,
@@ -173,6 +174,10 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
         sensitive columns).
     identifiers : str or sequence of str, default=()
         Direct identifiers: dropped.
+    keep : str or sequence of str, default=()
+        Columns without a role published unchanged on purpose although their names look
+        like direct identifiers (otherwise refused); recorded in ``params["keep"]``, and the
+        release's verdict is then never "protected", as in memory.
     blocking : {"kd", "pca", "vp"}, default="kd"
         Split score of the block tree (:mod:`microagg.partition.blocking`).
     block_size : int, default=None
@@ -233,7 +238,8 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     True
     """
     request = dask_request(ddf, quasi_identifiers=quasi_identifiers, k=k, method=method,
-                           identifiers=identifiers, blocking=blocking, block_size=block_size,
+                           identifiers=identifiers, keep=keep, blocking=blocking,
+                           block_size=block_size,
                            random_state=random_state, method_params=params, refine=refine)
     active = _active_client(client)
     return run_dask(request, by_row_position(ddf, active)[0], sample_size=sample_size,
