@@ -269,7 +269,7 @@ def test_cli_dask_engine_writes_the_input_order(tmp_path):
 
     from typer.testing import CliRunner
 
-    from microagg.cli import app
+    from microagg.cli import EXIT_NOT_PROTECTED, app
 
     rng = np.random.default_rng(3)
     frame = pd.DataFrame(rng.normal(size=(3000, 3)), columns=["a", "b", "c"]).assign(
@@ -279,11 +279,15 @@ def test_cli_dask_engine_writes_the_input_order(tmp_path):
         "anonymize", str(tmp_path / "in.csv"), "-q", "a,b,c", "--drop", "id", "-k", "4",
         "--engine", "dask", "--block-size", "500", "-o", str(tmp_path / "out.csv"),
         "--summary-json", str(tmp_path / "s.json"), "--random-state", "0"])
-    assert result.exit_code == 0, result.output
+    # 'note' (x or y at random) splits the groups: not protected, as in memory
+    assert result.exit_code == EXIT_NOT_PROTECTED, result.output
     out = pd.read_csv(tmp_path / "out.csv")
     assert out["note"].tolist() == frame["note"].tolist()
     assert out.groupby(["a", "b", "c"]).size().min() >= 4
-    assert json.loads((tmp_path / "s.json").read_text())["params"]["engine"] == "dask"
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["params"]["engine"] == "dask"
+    assert summary["checks"]["published_columns"]["columns"] == {
+        "note": int(out.groupby(["a", "b", "c", "note"]).size().min())}
 
 
 def test_quality_mode_refines_across_blocks_and_equals_one_process(client, frame,

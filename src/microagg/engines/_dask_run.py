@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .._pipeline.published import broken_columns_check, warn_broken_k
 from .._pipeline.request import Request
 from .._pipeline.result import Release
 from .._pipeline.verify import group_k_check, k_check
@@ -69,6 +70,16 @@ def _wait(collection: Any, client: Client | None) -> None:
     futures = futures_of(collection)
     if futures:
         wait(futures)
+
+
+def _smallest_pair_class(data: dd.DataFrame, qi: tuple[str, ...], column: Any,
+                         split_out: int) -> Any:
+    """The fewest published rows sharing their quasi-identifiers and their value of
+    ``column`` (an intruder who also knows it; missing values are one value), as the
+    in-memory engine counts them
+    (:func:`~microagg._pipeline.published.published_column_checks`): a lazy scalar."""
+    keys = [*qi, column]
+    return data.loc[:, keys].groupby(keys, dropna=False).size(split_out=split_out).min()
 
 
 @dataclass
@@ -259,14 +270,21 @@ class DaskRun:
     def _verify(self, n: int, processed: Any, meta: pd.DataFrame
                 ) -> tuple[dict[str, Any], pd.DataFrame]:
         """Step 5: the published output re-checked: the groups of every partition (on the
-        workers), the classes of identical published rows (a distributed groupby), the rows."""
+        workers), the classes of identical published rows (a distributed groupby), the rows,
+        and the k left by each column published unchanged (``published_columns``, with the
+        privacy warning, when one breaks k)."""
         qi, k = self.qi, self.request.k
         data = processed.drop(columns=[BLOCK, GROUP, SSE])
+        split_out = max(1, processed.npartitions // 4)
         classes = data.loc[:, list(qi)].groupby(list(qi), dropna=False).size(
-            split_out=max(1, processed.npartitions // 4))
-        stats, achieved, published = _compute(
+            split_out=split_out)
+        roles = {*qi, *self.request.sensitive, *self.request.identifiers}
+        checked = [c for c in data.columns if c not in roles]
+        stats, achieved, published, *smallest = _compute(
             processed.map_partitions(group_stats, qi, k, meta=group_stats(meta, qi, k)),
-            classes.min(), processed.map_partitions(len).sum(), client=self.client)
+            classes.min(), processed.map_partitions(len).sum(),
+            *(_smallest_pair_class(data, qi, col, split_out) for col in checked),
+            client=self.client)
         if int(published) != n or int(stats["rows"].sum()) != n:
             raise InternalError(f"The published table has {int(published)} rows; the input "
                                 f"has {n}. Nothing was released.")
@@ -278,6 +296,12 @@ class DaskRun:
             "groups_publish_one_value": True,
             "rows": MappingProxyType({"input": n, "published": int(published)}),
         }
+        broken = broken_columns_check({str(c): int(v) for c, v in zip(checked, smallest,
+                                                                       strict=True)
+                                       if int(v) < k}, k)
+        if broken is not None:
+            checks["published_columns"] = broken
+            warn_broken_k(broken, self.notes)
         return checks, stats
 
     def _release(self, moments: _Moments, routed: _Routed, processed: Any,

@@ -21,7 +21,11 @@ The pipeline is the blocked engine of :mod:`microagg.partition.blocking` run out
    quasi-identifier rows (a distributed ``groupby(...).size().min()``), and, partition by
    partition on the workers (:class:`~microagg._pipeline.verify.GroupVerifier`), that every
    group publishes one value and holds at least k rows; and that no row was lost. A shortfall raises
-   :class:`~microagg.exceptions.PrivacyViolationError` and nothing is returned.
+   :class:`~microagg.exceptions.PrivacyViolationError` and nothing is returned. Each column
+   published unchanged (no role) is added to the quasi-identifiers in turn and the smallest
+   class counted the same way (``checks["published_columns"]`` and a
+   :class:`~microagg.exceptions.PrivacyLeakWarning` when it leaves fewer than k rows, as in
+   memory).
 
 Every task is pure: the sample, the tree and the merge are fixed on the client before the
 shuffle; inside a block the rows are ordered by a row id derived from the input partition
@@ -136,6 +140,7 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     k: int,
     method: str = "mdav",
     identifiers: str | Sequence[str] = (),
+    keep: str | Sequence[str] = (),
     blocking: str = "kd",
     block_size: int | None = None,
     sample_size: int = 200_000,
@@ -169,6 +174,10 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
         sensitive columns).
     identifiers : str or sequence of str, default=()
         Direct identifiers: dropped.
+    keep : str or sequence of str, default=()
+        Columns without a role published unchanged on purpose although their names look
+        like direct identifiers (otherwise refused); recorded in ``params["keep"]``, and the
+        release's verdict is then never "protected", as in memory.
     blocking : {"kd", "pca", "vp"}, default="kd"
         Split score of the block tree (:mod:`microagg.partition.blocking`).
     block_size : int, default=None
@@ -197,7 +206,8 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
         ``engine="dask"``: ``data`` the published Dask DataFrame, persisted on the cluster
         (indexed by input row position; rows ordered by block: ``data.compute().sort_index()``
         is in the input's order), ``labels`` ``None``; ``checks`` (``k_anonymity``, ``group_k``,
-        ``groups_publish_one_value``, ``rows``), ``metrics`` (``information_loss``, ``sse``,
+        ``groups_publish_one_value``, ``rows``, and ``published_columns`` when a column
+        published unchanged breaks k), ``metrics`` (``information_loss``, ``sse``,
         ``sst``, blocks and groups), ``warnings``, ``seed``, ``params``, ``timings``.
 
     Raises
@@ -228,7 +238,8 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     True
     """
     request = dask_request(ddf, quasi_identifiers=quasi_identifiers, k=k, method=method,
-                           identifiers=identifiers, blocking=blocking, block_size=block_size,
+                           identifiers=identifiers, keep=keep, blocking=blocking,
+                           block_size=block_size,
                            random_state=random_state, method_params=params, refine=refine)
     active = _active_client(client)
     return run_dask(request, by_row_position(ddf, active)[0], sample_size=sample_size,

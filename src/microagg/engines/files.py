@@ -46,14 +46,16 @@ def file_request(source: pathlib.Path, *, engine: str, sep: str | None = None,
 
 def engine_params(request: Request, **extra: Any) -> Mapping[str, Any]:
     """``Release.params`` of a release by an engine that reads files: the Request's options
-    (group means on z-scores, block by block), then ``extra``."""
+    (group means on z-scores, block by block), the columns published on purpose (``keep``)
+    and the survey roles as the in-memory engine records them, then ``extra``."""
     return MappingProxyType({
         "method": request.partitioner.name, "k": request.k,
         "quasi_identifiers": request.quasi_identifiers, "sensitive": request.sensitive,
         "identifiers": request.identifiers, "aggregation": "mean", "scaling": "standard",
         "method_params": MappingProxyType(dict(request.method_params)),
         "blocking": request.blocking, "block_size": int(request.block_size),
-        "engine": request.engine, **extra, "microagg_version": __version__,
+        "engine": request.engine, "keep": request.keep, "weight": request.weight,
+        "household": request.household, "strata": request.strata, **extra, "microagg_version": __version__,
     })
 
 
