@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -261,7 +261,8 @@ def from_days(values: NDArray[np.float64], spec: DateSpec, index: Any = None) ->
     elif spec.publish == "year":
         dates = dates.astype("datetime64[Y]").astype("datetime64[D]")
     if spec.text:
-        unit = {"month": "M", "year": "Y"}.get(spec.publish, "D")
+        unit: Literal["Y", "M", "D"] = ("M" if spec.publish == "month"
+                                         else "Y" if spec.publish == "year" else "D")
         text = pd.Series(np.datetime_as_string(dates, unit=unit), index=index, dtype="str")
         return text.where(finite)
     published = pd.Series(dates.astype("datetime64[s]"), index=index)

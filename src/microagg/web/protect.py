@@ -214,6 +214,7 @@ def published_bytes(attempt: Attempt, suffix: str) -> bytes:
     import urllib.parse
 
     from microagg._as_read import published_as_read
+    from microagg._labelled_io import with_date_precision
     from microagg._nested import check_storable
     from microagg.cli._anonymize_run import whole_numbers_as_integers
     from microagg.io import write_table
@@ -232,6 +233,7 @@ def published_bytes(attempt: Attempt, suffix: str) -> bytes:
         check_storable(frame, path.name)  # named for the user: not the temporary path
         if metadata is not None:
             metadata = metadata.released(frame, masked=masked)
+        metadata = with_date_precision(metadata, release.params.get("dates") or {})
         if suffix not in (".sav", ".dta"):  # as the CLI: labelled formats keep their codes
             frame = whole_numbers_as_integers(frame, release.params.get("rounding") or {})
         write_table(frame, target, metadata=metadata)
