@@ -303,3 +303,18 @@ def test_release_metadata_forgets_dropped_date_columns(tmp_path: pathlib.Path) -
                                                               "visit": "DATE11"}
     kept: Any = metadata.released(pd.DataFrame({"dob": [1.0]}), masked=["dob"])
     assert (kept.date_kinds, kept.date_formats) == ({"dob": DATE}, {"dob": "DATE11"})
+
+
+@pytest.mark.parametrize("suffix", [".sav", ".dta"])
+@pytest.mark.parametrize(("publish", "note"), [
+    ("year", "year only (published as 1 January)"),
+    ("month", "month only (published as the 1st)")])
+def test_coarsened_dates_say_their_precision_in_the_variable_label(
+        tmp_path: pathlib.Path, suffix: str, publish: str, note: str) -> None:
+    source, _ = _input(tmp_path, "sav-DATE11")
+    out = tmp_path / f"out{suffix}"
+    _anonymize(source, out, publish)
+    read = pyreadstat.read_sav if suffix == ".sav" else pyreadstat.read_dta
+    _, meta = read(str(out))
+    assert meta.column_names_to_labels["dob"] == f"dob, {note}"
+    assert not meta.column_names_to_labels.get("visit")  # published by the day: no note

@@ -148,6 +148,28 @@ def table_metadata(df: pd.DataFrame) -> TableMetadata | None:
     return found
 
 
+_PRECISION_NOTES = {"month": "month only (published as the 1st)",
+                    "year": "year only (published as 1 January)"}
+"""What a date column's variable label says when it is published by month or year."""
+
+
+def with_date_precision(metadata: TableMetadata | None,
+                        dates: Mapping[str, Mapping[str, Any]]) -> TableMetadata | None:
+    """``metadata`` whose date columns published by month or year (``dates``: a release's
+    ``params["dates"]``) say so in their variable label (``"Date of birth, year only
+    (published as 1 January)"``): a typed date holds the first day of its period, which
+    would otherwise look exact. ``None`` stays ``None`` when no date is coarsened."""
+    notes = {col: _PRECISION_NOTES[entry.get("publish", "day")]
+             for col, entry in dates.items() if entry.get("publish", "day") in _PRECISION_NOTES}
+    if not notes:
+        return metadata
+    base = metadata if metadata is not None else TableMetadata()
+    labels = dict(base.variable_labels)
+    for col, note in notes.items():
+        labels[col] = f"{labels.get(col) or col}, {note}"
+    return replace(base, variable_labels=labels)
+
+
 def chosen_metadata(df: pd.DataFrame, metadata: TableMetadata | None) -> TableMetadata | None:
     """The metadata :func:`~microagg.io.write_table` writes: `metadata`, else ``df.attrs``'."""
     if metadata is None:

@@ -153,6 +153,8 @@ def test_other_downloads(released: TestClient) -> None:
     assert re.findall(r'href="([^"]+)"', public) == ["/export/published.csv",
                                                      "/export/published.parquet",
                                                      "/export/published.xlsx",
+                                                     "/export/published.sav",
+                                                     "/export/published.dta",
                                                      "/export/published.sqlite"]
     assert "seed" not in released.get("/export/published.csv").text
     script = released.get("/export/reproduce.txt").text
@@ -163,7 +165,8 @@ def test_export_never_offers_the_original(released: TestClient) -> None:
     page = released.get("/export").text
     links = re.findall(r'href="(/export/[^"]+)"', page)
     assert sorted(links) == sorted(f"/export/{name}" for name in (
-        "published.csv", "published.parquet", "published.xlsx", "published.sqlite",
+        "published.csv", "published.parquet", "published.xlsx", "published.sav",
+        "published.dta", "published.sqlite",
         "report.html", "summary.json", "schema.toml", "reproduce.txt"))
     for name in ("original.csv", "data.csv", "..%2Fdata"):
         assert released.get(f"/export/{name}").status_code == 404
@@ -372,3 +375,73 @@ def test_a_protected_release_says_so_first(released: TestClient) -> None:
     page = released.get("/result").text
     assert _verdict_line(page, 'id="verdict"') == ("Protected: k = 5 required and reached on "
                                                    "the published file.")
+
+
+def _labelled_survey(path: pathlib.Path) -> None:
+    """A survey written by pyreadstat to ``.sav`` or ``.dta`` (by ``path``'s suffix): value
+    labels on ``sex``, variable labels, and a date of visit (``DATE11`` / ``%td``) that
+    passes through."""
+    import datetime
+
+    import pyreadstat
+
+    n = 24
+    df = pd.DataFrame({"age": [float(20 + 2 * i) for i in range(n)],
+                       "income": [float(1000 + 37 * i) for i in range(n)],
+                       "sex": [float(1 + i % 2) for i in range(n)],
+                       "visit": [datetime.date(2020, 1, 6) + datetime.timedelta(30 * (i % 4))
+                                 for i in range(n)]})
+    labels = {"age": "Age in years", "income": "Monthly income", "sex": "Sex",
+              "visit": "Date of visit"}
+    write, date_format = ((pyreadstat.write_sav, "DATE11") if path.suffix == ".sav"
+                          else (pyreadstat.write_dta, "%td"))
+    write(df, str(path), column_labels=labels, variable_value_labels={
+        "sex": {1: "male", 2: "female"}}, variable_format={"visit": date_format})
+
+
+LABELLED_SCHEMA = b"""
+[columns.age]
+role = "quasi-identifier"
+type = "numeric"
+
+[columns.income]
+role = "quasi-identifier"
+type = "numeric"
+
+[columns.sex]
+role = "other"
+
+[columns.visit]
+role = "other"
+"""
+
+
+@pytest.mark.parametrize("suffix", [".sav", ".dta"])
+def test_export_in_the_uploads_format_keeps_its_labels_and_date_format(
+        client: TestClient, tmp_path: pathlib.Path, suffix: str) -> None:
+    import pyreadstat
+
+    source = tmp_path / f"survey{suffix}"
+    _labelled_survey(source)
+    assert upload(client, source.name, source.read_bytes()).status_code == 200
+    schema = client.post("/roles/upload", data={"csrf_token": csrf(client, "/roles")},
+                         files={"file": ("s.toml", LABELLED_SCHEMA)})
+    assert "Schema s.toml applied." in schema.text
+    assert _protect(client, k="3").status_code == 200  # type: ignore[attr-defined]
+    links = re.findall(r'href="/export/(published\.\w+)"', client.get("/export").text)
+    assert links[0] == f"published{suffix}"  # the upload's own format first
+    assert {"published.sav", "published.dta"} <= set(links)
+    response = client.get(f"/export/published{suffix}")
+    assert response.status_code == 200
+    out = tmp_path / f"out{suffix}"
+    out.write_bytes(response.content)
+    read = pyreadstat.read_sav if suffix == ".sav" else pyreadstat.read_dta
+    data, meta = read(str(out))
+    _, before = read(str(source))
+    assert meta.variable_value_labels["sex"] == {1: "male", 2: "female"}
+    assert meta.column_names_to_labels["visit"] == "Date of visit"
+    assert meta.column_names_to_labels["age"] == "Age in years"
+    assert meta.original_variable_types["visit"] == before.original_variable_types["visit"]
+    original, _ = read(str(source))
+    assert data["visit"].tolist() == original["visit"].tolist()
+    assert data.groupby(["age", "income"]).size().min() >= 3  # the masking is still there

@@ -9,7 +9,8 @@ with their format and replaces every date quasi-identifier by a float number of 
 every numeric method partitions and aggregates it; :func:`restore` (the publish step,
 :mod:`.publish`) turns the published numbers back into dates, rounded to the day or coarsened
 to the first day of their month or year. A text column is published as ISO text
-(``1989-03-13``), a datetime column as ``datetime64[s]`` (its time zone kept).
+(``1989-03-13``; by month or year an ISO partial date, ``1989-03`` or ``1989``), a datetime
+column as ``datetime64[s]`` (its time zone kept).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -242,10 +243,14 @@ def from_days(values: NDArray[np.float64], spec: DateSpec, index: Any = None) ->
     """Published days as dates: rounded to the day, then coarsened to ``spec.publish``; ISO
     text for a text column, ``datetime64[s]`` otherwise (missing stays missing).
 
+    A text column published by month or year is an ISO partial date (``1989-03``,
+    ``1989``), which does not look exact; a ``datetime64`` one holds the first day of its
+    month or year (a typed format has no partial dates).
+
     Examples
     --------
     >>> from_days(np.array([7011.4, np.nan]), DateSpec(publish="month")).tolist()
-    ['1989-03-01', nan]
+    ['1989-03', nan]
     """
     days = np.asarray(values, dtype=np.float64)
     finite = np.isfinite(days)
@@ -256,7 +261,9 @@ def from_days(values: NDArray[np.float64], spec: DateSpec, index: Any = None) ->
     elif spec.publish == "year":
         dates = dates.astype("datetime64[Y]").astype("datetime64[D]")
     if spec.text:
-        text = pd.Series(np.datetime_as_string(dates, unit="D"), index=index, dtype="str")
+        unit: Literal["Y", "M", "D"] = ("M" if spec.publish == "month"
+                                         else "Y" if spec.publish == "year" else "D")
+        text = pd.Series(np.datetime_as_string(dates, unit=unit), index=index, dtype="str")
         return text.where(finite)
     published = pd.Series(dates.astype("datetime64[s]"), index=index)
     return published.dt.tz_localize(spec.tz) if spec.tz is not None else published

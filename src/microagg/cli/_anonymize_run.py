@@ -314,6 +314,7 @@ def write_in_memory(release: Release, request: Request, input_path: str | None,
                      metadata: TableMetadata | None = None) -> None:
     """The table (pass-through columns as read; the Stata / SPSS labels of ``metadata``
     that still fit, :meth:`TableMetadata.released`), the summary and the report."""
+    from microagg._labelled_io import with_date_precision
     from microagg.io import write_table, write_text_atomic
 
     written = release.data
@@ -323,6 +324,7 @@ def write_in_memory(release: Release, request: Request, input_path: str | None,
                                        missing=metadata.missing_codes if metadata else None)
     if metadata is not None:
         metadata = metadata.released(written, masked=release.params["quasi_identifiers"])
+    metadata = with_date_precision(metadata, release.params.get("dates") or {})
     if str(outputs.table).lower().endswith((".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz",
                                             ".txt.gz", ".parquet", ".pq")):
         written = whole_numbers_as_integers(written, release.params.get("rounding") or {})

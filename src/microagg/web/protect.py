@@ -129,6 +129,9 @@ class Attempt:
     made_at: str = field(default_factory=lambda: time.strftime("%H:%M:%S"))
     as_read: Any = None
     """The input's cells as written (:class:`microagg._as_read.AsRead`), or ``None``."""
+    metadata: Any = None
+    """The input's labels, date formats and missing codes
+    (:class:`microagg.io.TableMetadata`), or ``None``."""
     _report: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -189,28 +192,35 @@ def release_for(df: pd.DataFrame, schema: dict[str, dict[str, Any]], folder: pat
 
 
 def make_attempt(number: int, options: dict[str, Any], release: Release, seconds: float,
-                 schema: Mapping[str, Mapping[str, Any]], as_read: Any = None) -> Attempt:
+                 schema: Mapping[str, Mapping[str, Any]], as_read: Any = None,
+                 metadata: Any = None) -> Attempt:
     """An :class:`Attempt` of a finished release (the choices copied, not shared), with
-    the cells of its input as written (``as_read``, see :class:`Attempt`)."""
+    the cells of its input as written (``as_read``) and its metadata (``metadata``, see
+    :class:`Attempt`)."""
     return Attempt(number, dict(options), release, seconds,
-                   {name: dict(entry) for name, entry in schema.items()}, as_read=as_read)
+                   {name: dict(entry) for name, entry in schema.items()}, as_read=as_read,
+                   metadata=metadata)
 
 
 def published_bytes(attempt: Attempt, suffix: str) -> bytes:
-    """The published table as ``suffix`` (``.csv``, ``.parquet``, ``.xlsx``, or ``.sqlite``:
-    a database with one table, ``published``), written as the CLI writes it (pass-through
-    columns as the uploaded file had them, :mod:`microagg._as_read`; whole numbers as
+    """The published table as ``suffix`` (``.csv``, ``.parquet``, ``.xlsx``, ``.sav``,
+    ``.dta``, or ``.sqlite``: a database with one table, ``published``), written as the CLI
+    writes it (pass-through columns as the uploaded file had them, :mod:`microagg._as_read`;
+    the upload's value and variable labels, date formats, missing codes and measurement
+    levels that still fit, :meth:`~microagg.io.TableMetadata.released`; whole numbers as
     integers; Excel text as text cells, never formulas), so the reproduction gives the same
     bytes (the same cells for ``.xlsx``, whose file records when it was written)."""
     import tempfile
     import urllib.parse
 
     from microagg._as_read import published_as_read
+    from microagg._labelled_io import with_date_precision
     from microagg._nested import check_storable
     from microagg.cli._anonymize_run import whole_numbers_as_integers
     from microagg.io import write_table
 
-    release = attempt.release
+    release, metadata = attempt.release, attempt.metadata
+    masked = release.params["quasi_identifiers"]
     with tempfile.TemporaryDirectory() as folder:
         path = pathlib.Path(folder) / f"published{suffix}"
         # through microagg.sql, as `-o sqlite:///...?table=` writes
@@ -218,11 +228,15 @@ def published_bytes(attempt: Attempt, suffix: str) -> bytes:
             if suffix == ".sqlite" else str(path)
         frame = release.data
         if release.params.get("epsilon") is None:  # an epsilon release shuffles its rows
-            frame = published_as_read(frame, attempt.as_read, output=target,
-                                      masked=release.params["quasi_identifiers"])
+            frame = published_as_read(frame, attempt.as_read, output=target, masked=masked,
+                                      missing=metadata.missing_codes if metadata else None)
         check_storable(frame, path.name)  # named for the user: not the temporary path
-        write_table(whole_numbers_as_integers(frame, release.params.get("rounding") or {}),
-                    target)
+        if metadata is not None:
+            metadata = metadata.released(frame, masked=masked)
+        metadata = with_date_precision(metadata, release.params.get("dates") or {})
+        if suffix not in (".sav", ".dta"):  # as the CLI: labelled formats keep their codes
+            frame = whole_numbers_as_integers(frame, release.params.get("rounding") or {})
+        write_table(frame, target, metadata=metadata)
         return path.read_bytes()
 
 

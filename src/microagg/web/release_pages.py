@@ -6,7 +6,8 @@ Routes (stable, also used by the browser tests): ``GET /risk``; ``GET /protect``
 ``GET /result/report.html`` (the report, with its own CSP so that it may be framed by the
 Result page); ``GET /export`` and its downloads ``/export/published.csv``,
 ``/export/published.parquet``, ``/export/published.xlsx`` (text cells never formulas),
-``/export/published.sqlite`` (table ``published``),
+``/export/published.sav`` and ``/export/published.dta`` (with the upload's labels, date
+formats and missing codes), ``/export/published.sqlite`` (table ``published``),
 ``/export/report.html``, ``/export/summary.json``,
 ``/export/schema.toml``, ``/export/reproduce.txt``. The original table is never offered.
 """
@@ -181,13 +182,14 @@ async def post_protect(request: Request) -> Response:
     except PROTECT_ERRORS as error:
         return protect_page(request, errors=[str(error)], status=400, values=values)
     table, schema = session.table, {name: dict(e) for name, e in session.schema.items()}
-    as_read = session.as_read
+    as_read, metadata = session.as_read, session.metadata
 
     def keep(job: Job) -> None:
         if session.table is table:  # not if another table was opened meanwhile
             number = session.attempts[-1].number + 1 if session.attempts else 1
             session.add_attempt(protect.make_attempt(number, options, job.result,
-                                                     job.seconds, schema, as_read))
+                                                     job.seconds, schema, as_read,
+                                                     metadata))
 
     method = options["method"] or protect.recommended_method(schema)
     try:
@@ -251,12 +253,33 @@ async def get_export(request: Request) -> Response:
     attempt = _current(session)
     script = protect.reproduction(attempt, _input_name(session)) if attempt else None
     return render(request, "export.html", title="Export", page_name="export", errors=[],
-                  message=None, attempt=attempt, script=script)
+                  message=None, attempt=attempt, script=script,
+                  tables=table_downloads(session.source))
+
+
+TABLE_DOWNLOADS = (
+    ("csv", "CSV"), ("parquet", "Parquet"), ("xlsx", "Excel .xlsx"),
+    ("sav", "SPSS .sav, with the upload's labels"),
+    ("dta", "Stata .dta, with the upload's labels"),
+    ("sqlite", "SQLite database, table <code>published</code>"),
+)
+"""The published table's formats (extension, what the Export page calls it)."""
+
+
+def table_downloads(source: str | None) -> list[tuple[str, str]]:
+    """:data:`TABLE_DOWNLOADS`, the format of the uploaded file ``source`` first (its
+    extension; a ``.tsv`` or ``.csv.gz`` upload: CSV)."""
+    name = (source or "").lower()
+    own = next((ext for ext, _ in TABLE_DOWNLOADS if name.endswith(f".{ext}")), None)
+    if own is None and name.endswith((".tsv", ".txt", ".csv.gz", ".tsv.gz")):
+        own = "csv"
+    return sorted(TABLE_DOWNLOADS, key=lambda entry: entry[0] != own)
 
 
 def _input_name(session: SessionState) -> str:
     source = session.source or ""
-    return source if source.lower().endswith((".csv", ".tsv", ".parquet", ".xlsx")) \
+    return source if source.lower().endswith((".csv", ".tsv", ".parquet", ".xlsx", ".sav",
+                                              ".dta")) \
         and "/" not in source and " " not in source else "INPUT.csv"
 
 
@@ -265,6 +288,8 @@ _DOWNLOADS = {
     "published.parquet": "application/vnd.apache.parquet",
     "published.xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
     "published.sqlite": "application/vnd.sqlite3",
+    "published.sav": "application/x-spss-sav",
+    "published.dta": "application/x-stata-dta",
     "report.html": "text/html; charset=utf-8",
     "summary.json": "application/json",
     "schema.toml": "application/toml; charset=utf-8",
@@ -303,7 +328,8 @@ async def export_file(request: Request) -> Response:
     except ValueError as error:  # a table the format cannot hold: list columns in CSV
         return render(request, "export.html", status=400, title="Export", page_name="export",
                       errors=[str(error)], message=None, attempt=attempt,
-                      script=protect.reproduction(attempt, _input_name(session)))
+                      script=protect.reproduction(attempt, _input_name(session)),
+                      tables=table_downloads(session.source))
     headers = {"content-disposition": f'attachment; filename="{name}"'}
     if name == "report.html":
         headers["content-security-policy"] = REPORT_CSP

@@ -60,6 +60,10 @@ class SessionState:
     """The uploaded file's cells as written (:class:`microagg._as_read.AsRead`; ``None``
     for a bundled data set, a database table, or a format that stores its types): what the
     downloads publish of the pass-through columns."""
+    metadata: Any = None
+    """The uploaded table's :class:`microagg.io.TableMetadata` (value and variable labels,
+    date formats, missing codes, measurement levels of a ``.sav`` or ``.dta``), or ``None``:
+    what the ``.sav`` and ``.dta`` downloads write again, as far as it still fits."""
     stats: list[ColumnStats] = field(default_factory=list)
     schema: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Column -> its schema entry (role, type, order, ...), as a TOML table."""
@@ -90,9 +94,13 @@ class SessionState:
         self.current = len(self.attempts) - 1
 
     def set_table(self, df: pd.DataFrame, source: str, as_read: Any = None) -> None:
-        """A new table (and its cells as written, ``as_read``): its statistics computed
-        once; the previous schema and attempts dropped."""
+        """A new table (and its cells as written, ``as_read``; its metadata as read, from
+        ``df.attrs``): its statistics computed once; the previous schema and attempts
+        dropped."""
+        from ..io import table_metadata
+
         self.table, self.source, self.as_read = df, source, as_read
+        self.metadata = table_metadata(df)
         self.stats = column_stats(df)
         self.schema, self.reasons = {}, {}
         self.attempts, self.current = [], None
