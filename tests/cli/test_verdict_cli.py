@@ -82,6 +82,14 @@ def _cell(page: str, label: str) -> str:
     return found.group(1)
 
 
+def _cells(page: str) -> dict[str, str]:
+    """The report's figures by label, for the labels shown once (a column's name may label
+    a row of two tables)."""
+    found = re.findall(r"<td class='l'>([^<]*)</td><td>([^<]*)</td>", page)
+    labels = [label for label, _ in found]
+    return {label: value for label, value in found if labels.count(label) == 1}
+
+
 def _release(folder: pathlib.Path, table: pd.DataFrame, schema: str
              ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     table.to_csv(folder / "survey.csv", index=False)
@@ -126,6 +134,56 @@ def test_the_review_of_a_release_gives_its_figures_and_its_verdict(tmp_path) -> 
     assert checked.returncode == 0, checked.stderr
     assert json.loads((tmp_path / "check.json").read_text())["verdict"] == verdict
     assert f"verdict {verdict['headline']}" in _flat(checked.stdout)
+
+
+AGES = SCHEMA.replace("[columns.bmi]", "[columns.age]") + """[columns.height]
+role = "quasi-identifier"
+type = "numeric"
+"""
+"""The schema with whole-number ages and heights in place of the bmi: rounded to integers
+by default."""
+NUMERIC = """
+[columns.person_id]
+role = "identifier"
+[columns.date_of_birth]
+role = "quasi-identifier"
+type = "date"
+publish = "month"
+[columns.age]
+role = "quasi-identifier"
+type = "numeric"
+[columns.height]
+role = "quasi-identifier"
+type = "numeric"
+"""
+"""Numeric quasi-identifiers only (the numeric stage): whole numbers, a date by month."""
+
+
+@pytest.mark.parametrize("schema", [AGES, NUMERIC], ids=["mixed", "numeric"])
+def test_the_review_of_rounded_integers_gives_the_release_figures(tmp_path, schema) -> None:
+    # whole-number quasi-identifiers are published rounded (29.29 -> 29): the release
+    # measures the published numbers, so the review of its files prints the same figures
+    rng = np.random.default_rng(5)
+    table = _survey().drop(columns=["weight", "bmi"]).assign(
+        age=rng.integers(18, 90, 90), height=rng.integers(150, 200, 90))
+    if schema is NUMERIC:
+        table = table.drop(columns=["education", "region", "diagnosis"])
+    done, summary = _release(tmp_path, table, schema)
+    assert done.returncode == 0, done.stderr
+    assert pd.read_csv(tmp_path / "out.csv")["age"].dtype == np.int64  # rounded
+    reviewed, review = _review(tmp_path, "-k", "5")
+    assert reviewed.returncode == 0, reviewed.stderr
+    release, metrics = (tmp_path / "release.html").read_text(), summary["metrics"]
+    ours, theirs = _cells(release), _cells(review)
+    shared = {label for label in ours if label in theirs}
+    headline = ("loss: information loss (SSE/SST)" if schema is NUMERIC
+                else "loss: normalized certainty penalty (NCP)")
+    assert {headline, "groups", "risk: record linkage risk (DLD)" if schema is NUMERIC
+            else "information loss, SSE/SST on z-scores (%)"} <= shared
+    assert {label: theirs[label] for label in shared} == {label: ours[label]
+                                                          for label in shared}
+    assert ours[headline] == (f"{metrics['information_loss']:.4g} %" if schema is NUMERIC
+                              else f"{100 * metrics['ncp']:.4g} %")
 
 
 @pytest.fixture(scope="module")

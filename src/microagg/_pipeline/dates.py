@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from ..exceptions import SchemaError
 
 __all__ = ["PRECISIONS", "DateSpec", "as_date_specs", "format_problem", "from_days", "prepare",
-           "restore", "to_days"]
+           "published_days", "restore", "to_days"]
 
 PRECISIONS = ("day", "month", "year")
 """How a published date is coarsened: rounded to the day, or the first day of its month or
@@ -252,14 +252,8 @@ def from_days(values: NDArray[np.float64], spec: DateSpec, index: Any = None) ->
     >>> from_days(np.array([7011.4, np.nan]), DateSpec(publish="month")).tolist()
     ['1989-03', nan]
     """
-    days = np.asarray(values, dtype=np.float64)
-    finite = np.isfinite(days)
-    whole = np.where(finite, np.round(np.where(finite, days, 0.0)), 0.0).astype(np.int64)
-    dates = np.where(finite, whole, _NAT).view("datetime64[D]")
-    if spec.publish == "month":
-        dates = dates.astype("datetime64[M]").astype("datetime64[D]")
-    elif spec.publish == "year":
-        dates = dates.astype("datetime64[Y]").astype("datetime64[D]")
+    dates = _published_dates(values, spec)
+    finite = ~np.isnat(dates)
     if spec.text:
         unit: Literal["Y", "M", "D"] = ("M" if spec.publish == "month"
                                          else "Y" if spec.publish == "year" else "D")
@@ -267,6 +261,34 @@ def from_days(values: NDArray[np.float64], spec: DateSpec, index: Any = None) ->
         return text.where(finite)
     published = pd.Series(dates.astype("datetime64[s]"), index=index)
     return published.dt.tz_localize(spec.tz) if spec.tz is not None else published
+
+
+def _published_dates(values: NDArray[np.float64], spec: DateSpec) -> NDArray[Any]:
+    """Days rounded to the day, then coarsened to ``spec.publish``, as ``datetime64[D]``
+    (``NaT`` where missing)."""
+    days = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(days)
+    whole = np.where(finite, np.round(np.where(finite, days, 0.0)), 0.0).astype(np.int64)
+    dates = np.where(finite, whole, _NAT).view("datetime64[D]")
+    if spec.publish == "month":
+        return dates.astype("datetime64[M]").astype("datetime64[D]")
+    if spec.publish == "year":
+        return dates.astype("datetime64[Y]").astype("datetime64[D]")
+    return dates
+
+
+def published_days(values: NDArray[np.float64], spec: DateSpec) -> NDArray[np.float64]:
+    """The days of the dates :func:`from_days` publishes (the numbers a review of the
+    published file reads back), ``NaN`` where missing.
+
+    Examples
+    --------
+    >>> published_days(np.array([7011.4, np.nan]), DateSpec(publish="month")).tolist()
+    [6998.0, nan]
+    """
+    dates = _published_dates(values, spec)
+    days = dates.astype(np.int64).astype(np.float64)
+    return np.where(np.isnat(dates), np.nan, days)
 
 
 def _interval_text(value: Any, spec: DateSpec) -> Any:

@@ -40,6 +40,7 @@ from .mixed_patterns import Pieces, missing_mask, plan_mixed, published_missing,
 from .notes import warn_user
 from .numeric import privacy_params, quasi_identifier_matrix
 from .pattern_stage import restricted_request
+from .publish import published_numbers
 from .request import Request
 from .result import Release
 from .rules import require_complete
@@ -245,9 +246,9 @@ def _measure(request: Request, cols: _Columns, gen: Any, labels: NDArray[np.intp
     n_plain = cols.n_plain
     if n_plain and aggregation == "mean":
         scaler = fit_scaler(numeric[:, :n_plain], "standard")
-        metrics["information_loss"] = information_loss(
-            apply_scaler(numeric[:, :n_plain], scaler),
-            apply_scaler(gen.numeric[:, :n_plain], scaler))
+        shown = published_numbers(gen.numeric[:, :n_plain], cols.num_cols[:n_plain], request)
+        metrics["information_loss"] = information_loss(  # on the numbers as published
+            apply_scaler(numeric[:, :n_plain], scaler), apply_scaler(shown, scaler))
         metrics["information_loss_columns"] = tuple(
             c for c, const in zip(cols.num_cols[:n_plain], constant, strict=False)
             if not const)

@@ -25,6 +25,7 @@ from .certify import certify_metrics, check_complete
 from .measure import Tables, completed_tables, numeric_metrics, sensitive_metrics
 from .missing import prepare_missing, published_sensitive
 from .notes import warn_user
+from .publish import published_numbers
 from .request import Request
 from .result import Release
 from .verify import (
@@ -232,10 +233,14 @@ def _measure(request: Request, outcome: Outcome, published: pd.DataFrame,
              values: NDArray[np.float64], varying: NDArray[np.bool_],
              classes: NDArray[np.intp] | None, labels: NDArray[np.intp], notes: list[str]
              ) -> dict[str, Any]:
-    masked_scaled = apply_scaler(outcome.masked, outcome.scaler)
+    qi = request.quasi_identifiers
+    shown = published_numbers(outcome.masked, qi, request)  # rounded, dates as published
+    masked_scaled = apply_scaler(shown, outcome.scaler)
+    if classes is not None and (request.rounding or request.dates):
+        classes = published_classes(pd.DataFrame(shown, columns=list(qi)), qi)
     metrics = numeric_metrics(
-        completed_tables(Tables(values, outcome.masked, outcome.scaled, masked_scaled, labels,
-                                request.quasi_identifiers, varying)),
+        completed_tables(Tables(values, shown, outcome.scaled, masked_scaled, labels, qi,
+                                varying)),
         known=request.intruder_knows, clustering_il=request.clustering_il,
         attribute_groups={"groups": outcome.groups} if outcome.partitions else None,
         of_classes=(sensitive_metrics(classes, published, request.sensitive)

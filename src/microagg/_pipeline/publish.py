@@ -20,7 +20,10 @@ is a short sequence of small steps on the published table:
 Rounding a group's common representative never splits a group, but it can merge classes
 (29.3 and 28.9 both become 29); with a noisy aggregation each record has its own values and
 rounding can change the reported k either way. Nothing is assumed: the final table is verified.
-Rounding and dates are post-processing, so the epsilon-DP guarantee is unchanged.
+Rounding and dates are post-processing, so the epsilon-DP guarantee is unchanged. The
+stages measure their metrics (information loss, linkage risk, ...) on the numbers as
+published (:func:`published_numbers`: rounded, dates at their published day), so that
+``microagg report`` on the written files gives the release's own figures.
 
 Default rounding (:func:`rounding_for`): a numeric quasi-identifier whose original values are
 all integers (an int dtype, or floats with integral values) is published rounded to integers;
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from ..exceptions import SchemaError
 from . import dates as _dates
@@ -52,8 +56,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .request import Request
     from .result import Release
 
-__all__ = ["DIGITS", "finish", "prepare", "restore_dates", "reverify", "round_numbers",
-           "rounding_for"]
+__all__ = ["DIGITS", "finish", "prepare", "published_numbers", "restore_dates", "reverify",
+           "round_numbers", "rounding_for"]
 
 DIGITS = (-10, 15)
 """The allowed range of a column's rounding digits (0: integers, -1: tens, 2: cents)."""
@@ -185,6 +189,30 @@ def round_numbers(published: pd.DataFrame, rounding: Mapping[str, int]) -> pd.Da
     return out
 
 
+def published_numbers(values: NDArray[np.float64], columns: Sequence[str],
+                      request: Request) -> NDArray[np.float64]:
+    """The quasi-identifiers ``values`` (one column per name in ``columns``) as the release
+    publishes them, as numbers: each rounded to its digits (:func:`round_numbers`), each
+    date at the day of its published date (:func:`.dates.published_days`: a date published
+    by month counts as the first of its month). The release measures its metrics on these,
+    so that a review of the written files reproduces them.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> request = SimpleNamespace(rounding={"age": 0}, dates={})
+    >>> published_numbers(np.array([[29.29, 1.5]]), ["age", "bmi"], request).tolist()
+    [[29.0, 1.5]]
+    """
+    out = np.array(values, dtype=np.float64)
+    for j, col in enumerate(columns):
+        if col in request.rounding:
+            out[:, j] = np.round(out[:, j], request.rounding[col]) + 0.0
+        elif col in request.dates:
+            out[:, j] = _dates.published_days(out[:, j], request.dates[col])
+    return out
+
+
 def reverify(release: Release, request: Request, published: pd.DataFrame
              ) -> tuple[dict[str, Any], Any]:
     """Step 3: the checks (k, l, t) re-derived from the final table, with
@@ -210,7 +238,7 @@ def reverify(release: Release, request: Request, published: pd.DataFrame
         "k_before": k_before, "k_after": k_after,
         "model": "rounding and date precision applied after aggregation: the classes of "
                  "identical published quasi-identifiers recounted and k (l, t) verified "
-                 "again on the final table; metrics describe the values before rounding",
+                 "again on the final table; metrics describe the values as published",
     })
     labels = after if release.attribute_partitions else release.labels
     return checks, labels
