@@ -110,7 +110,7 @@ def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
         "clustering_il": None, "blocking": None, "block_size": None, "n_jobs": None,
         "refine": None, "certify": None, "schema": None, "engine": "memory", "keep": (),
         "missing": "pattern", "dates": None, "rounding": None, "weights": None,
-        "households": None,
+        "households": None, "strata": None,
     }
     seen.clear()
     _invoke("anonymize", people, "-q", "age,income", "--aggregation", "rho", "--rho", "0.8",
@@ -438,7 +438,8 @@ def test_quasi_identifier_help_says_what_is_accepted(people: pathlib.Path,
              for name, command in commands.items()
              if any("-q" in getattr(p, "opts", ()) for p in command.params)}
     assert "categorical" in helps["anonymize"] and "numeric columns" not in helps["anonymize"]
-    result = _invoke("anonymize", people, "-q", "age,town", "-k", "3", "--drop", "name",
+    result = _invoke("anonymize", people, "-q", "age,town", "-s", "disease", "-k", "3", "--drop",
+                     "name,income",
                      "--random-state", "0", "-o", tmp_path / "out.csv")
     assert result.exit_code == 0, result.output  # a text quasi-identifier is accepted
     # the one command whose help says "numeric columns" refuses a text column

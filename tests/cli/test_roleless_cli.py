@@ -12,6 +12,8 @@ import sys
 import numpy as np
 import pandas as pd
 
+from microagg.cli._common import EXIT_NOT_PROTECTED
+
 
 def _microagg(*args: str | pathlib.Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", "from microagg.cli import main; main()",
@@ -49,7 +51,7 @@ def test_keep_publishes_the_dates_on_purpose_and_the_release_says_so(tmp_path) -
     report = tmp_path / "r.html"
     done = _microagg("anonymize", source, "-q", "age", "-k", "5", "--keep", "dob", "-o", out,
                      "--summary-json", summary, "--report", report, "--random-state", "0")
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == EXIT_NOT_PROTECTED, done.stdout + done.stderr  # written
     assert pd.read_csv(out)["dob"].tolist() == pd.read_csv(source)["dob"].tolist()
     data = json.loads(summary.read_text())
     assert data["params"]["keep"] == ["dob"]
@@ -60,5 +62,5 @@ def test_keep_publishes_the_dates_on_purpose_and_the_release_says_so(tmp_path) -
     # a role instead: masked as a date quasi-identifier, nothing kept
     done = _microagg("anonymize", source, "-q", "age,dob", "--dates", "dob", "-k", "5", "-o",
                      out, "--summary-json", summary, "--random-state", "0")
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == EXIT_NOT_PROTECTED, done.stdout + done.stderr  # sex splits
     assert json.loads(summary.read_text())["params"]["keep"] == []

@@ -69,7 +69,7 @@ def weighted():
     df = pd.DataFrame({"age": np.repeat([30.0, 40.0, 50.0, 60.0], 5),
                        "weight": rng.permutation(20) + 0.5})
     with pytest.warns(PrivacyLeakWarning):
-        return anonymize(df, quasi_identifiers=["age"], k=5, random_state=0)
+        return anonymize(df, quasi_identifiers=["age"], weights="weight", k=5, random_state=0)
 
 
 def test_a_release_carries_the_verdict_of_its_own_checks(weighted) -> None:

@@ -76,7 +76,13 @@ def value_keys(values: pd.Series) -> NDArray[np.uint64]:
                 & (np.abs(numbers) < 2.0**63)
         keys[whole] = pd.util.hash_array(numbers[whole].astype(np.int64))
         return keys
-    return np.asarray(pd.util.hash_pandas_object(values, index=False), dtype=np.uint64)
+    try:
+        return np.asarray(pd.util.hash_pandas_object(values, index=False), dtype=np.uint64)
+    except (TypeError, NotImplementedError):  # lists or structs: keyed by their content
+        from .._nested import content_keys
+
+        text = content_keys(values).map(repr)
+        return np.asarray(pd.util.hash_pandas_object(text, index=False), dtype=np.uint64)
 
 
 class PairCounts:
