@@ -116,14 +116,19 @@ def check_households(df: pd.DataFrame, name: Any, *, caller: str) -> NDArray[np.
 def household_codes(values: Any, name: str, *, caller: str) -> NDArray[np.intp]:
     """Codes 0..h-1 of household ids (any hashable values), none missing."""
     series = pd.Series(values) if not isinstance(values, pd.Series) else values
+    _refuse_missing(series, f"Household column {name!r} of {caller}",
+                    "every record needs a household id for the household risk")
+    return pd.factorize(series)[0].astype(np.intp, copy=False)
+
+
+def _refuse_missing(series: pd.Series, subject: str, why: str) -> None:
+    """Raise a :class:`SchemaError` naming ``subject``, how many of its rows are missing
+    (and the first ones) and ``why`` none may be, if any is."""
     missing = series.isna().to_numpy()
     if missing.any():
         rows = np.flatnonzero(missing)
-        raise SchemaError(f"Household column {name!r} of {caller} is missing on {rows.size} "
-                          f"of {missing.size} rows (first rows: "
-                          f"{', '.join(str(r) for r in rows[:5])}); every record needs a "
-                          "household id for the household risk.")
-    return pd.factorize(series)[0].astype(np.intp, copy=False)
+        raise SchemaError(f"{subject} is missing on {rows.size} of {missing.size} rows "
+                          f"(first rows: {', '.join(str(r) for r in rows[:5])}); {why}.")
 
 
 def check_strata(df: pd.DataFrame, name: Any, keys: Sequence[str], *, caller: str
@@ -138,13 +143,8 @@ def check_strata(df: pd.DataFrame, name: Any, keys: Sequence[str], *, caller: st
         raise SchemaError(f"Strata column {name!r} of {caller} is also a key variable; the "
                           "frequencies are already counted within its values: name it once, "
                           "as the strata or as a key.")
-    missing = series.isna().to_numpy()
-    if missing.any():
-        rows = np.flatnonzero(missing)
-        raise SchemaError(f"Strata column {name!r} of {caller} is missing on {rows.size} of "
-                          f"{missing.size} rows (first rows: "
-                          f"{', '.join(str(r) for r in rows[:5])}); every record needs its "
-                          "stratum, the frequencies are counted within each.")
+    _refuse_missing(series, f"Strata column {name!r} of {caller}",
+                    "every record needs its stratum, the frequencies are counted within each")
     return pd.factorize(series)[0].astype(np.int64, copy=False)
 
 
