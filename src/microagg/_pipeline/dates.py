@@ -284,7 +284,7 @@ def published_days(values: NDArray[np.float64], spec: DateSpec) -> NDArray[np.fl
     Examples
     --------
     >>> published_days(np.array([7011.4, np.nan]), DateSpec(publish="month")).tolist()
-    [6998.0, nan]
+    [6999.0, nan]
     """
     dates = _published_dates(values, spec)
     days = dates.astype(np.int64).astype(np.float64)
