@@ -8,13 +8,14 @@ from __future__ import annotations
 import base64
 import html
 import io
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ._report_dates import as_datetimes, date_range_table, date_text, days_text
 from .metrics.headline import column_losses
 
 __all__ = ["categorical_section", "correlation_figure", "fmt", "group_sizes_section",
@@ -90,29 +91,66 @@ def missing_counts(original: pd.DataFrame, published: pd.DataFrame,
     return {c: n for c, n in counts.items() if n[0] or n[1]}
 
 
-def _single_value(col: str, values: pd.Series, what: str = "published") -> str | None:
-    """"All 1,080 published values of X are 12.0", when a column has one value."""
+def _single_value(col: str, values: pd.Series, what: str = "published", *,
+                  is_date: bool = False) -> str | None:
+    """"All 1,080 published values of X are 12.0", when a column has one value (a date
+    column's day number as its date)."""
     observed = values.dropna()
     if observed.nunique() != 1:
         return None
+    value = date_text(float(observed.iloc[0])) if is_date else fmt(observed.iloc[0])
     return (f"<p>All {len(observed):,} {what} values of <b>{html.escape(col)}</b> are "
-            f"{fmt(observed.iloc[0])}.</p>")
+            f"{value}.</p>")
+
+
+def _numeric_row(col: str, a: pd.Series, b: pd.Series, lost: float, n_missing: int, *,
+                 is_date: bool) -> str:
+    """One row of the numeric table: a date column's means as dates, its spread in days."""
+    if is_date:
+        means = (date_text(a.mean()), date_text(b.mean()))
+        spreads = (f"sd {days_text(a.std())}", f"sd {days_text(b.std())}")
+    else:
+        means, spreads = (fmt(a.mean()), fmt(b.mean())), (fmt(a.var()), fmt(b.var()))
+    return (f"<tr><td class='l'>{html.escape(col)}</td><td>{means[0]}</td>"
+            f"<td>{means[1]}</td><td>{spreads[0]}</td><td>{spreads[1]}</td>"
+            f"<td>{fmt(float(lost), 3)}</td><td>{fmt(int(b.nunique()))}</td>"
+            f"<td>{fmt(n_missing)}</td></tr>")
+
+
+def _histogram(col: str, original: pd.Series, published: pd.Series, plt: Any, *,
+               is_date: bool) -> str:
+    """The original and published values of one column overlaid; a date column on a date
+    axis."""
+    fig, ax = plt.subplots(figsize=(4.2, 2.6))
+    a, b = original.astype(float).dropna(), published.astype(float).dropna()
+    bins: Any = np.histogram_bin_edges(a, bins=30) if len(a) else 30
+    if is_date:
+        a, b = as_datetimes(a), as_datetimes(b)
+        if len(a):
+            bins = as_datetimes(pd.Series(bins)).to_numpy()
+        fig.autofmt_xdate()
+    ax.hist(a, bins=bins, alpha=0.55, label="original", color="#5b6475")
+    ax.hist(b, bins=bins, alpha=0.55, label="published", color="#3a6fd8")
+    ax.set_title(col, fontsize=10)
+    ax.legend(fontsize=7)
+    return png(fig)
 
 
 def numeric_section(original: pd.DataFrame, published: pd.DataFrame, numeric: list[str],
-                    plt: Any) -> list[str]:
-    """Means, variances and the variation lost per column; histograms and correlations."""
+                    plt: Any, *, dates: Collection[str] = ()) -> list[str]:
+    """Means, variances and the variation lost per column; histograms and correlations.
+
+    ``dates`` names the columns that are dates held as days since 1970-01-01: their means,
+    earliest and latest values are shown as dates, their spread in days, their histograms
+    on date axes."""
     losses = column_losses(original[numeric].to_numpy(dtype=np.float64),
                            published[numeric].to_numpy(dtype=np.float64))
     missing = missing_counts(original, published, numeric)
     rows = []
     for col, lost in zip(numeric, losses, strict=True):
-        a, b = original[col].astype(float), published[col].astype(float)
-        n_missing = missing.get(col, (0, 0))[0]
-        rows.append(f"<tr><td class='l'>{html.escape(col)}</td><td>{fmt(a.mean())}</td>"
-                    f"<td>{fmt(b.mean())}</td><td>{fmt(a.var())}</td><td>{fmt(b.var())}</td>"
-                    f"<td>{fmt(float(lost), 3)}</td><td>{fmt(int(b.nunique()))}</td>"
-                    f"<td>{fmt(n_missing)}</td></tr>")
+        rows.append(_numeric_row(col, original[col].astype(float),
+                                 published[col].astype(float), float(lost),
+                                 missing.get(col, (0, 0))[0], is_date=col in dates))
     parts = ["<h2>Quasi-identifiers before and after</h2>",
              "<p>Variation lost: 100 x the sum of squared changes / the sum of squares around "
              "the column mean (SSE/SST of the column; with mean aggregation, the share of its "
@@ -121,23 +159,19 @@ def numeric_section(original: pd.DataFrame, published: pd.DataFrame, numeric: li
              "published</th><th>variance, original</th><th>variance, published</th>"
              "<th>variation lost (%)</th><th>distinct published values</th>"
              "<th>missing in the original</th></tr>" + "".join(rows) + "</table>"]
+    date_columns = [c for c in numeric if c in dates]
+    if date_columns:
+        parts.append(date_range_table(original, published, date_columns))
     if plt is None:
         return parts
     cells, sentences = [], []
     for col in numeric:
-        sentence = _single_value(col, published[col])
+        sentence = _single_value(col, published[col], is_date=col in dates)
         if sentence is not None:
             sentences.append(sentence)
             continue
-        fig, ax = plt.subplots(figsize=(4.2, 2.6))
-        a = original[col].astype(float).dropna()
-        bins = np.histogram_bin_edges(a, bins=30) if len(a) else 30
-        ax.hist(a, bins=bins, alpha=0.55, label="original", color="#5b6475")
-        ax.hist(published[col].astype(float).dropna(), bins=bins, alpha=0.55,
-                label="published", color="#3a6fd8")
-        ax.set_title(col, fontsize=10)
-        ax.legend(fontsize=7)
-        cells.append(png(fig))
+        cells.append(_histogram(col, original[col], published[col], plt,
+                                is_date=col in dates))
     parts += sentences
     if cells:
         parts.append("<div class='grid'>" + "".join(cells) + "</div>")

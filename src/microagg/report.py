@@ -221,7 +221,8 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
              + "</ul>", *metric_tables(metrics), *survey_risk_section(metrics)]
     parts += group_sizes_section(np.bincount(release.labels), plt)
     if numeric:
-        parts += numeric_section(original, published, numeric, plt)
+        parts += numeric_section(original, published, numeric, plt,
+                                 dates=set(params.get("dates") or {}))
     categorical = [c for c in qi if c not in numeric and c in original.columns]
     if categorical:
         parts += categorical_section(original, published, categorical, plt)
