@@ -5,8 +5,9 @@ Everything is re-derived from the two tables: the equivalence classes of identic
 quasi-identifiers (:func:`microagg._pipeline.verify.published_classes`, the one verifier's)
 stand for the groups, k / l / t come from :func:`microagg.check.check_table`,
 and the information loss and linkage risk compare the numeric quasi-identifiers row by row
-(z-scores of the original, as :func:`microagg.anonymize` does), on the cells observed in both
-tables: an original with missing values is accepted as it is. A microagg summary JSON, when
+(z-scores of the original, as :func:`microagg.anonymize` does). An original with missing
+values is accepted as it is; a release with a non-numeric quasi-identifier is then measured
+per missingness pattern, as the release measures it (:mod:`microagg._review_patterns`). A microagg summary JSON, when
 given, adds the parameters, seed and warnings the release was made with; its figures are not
 trusted but recomputed.
 """
