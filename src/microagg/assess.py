@@ -5,8 +5,9 @@ Everything is re-derived from the two tables: the equivalence classes of identic
 quasi-identifiers (:func:`microagg._pipeline.verify.published_classes`, the one verifier's)
 stand for the groups, k / l / t come from :func:`microagg.check.check_table`,
 and the information loss and linkage risk compare the numeric quasi-identifiers row by row
-(z-scores of the original, as :func:`microagg.anonymize` does), on the cells observed in both
-tables: an original with missing values is accepted as it is. A microagg summary JSON, when
+(z-scores of the original, as :func:`microagg.anonymize` does). An original with missing
+values is accepted as it is; a release with a non-numeric quasi-identifier is then measured
+per missingness pattern, as the release measures it (:mod:`microagg._review_patterns`). A microagg summary JSON, when
 given, adds the parameters, seed and warnings the release was made with; its figures are not
 trusted but recomputed.
 """
@@ -26,6 +27,7 @@ from numpy.typing import NDArray
 from ._pipeline.review import as_released, reading_of, review_checks
 from ._pipeline.rules import load_hierarchies
 from ._pipeline.verify import published_classes
+from ._review_patterns import pattern_losses
 from ._validation import check_k
 from .check import check_table
 from .exceptions import SchemaError
@@ -171,13 +173,9 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
         metrics["homogeneity"] = {col: result.homogeneity[col] for col in sens}
     warnings = tuple(summary.get("warnings", ())) if summary else ()
     other = [c for c in qi if c not in numeric]
-    if other and original[qi].notna().all(axis=None):
-        metrics["ncp"] = ncp_of_classes(original, published, qi, labels, hierarchies)
-    elif other:
-        metrics_ncp, note = _ncp_of_complete_records(original, published, qi, labels,
-                                                     hierarchies)
-        metrics.update(metrics_ncp)
-        warnings += (note,)
+    if other:
+        warnings += _ncp_measures(original, published, qi, numeric, labels, hierarchies,
+                                  metrics)
     nominal = [c for c in other if c not in reading[1]]
     if nominal:
         warnings += (f"Quasi-identifier(s) {nominal} are not numeric in both tables: they "
@@ -189,6 +187,21 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
     return Release(data=published, labels=labels, params=params,
                    seed=int(seed) if isinstance(seed, int) else UNKNOWN_SEED,
                    checks=checks, metrics=metrics, warnings=warnings)
+
+
+def _ncp_measures(original: pd.DataFrame, published: pd.DataFrame, qi: list[str],
+                  numeric: list[str], labels: NDArray[np.intp], hierarchies: Any,
+                  metrics: dict[str, Any]) -> tuple[str, ...]:
+    """The NCP of a release with a non-numeric quasi-identifier into ``metrics``; with
+    missing values each missingness pattern measured and weighted as the release does
+    (:func:`~microagg._review_patterns.pattern_losses`, which also gives SSE/SST). The
+    notes to add."""
+    if original[qi].notna().all(axis=None) and published[qi].notna().all(axis=None):
+        metrics["ncp"] = ncp_of_classes(original, published, qi, labels, hierarchies)
+        return ()
+    metrics.update(pattern_losses(original, published, qi, numeric, labels, hierarchies))
+    return () if "ncp" in metrics else ("No record has an observed quasi-identifier: "
+                                        "no NCP.",)
 
 
 def _promised_k(summary: Mapping[str, Any] | None, params: Mapping[str, Any]) -> int | None:
@@ -297,20 +310,3 @@ def numeric_measures(values: NDArray[np.float64], masked: NDArray[np.float64]
         "il1s": il1s(values, masked),
         **moment_changes(values, masked),
     }
-
-
-def _ncp_of_complete_records(original: pd.DataFrame, published: pd.DataFrame,
-                             qi: list[str], labels: NDArray[np.intp],
-                             hierarchies: Any) -> tuple[dict[str, Any], str]:
-    """NCP over the records whose quasi-identifiers are observed in both tables (a missing
-    value has no range to cover), and the note that says so."""
-    complete = (original[qi].notna().all(axis=1) & published[qi].notna().all(axis=1)).to_numpy()
-    n = int(complete.sum())
-    if n == 0:
-        return {}, "No record has every quasi-identifier observed: no NCP."
-    sub = pd.factorize(np.asarray(labels)[complete])[0].astype(np.intp)
-    value = ncp_of_classes(original[complete].reset_index(drop=True),
-                           published[complete].reset_index(drop=True), qi, sub, hierarchies)
-    return ({"ncp": value, "ncp_records": n},
-            f"NCP is computed on the {n} of {len(original)} records whose quasi-identifiers "
-            "are all observed in both tables (a missing value has no range to cover).")

@@ -229,3 +229,26 @@ def test_check_without_k_names_the_column_that_lowers_it(weighted) -> None:
     assert verdict["headline"].startswith("No k was required: the published file is ")
     assert verdict["headline"].endswith("published column(s) that lower it: weight (k = 1 "
                                         "with it).")
+
+
+def test_the_review_of_a_release_with_missing_values_gives_the_release_figures(tmp_path
+                                                                                ) -> None:
+    # missing numeric and categorical quasi-identifiers (the default --missing pattern):
+    # the release measures each missingness pattern on its observed columns and weights the
+    # patterns by their records; the review of its files measures the same way
+    table = _survey().drop(columns="weight")
+    rng = np.random.default_rng(2)
+    table.loc[rng.choice(len(table), 15, replace=False), "bmi"] = np.nan
+    table.loc[rng.choice(len(table), 10, replace=False), "region"] = np.nan
+    done, summary = _release(tmp_path, table, SCHEMA)
+    assert summary["params"]["missing"]["strategy"] == "pattern"
+    assert len(summary["params"]["missing"]["patterns"]["sizes"]) > 1
+    reviewed, review = _review(tmp_path, "-k", "5")
+    assert reviewed.returncode == done.returncode, reviewed.stderr
+    ours, theirs = _cells((tmp_path / "release.html").read_text()), _cells(review)
+    shared = {label for label in ours if label in theirs}
+    ncp_label = "loss: normalized certainty penalty (NCP)"
+    assert {ncp_label, "groups", "information loss, SSE/SST on z-scores (%)"} <= shared
+    assert {label: theirs[label] for label in shared} == {label: ours[label]
+                                                          for label in shared}
+    assert ours[ncp_label] == f"{100 * summary['metrics']['ncp']:.4g} %"
