@@ -91,14 +91,23 @@ def _read_url(process: subprocess.Popen[str]) -> str:
 
 
 def _wait_listening(port: int, process: subprocess.Popen[str]) -> None:
+    """Until the server answers a request (the port is bound before the URL is printed;
+    the application, and its work folder, come just after)."""
+    import http.client
+
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"microagg serve exited with status {process.returncode}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        with contextlib.suppress(OSError, http.client.HTTPException):
+            connection.request("GET", "/")
+            connection.getresponse().read()
+            connection.close()
             return
+        connection.close()
         time.sleep(0.1)
-    raise RuntimeError(f"microagg serve is not listening on port {port}")
+    raise RuntimeError(f"microagg serve is not answering on port {port}")
 
 
 @dataclass
