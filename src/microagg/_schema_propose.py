@@ -51,10 +51,6 @@ CODE_SHARE = 0.01
 DEFAULT_K = 5
 """The k a draft is proposed for when none is given (``microagg anonymize``'s default)."""
 
-_MAX_CODES = 3
-"""At most this many distinct non-numbers (``.``, ``.a``, ``-``) make a column of numbers
-with missing-value codes rather than text."""
-
 
 @dataclass(frozen=True)
 class _Guess:
@@ -204,31 +200,13 @@ def _by_name_or_cells(series: pd.Series, name: str) -> _Guess | None:
         return _Guess("other", None, f"{nested} cells: published unchanged, never compared "
                                      "value by value")
     return None
-def _missing_codes(series: pd.Series) -> tuple[str, ...]:
-    """The non-numbers of a text column that otherwise holds numbers (at least half of its
-    non-missing values, at most :data:`_MAX_CODES` distinct others): missing-value codes such
-    as ``.``; ``()`` for any other column."""
-    if pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype) \
-            or isinstance(series.dtype, pd.CategoricalDtype) \
-            or pd.api.types.is_datetime64_any_dtype(series.dtype):
-        return ()
-    text = series.dropna().astype(str).str.strip()
-    numbers = pd.to_numeric(text, errors="coerce")
-    codes = sorted(set(text[numbers.isna()]))
-    if not codes or len(codes) > _MAX_CODES or numbers.notna().mean() < 0.5 \
-            or numbers.nunique() < 2:
-        return ()
-    return tuple(codes)
-
-
 def _never_other_when_breaking(guess: _Guess, series: pd.Series, k: int) -> _Guess:
     """``guess``, except that a column a value of which fewer than ``k`` rows share is never
     ``other`` (published unchanged): text becomes an ``identifier`` (dropped) with the counts
     as the reason; a quasi-identifier gets a comment that it breaks k by itself."""
     if guess.role not in ("other", "quasi-identifier") or len(series) < k:
         return guess
-    codes = _missing_codes(series)  # no value, as missing values
-    rare = rare_values(series.where(~series.astype(str).str.strip().isin(codes)), k)
+    rare = rare_values(series, k)  # missing-value codes are missing already (_seen_codes)
     if rare is None:
         return guess
     counts = rare.describe(k)
