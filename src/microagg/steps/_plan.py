@@ -1,0 +1,243 @@
+"""A release as a plan of steps: the options of each step, and the :class:`Plan` that orders
+them (after sdcMicro's sequence of methods on one ``sdcMicroObj``, Templ, Kowarik & Meindl
+2015, J. Stat. Softw. 67(4), and its ``undolast``).
+
+A step's options are a frozen dataclass with named fields (:class:`Microaggregate`); the
+registry (:data:`microagg.steps.STEPS`) says what each step is, what it promises and where
+its code lives. Every face builds the same :class:`Plan`: Python directly, a schema file's
+``[[steps]]`` tables through :meth:`Plan.from_records`, the CLI's repeated ``--step`` options
+through :meth:`Plan.from_text`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+__all__ = ["Microaggregate", "Plan", "StepOptions"]
+
+
+def _names(value: Any, *, step: str, option: str) -> tuple[str, ...]:
+    """Column names as a tuple: one name, a sequence of names, or ``"a,b"`` in text."""
+    if isinstance(value, str):
+        names = tuple(v.strip() for v in value.split(",") if v.strip())
+    elif isinstance(value, Sequence):
+        names = tuple(value)
+    else:
+        raise TypeError(f"The {option!r} option of step {step!r} must be a column name or a "
+                        f"list of column names. Got {value!r} instead.")
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"The {option!r} option of step {step!r} must name at least one "
+                         f"column. Got {value!r} instead.")
+    return names
+
+
+def _frozen_mapping(value: Any, *, step: str, option: str) -> Mapping[str, Any]:
+    """A read-only mapping from a mapping or, in text, a JSON object."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"The {option!r} option of step {step!r} must be a JSON object "
+                             f"such as '{{\"gamma\": 0.2}}'. Got {value!r} ({error.msg}).") \
+                from None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"The {option!r} option of step {step!r} must be a mapping of "
+                        f"parameter names to values. Got {value!r} instead.")
+    return MappingProxyType(dict(value))
+
+
+@dataclass(frozen=True)
+class Microaggregate:
+    """Microaggregation of a group of numeric quasi-identifiers: partition the records into
+    groups of at least ``k`` on the scaled columns, enforce the release's privacy models, and
+    replace each group's values by its representative (Domingo-Ferrer & Mateo-Sanz 2002,
+    IEEE TKDE 14(1)).
+
+    Parameters
+    ----------
+    quasi_identifiers : str or sequence of str
+        The columns this step masks (at least one).
+    k : int
+        The smallest group size (>= 2), promised for this step's columns.
+    method : str, optional
+        The partitioner (``microagg.PARTITIONERS``); ``None`` chooses as
+        :func:`microagg.anonymize` does.
+    method_params : mapping, optional
+        Keyword parameters of the partitioner.
+    aggregation : str, optional
+        How each group's representative is computed (``"mean"`` when ``None``).
+    aggregation_params : mapping, optional
+        Keyword parameters of the aggregation.
+    scaling : str, optional
+        How the columns are scaled before the partition (``"standard"`` when ``None``).
+
+    Examples
+    --------
+    >>> Microaggregate("age,income", k=5).quasi_identifiers
+    ('age', 'income')
+    """
+
+    name: ClassVar[str] = "microaggregate"
+    quasi_identifiers: tuple[str, ...]
+    k: int
+    method: str | None = None
+    method_params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    aggregation: str | None = None
+    aggregation_params: Mapping[str, Any] = field(
+        default_factory=lambda: MappingProxyType({}))
+    scaling: str | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__  # frozen: normalized once, here
+        set_(self, "quasi_identifiers", _names(self.quasi_identifiers, step=self.name,
+                                               option="quasi_identifiers"))
+        k = self.k
+        if isinstance(k, str) and k.strip().lstrip("+").isdigit():
+            k = int(k)
+        if isinstance(k, bool) or not isinstance(k, int):
+            raise TypeError(f"The 'k' option of step {self.name!r} must be an int >= 2. Got "
+                            f"{self.k!r} instead.")
+        set_(self, "k", k)
+        for option in ("method_params", "aggregation_params"):
+            set_(self, option, _frozen_mapping(getattr(self, option), step=self.name,
+                                               option=option))
+
+    def to_record(self) -> dict[str, Any]:
+        """The step as a plain record (``{"step": name, option: value}``): what a schema's
+        ``[[steps]]`` table and ``Release.params["plan"]`` hold; options at their default
+        are left out."""
+        record: dict[str, Any] = {"step": self.name}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING \
+                else f.default
+            if (f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING) \
+                    or value != default:
+                record[f.name] = (list(value) if isinstance(value, tuple)
+                                  else dict(value) if isinstance(value, Mapping) else value)
+        return record
+
+
+StepOptions = Microaggregate
+"""The options of one step of a plan (a union as more steps are registered)."""
+
+_OPTION_CLASSES: Mapping[str, type[StepOptions]] = MappingProxyType({
+    Microaggregate.name: Microaggregate,
+})
+
+
+def _step_from_record(record: Mapping[str, Any], position: int) -> StepOptions:
+    """One step from ``{"step": name, option: value, ...}``, unknown names refused by name."""
+    where = f"step {position} of the plan"
+    if "step" not in record:
+        raise ValueError(f"{where} does not say which step it is: give step = one of "
+                         f"{', '.join(_OPTION_CLASSES)}.")
+    name = record["step"]
+    options_class = _OPTION_CLASSES.get(name)
+    if options_class is None:
+        raise ValueError(f"{where}: unknown step {name!r}; the steps are "
+                         f"{', '.join(_OPTION_CLASSES)}.")
+    allowed = [f.name for f in dataclasses.fields(options_class)]
+    given = {str(key).replace("-", "_"): value for key, value in record.items()
+             if key != "step"}
+    unknown = sorted(set(given) - set(allowed))
+    if unknown:
+        raise ValueError(f"{where} ({name}): unknown option(s) {', '.join(map(repr, unknown))}; "
+                         f"the options of {name} are {', '.join(allowed)}.")
+    missing = [f.name for f in dataclasses.fields(options_class)
+               if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+               and f.name not in given]
+    if missing:
+        raise ValueError(f"{where} ({name}) needs {', '.join(map(repr, missing))}.")
+    return options_class(**given)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """An ordered list of steps applied to one table, then published, verified and measured
+    once.
+
+    Parameters
+    ----------
+    steps : iterable of step options
+        At least one step, in the order they run.
+
+    Examples
+    --------
+    >>> plan = Plan([Microaggregate(["age", "income"], k=5),
+    ...              Microaggregate(["height", "weight"], k=3)])
+    >>> [s.quasi_identifiers for s in plan.steps]
+    [('age', 'income'), ('height', 'weight')]
+    >>> Plan.from_text(["microaggregate quasi_identifiers=age,income k=5"]) == \\
+    ...     Plan([Microaggregate(["age", "income"], k=5)])
+    True
+    """
+
+    steps: tuple[StepOptions, ...]
+    kinds: ClassVar[Mapping[str, type[StepOptions]]] = _OPTION_CLASSES
+
+    def __init__(self, steps: Iterable[StepOptions]) -> None:
+        steps = tuple(steps)
+        if not steps:
+            raise ValueError("A plan needs at least one step; the steps are "
+                             f"{', '.join(_OPTION_CLASSES)}.")
+        for position, step in enumerate(steps, start=1):
+            if not isinstance(step, tuple(_OPTION_CLASSES.values())):
+                raise TypeError(f"Step {position} of the plan must be a step's options (e.g. "
+                                f"microagg.steps.Microaggregate). Got {step!r} instead.")
+        object.__setattr__(self, "steps", steps)
+
+    @classmethod
+    def from_records(cls, records: Sequence[Mapping[str, Any]]) -> Plan:
+        """The plan of a schema's ``[[steps]]`` tables (or ``Release.params["plan"]``):
+        one mapping per step, ``step = "microaggregate"`` and the step's options."""
+        return cls(_step_from_record(r, i) for i, r in enumerate(records, start=1))
+
+    @classmethod
+    def from_text(cls, texts: Sequence[str]) -> Plan:
+        """The plan of the CLI's repeated ``--step`` options, one text per step: the step's
+        name, then ``option=value`` pairs separated by spaces (``quasi-identifiers=a,b k=5
+        method=mdav method-params='{"gamma": 0.2}'``)."""
+        records = []
+        for position, text in enumerate(texts, start=1):
+            words = text.split(None, 1)
+            if not words:
+                raise ValueError(f"step {position} of the plan is empty: give a step name, "
+                                 f"one of {', '.join(_OPTION_CLASSES)}.")
+            record: dict[str, Any] = {"step": words[0]}
+            for pair in _pairs(words[1] if len(words) > 1 else "", position):
+                key, _, value = pair.partition("=")
+                record[key] = value
+            records.append(record)
+        return cls.from_records(records)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """Each step as a plain record (:meth:`Microaggregate.to_record`)."""
+        return [step.to_record() for step in self.steps]
+
+    def without_last_step(self) -> Plan:
+        """The plan minus its last step (sdcMicro's ``undolast``); a plan of one step has
+        nothing left to run and is refused."""
+        if len(self.steps) == 1:
+            raise ValueError("The plan has one step: without it nothing is released.")
+        return Plan(self.steps[:-1])
+
+
+def _pairs(text: str, position: int) -> list[str]:
+    """``option=value`` words of one ``--step`` text; a JSON value may contain spaces."""
+    import shlex
+
+    try:
+        words = shlex.split(text)
+    except ValueError as error:
+        raise ValueError(f"step {position} of the plan: {error} in {text!r}.") from None
+    bad = [w for w in words if "=" not in w or w.startswith("=")]
+    if bad:
+        raise ValueError(f"step {position} of the plan: {', '.join(map(repr, bad))} is not "
+                         "option=value.")
+    return words
