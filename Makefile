@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install demo test test-exhaustive lint typecheck unit nojit docs-cli bench bench-scale reproduce-seed000 reproduce-seed001 reproduce-seed002 reproduce-seed004 clean
+.PHONY: install demo test test-exhaustive lint typecheck unit nojit docs-cli docs-api docs-api-pages bench bench-scale reproduce-seed000 reproduce-seed001 reproduce-seed002 reproduce-seed004 clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,8 +27,9 @@ demo: $(STAMP)
 	@echo "The microagg command is in $(VENV)/bin: run 'source $(VENV)/bin/activate' to call it"
 	@echo "by name in this shell; then docs/tutorial.md walks through a survey file."
 
-## test: lint, type-check, the whole suite, then a fast subset again with numba's JIT off
-test: lint typecheck unit nojit
+## test: lint, type-check, the whole suite, then a fast subset again with numba's JIT off, then
+## the API reference (built with warnings as errors, so a broken docstring fails CI)
+test: lint typecheck unit nojit docs-api
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests benchmarks
@@ -58,6 +59,16 @@ nojit: $(STAMP)
 ## docs-cli: regenerate docs/cli.md from the app (a test fails when it is stale)
 docs-cli: $(STAMP)
 	$(PY) -m microagg.cli._reference > docs/cli.md.tmp && mv docs/cli.md.tmp docs/cli.md
+
+## docs-api: the API reference from the public __all__ and the numpydoc docstrings, HTML in
+## docs/reference/_build/html (git-ignored); every Sphinx warning is an error (about 20 s)
+docs-api: $(STAMP)
+	$(PY) -m sphinx -W --keep-going -q -b html -d docs/reference/_build/doctrees \
+	    docs/reference docs/reference/_build/html
+
+## docs-api-pages: rewrite docs/reference/api/ from the public __all__ (a test fails when stale)
+docs-api-pages: $(STAMP)
+	$(PY) docs/reference/pages.py
 
 ## bench: the speed/memory table of benchmarks/ (minutes; not part of make test)
 bench: $(STAMP)

@@ -2,13 +2,15 @@
 
 Public API
 ----------
+=================  ==========================================================================
 anonymize          DataFrame in, verified :class:`Release` out.
 anonymize_series   Time series (one column per time point) in, verified :class:`Release` out.
 Release            The published data with its parameters, seed, checks, metrics, warnings.
 MicroAggregator    scikit-learn style clusterer (``fit_predict`` / ``labels_``).
-partition          the partitioners: ``partition.PARTITIONERS`` (registry by name) and
+partition          The partitioners: ``partition.PARTITIONERS`` (the registry by name) and
                    ``partition.partition(X, k, method=...)``.
 load_dataset       Bundled benchmark data sets (Census, Tarragona, EIA, ...).
+=================  ==========================================================================
 
 The names load on first use (PEP 562): ``import microagg`` and ``import microagg.partition``
 import neither pandas nor scikit-learn; ``microagg.anonymize`` (or ``from microagg import
