@@ -140,7 +140,13 @@ class TableMetadata:
 
 def table_metadata(df: pd.DataFrame) -> TableMetadata | None:
     """The :class:`TableMetadata` that :func:`~microagg.io.read_table` kept in ``df.attrs``,
-    or ``None`` (a CSV or database table; a Parquet or Excel table without dates)."""
+    or ``None`` (a CSV or database table; a Parquet or Excel table without dates).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A table read by :func:`~microagg.io.read_table`.
+    """
     found = df.attrs.get(METADATA_KEY)
     if found is not None and not isinstance(found, TableMetadata):
         raise TypeError(f"df.attrs[{METADATA_KEY!r}] must be a TableMetadata. Got "

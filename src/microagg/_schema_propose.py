@@ -95,6 +95,15 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50, k: int = DEFAU
     text is an ``identifier``, with the counts as the reason; a quasi-identifier that breaks
     ``k`` by itself says so in a comment.
 
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table to describe.
+    max_categories : int, default=50
+        The most distinct values of a text column proposed as a categorical quasi-identifier.
+    k : int, default=5
+        The k the comments' warnings refer to (a value shared by fewer than k records).
+
     Examples
     --------
     >>> print(propose_schema(pd.DataFrame({"id": [1, 2], "age": [30, 40]})).splitlines()[4])

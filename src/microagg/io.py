@@ -45,26 +45,11 @@ from ._missing_codes import MissingCode, with_missing_codes
 from ._nested import check_storable, exact_nested, write_parquet
 from .schema import check_unique_columns
 
-__all__ = [
-    "CSV_EXTENSIONS",
-    "EXCEL_EXTENSIONS",
-    "METADATA_KEY",
-    "PARQUET_EXTENSIONS",
-    "SPSS_EXTENSIONS",
-    "STATA_EXTENSIONS",
-    "SUPPORTED_EXTENSIONS",
-    "VERBATIM_CSV",
-    "TableMetadata",
-    "check_csv_header",
-    "check_output_path",
-    "check_table_output",
-    "is_csv",
-    "read_table",
-    "read_verbatim",
-    "table_metadata",
-    "write_table",
-    "write_text_atomic",
-]
+__all__ = ["CSV_EXTENSIONS", "EXCEL_EXTENSIONS", "METADATA_KEY", "PARQUET_EXTENSIONS",
+           "SPSS_EXTENSIONS", "STATA_EXTENSIONS", "SUPPORTED_EXTENSIONS", "VERBATIM_CSV",
+           "TableMetadata", "check_csv_header", "check_output_path", "check_table_output",
+           "is_csv", "read_table", "read_verbatim", "table_metadata", "write_table",
+           "write_text_atomic"]
 
 PathLike = str | os.PathLike[str]
 
@@ -75,8 +60,12 @@ missing (``NA``, ``null``, empty fields stay strings), so that writing it back r
 
 
 def is_csv(path: PathLike) -> bool:
-    """Whether ``path`` names a delimited-text file (not Parquet, Excel, Stata or SPSS, not
-    a database URL)."""
+    """Whether ``path`` names a delimited-text file (not Parquet, Excel, Stata, SPSS, SQL).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    """
     from microagg.sql import is_sql_url
 
     return not is_sql_url(path) and format_suffix(pathlib.Path(path)) in CSV_EXTENSIONS
@@ -88,6 +77,12 @@ def check_csv_header(path: PathLike, *, sep: str | None = None) -> list[str]:
 
     pandas would read the second ``age`` as ``age.1``, a column no role names: it would be
     published unmasked. Empty header fields (pandas' ``Unnamed: i``) are not compared.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    sep : str or None, default=None
+        Its separator; ``None``: detected from the file.
     """
     file = pathlib.Path(path).expanduser()
     _, compression = format_of(file, parameter="path")
@@ -108,6 +103,14 @@ def read_verbatim(path: PathLike, *, sep: str | None = None,
 
     Writing them back with :func:`write_table` reproduces each field (leading zeros, ``NA``,
     ``null``, empty fields, ``1.50``, ``1e3``), quoted where the separator needs it.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    sep : str or None, default=None
+        Its separator; ``None``: detected from the file.
+    columns : sequence of str or None, default=None
+        The columns to read; ``None``: every column.
 
     Examples
     --------

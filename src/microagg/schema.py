@@ -87,10 +87,15 @@ class ColumnSpec:
     """One column of a schema."""
 
     role: str
+    """One of :data:`ROLES`."""
     type: str | None = None
+    """One of :data:`TYPES` (``None``: read from the data)."""
     order: tuple[str, ...] = ()
+    """The values of an ``ordinal`` column, lowest first."""
     hierarchy: pathlib.Path | None = None
+    """The ARX hierarchy file of a categorical column."""
     bounds: tuple[float, float] | None = None
+    """The public ``(low, high)`` range of a numeric column (the epsilon-DP release)."""
     format: str | None = None
     """strftime format of a ``date`` column held as text (``None``: ISO 8601)."""
     publish: str | None = None
@@ -107,8 +112,11 @@ class Schema:
     """Column roles and types (see the module docstring)."""
 
     columns: Mapping[str, ColumnSpec]
+    """Each column's :class:`ColumnSpec`, by column name."""
     source: str = "<schema>"
+    """Where it was read from (named in messages)."""
     notes: tuple[str, ...] = field(default=())
+    """What reading it noticed, for the user (not errors)."""
 
     def names(self, role: str) -> list[str]:
         """The columns with ``role``, in the file's order."""
@@ -283,6 +291,11 @@ times. Rename or drop the repeated columns.
 
 def load_schema(path: str | os.PathLike[str]) -> Schema:
     """Read and validate a schema file; one :class:`SchemaError` lists every problem.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A TOML schema file (``[columns.NAME]`` tables).
 
     Examples
     --------

@@ -86,6 +86,13 @@ def knn_bound(X: ArrayLike, k: int) -> float:
     distances from ``i``; ``D_i(s-1)/(2s)`` does not decrease with ``s``, so
     ``SSE >= sum_i D_i(k-1) / (2k)`` for every partition.
 
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The records (on the scale the SSE is measured in).
+    k : int
+        Minimum group size.
+
     Examples
     --------
     >>> knn_bound([[0.0], [1.0], [10.0], [11.0]], 2)
@@ -263,6 +270,8 @@ def certified_gap(X: ArrayLike, labels: ArrayLike, k: int, bound: float | BoundR
     bound : float, BoundResult or None
         A lower bound already computed on the same ``X`` and ``k``; ``None`` computes
         :func:`lower_bound` (``kwargs`` passed on, the partition added to its start).
+    **kwargs
+        Options of :func:`lower_bound` when ``bound`` is ``None``.
 
     Returns
     -------

@@ -98,6 +98,15 @@ def spherical_partition(X: Any, k: int, *, random_state: RandomState = None
     scaled records; documents go through :func:`microagg.documents.anonymize_documents` (TF-IDF
     rows, never densified).
 
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Records as vectors; only their direction counts (rows are made unit vectors).
+    k : int
+        Minimum group size, ``2 <= k <= n_samples``.
+    random_state : None, int or numpy.random.Generator, default=None
+        Unused (the method is deterministic); accepted for the common signature.
+
     Examples
     --------
     >>> X = np.array([[2.0, 0], [4.0, 0.4], [1.0, 0.1], [0, 3.0], [0.2, 5.0], [0, 1.0]])

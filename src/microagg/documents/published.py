@@ -94,7 +94,13 @@ class PublishedDocuments:
 
 def load_published(path: str | pathlib.Path) -> tuple[sp.csr_matrix, tuple[str, ...]]:
     """Read a file written by :meth:`PublishedDocuments.save_npz`: the published matrix
-    (one row per record) and the vocabulary."""
+    (one row per record) and the vocabulary.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A ``.npz`` file written by :meth:`PublishedDocuments.save_npz`.
+    """
     with np.load(path, allow_pickle=False) as loaded:
         vocabulary = tuple(str(t) for t in loaded["vocabulary"])
     return sp.csr_matrix(sp.load_npz(path)), vocabulary

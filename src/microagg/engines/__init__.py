@@ -52,6 +52,7 @@ class Engine:
     option: str
     """Its ``--engine`` name."""
     summary: str
+    """One line on what it does."""
     target: str
     """``"module:function"`` of its run function, imported on first use: ``run(request, *,
     progress=None) -> Release`` for an in-memory engine (``progress(grouped, n_samples)``:
@@ -141,6 +142,11 @@ def engines_running(options: Sequence[str]) -> tuple[str, ...]:
     """The engines of ``microagg anonymize`` (registry names) that run every one of
     ``options`` (names of :data:`REFUSABLE`), in registry order.
 
+    Parameters
+    ----------
+    options : sequence of str
+        Names of :data:`REFUSABLE`.
+
     Examples
     --------
     >>> engines_running(["weights"]), engines_running(["refine"])
@@ -152,6 +158,11 @@ def engines_running(options: Sequence[str]) -> tuple[str, ...]:
 
 def get_engine(name: str) -> Engine:
     """Look an engine up by name or ``--engine`` name; an unknown one lists the valid ones.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`ENGINES` (``"memory"``) or an ``--engine`` name (``"local"``).
 
     Examples
     --------

@@ -28,6 +28,17 @@ def clustering_information_loss(original: ArrayLike, masked: ArrayLike, *, n_clu
     a fixed ``random_state``, run on each table z-scored with the ORIGINAL's means and
     standard deviations (so that a masked column is not rescaled by its own, smaller spread).
 
+    Parameters
+    ----------
+    original : array-like of shape (n_samples, n_features)
+        The original numeric quasi-identifiers.
+    masked : array-like of shape (n_samples, n_features)
+        The same records as published, in the same order.
+    n_clusters : int, default=5
+        The number of k-means clusters.
+    random_state : int, default=0
+        The seed of k-means (the same on both tables).
+
     Returns
     -------
     dict
@@ -74,6 +85,13 @@ def il1s(original: ArrayLike, masked: ArrayLike) -> float:
     ``|x - x'| / (sqrt(2) s)``, with ``s`` the original column's standard deviation (ddof=1;
     constant columns count 0).
 
+    Parameters
+    ----------
+    original : array-like of shape (n_samples, n_features)
+        The original numeric quasi-identifiers.
+    masked : array-like of shape (n_samples, n_features)
+        The same records as published, in the same order.
+
     Examples
     --------
     >>> round(il1s([[0.0], [2.0]], [[1.0], [1.0]]), 12)  # s = sqrt(2): 1 / (sqrt(2) sqrt(2))
@@ -92,6 +110,13 @@ def moment_changes(original: ArrayLike, masked: ArrayLike) -> dict[str, float]:
     """Mean absolute relative change of the means and variances (per column), and mean
     absolute change of the covariances (relative) and correlations (absolute) over column
     pairs, in percent for the relative ones.
+
+    Parameters
+    ----------
+    original : array-like of shape (n_samples, n_features)
+        The original numeric quasi-identifiers.
+    masked : array-like of shape (n_samples, n_features)
+        The same records as published, in the same order.
 
     Examples
     --------

@@ -33,6 +33,15 @@ def utility_loss(classes: ArrayLike, numeric: ArrayLike | None = None,
     fully generalized column does not reach 1). Every record of a class has the same UL, so
     the class-size weighted mean of Eq. 12 is the mean over records.
 
+    Parameters
+    ----------
+    classes : array-like of shape (n_samples,)
+        Equivalence class of each record (ints; derive them from the published data).
+    numeric : array-like of shape (n_samples, r) or None, default=None
+        The original numeric quasi-identifiers.
+    categorical : sequence of array-like of shape (n_samples,), default=()
+        The original values of each categorical quasi-identifier.
+
     Examples
     --------
     >>> # class 0: ages span 10/40, letters {a, b}: (2 - 1)/2 -> sqrt((0.25^2 + 0.5^2)/2)
@@ -66,6 +75,11 @@ def privacy_of_quasi_identifiers(classes: ArrayLike) -> float:
     """P(Q) = (e(ideal) - e(Q')) / e(ideal): ``e(ideal) = log2 n`` (every tuple unique),
     ``e(Q')`` the entropy of the published quasi-identifier tuples (one symbol per class).
 
+    Parameters
+    ----------
+    classes : array-like of shape (n_samples,)
+        Equivalence class of each record (ints; derive them from the published data).
+
     Examples
     --------
     >>> privacy_of_quasi_identifiers([0, 0, 1, 1])
@@ -82,6 +96,13 @@ def privacy_of_sensitive(classes: ArrayLike, sensitive: Sequence[ArrayLike]) -> 
     """P(S) = sqrt(mean over sensitive attributes i and classes j of PHA_ij^2), with
     ``PHA_ij`` the entropy of attribute i in class j over its ideal ``log2 |class j|`` (all
     values distinct); a class of one record has PHA = 0 (nothing hides its value).
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_samples,)
+        Equivalence class of each record (ints; derive them from the published data).
+    sensitive : sequence of array-like of shape (n_samples,)
+        The values of each sensitive attribute.
 
     Examples
     --------
@@ -103,5 +124,13 @@ def privacy_of_sensitive(classes: ArrayLike, sensitive: Sequence[ArrayLike]) -> 
 
 
 def privacy_of_release(p_q: float, p_s: float) -> float:
-    """P(D') = sqrt((P(Q)^2 + P(S)^2) / 2) (Eq. 16)."""
+    """P(D') = sqrt((P(Q)^2 + P(S)^2) / 2) (Eq. 16).
+
+    Parameters
+    ----------
+    p_q : float
+        P(Q), from :func:`privacy_of_quasi_identifiers`.
+    p_s : float
+        P(S), from :func:`privacy_of_sensitive`.
+    """
     return float(np.sqrt((p_q ** 2 + p_s ** 2) / 2.0))

@@ -79,6 +79,22 @@ def normalized_certainty_penalty(low: ArrayLike, high: ArrayLike, ranges: ArrayL
     overrides the leaf counts (for value sets). A suppressed record counts 1 for every
     attribute.
 
+    Parameters
+    ----------
+    low, high : array-like of shape (n_samples, r)
+        The published interval of each record in each numeric quasi-identifier.
+    ranges : array-like of shape (r,)
+        The range (max - min) of each numeric quasi-identifier in the original table.
+    nodes : array-like of shape (n_samples, s)
+        The published hierarchy node of each record in each categorical quasi-identifier.
+    tables : sequence of HierarchyTables
+        The ``s`` hierarchies.
+    suppressed : array-like of shape (n_samples,) of bool, default=None
+        The suppressed records (each counts 1); ``None``: none.
+    covered : array-like of shape (n_samples, s), default=None
+        The number of leaves each published value covers, in place of the node's (value
+        sets); ``None``: the node's leaves.
+
     Examples
     --------
     >>> from microagg.hierarchy import Hierarchy

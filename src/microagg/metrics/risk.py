@@ -248,6 +248,13 @@ def homogeneity(classes: ArrayLike, sensitive: ArrayLike) -> dict[str, float | i
     Missing sensitive values are not a value: a class is homogeneous when its known values
     are all one value (a class with no known value discloses none).
 
+    Parameters
+    ----------
+    classes : array-like of shape (n_samples,)
+        Equivalence class of each record (ints; derive them from the published data).
+    sensitive : array-like of shape (n_samples,)
+        Sensitive value of each record (``None`` or ``NaN``: missing).
+
     Examples
     --------
     >>> homogeneity([0, 0, 1, 1, 1], ["a", "a", "a", "b", "b"])
@@ -290,6 +297,27 @@ def query_answering(original_numeric: ArrayLike, low: ArrayLike, high: ArrayLike
 
     The queries depend only on ``random_state`` and the original data, so two releases of
     the same table are compared on the same queries.
+
+    Parameters
+    ----------
+    original_numeric : array-like of shape (n_samples, r)
+        The original numeric quasi-identifiers.
+    low, high : array-like of shape (n_samples, r)
+        The published interval of each record in each numeric quasi-identifier.
+    original_codes : array-like of shape (n_samples, s)
+        The original leaf code of each record in each categorical quasi-identifier.
+    nodes : array-like of shape (n_samples, s)
+        The published (generalized) hierarchy node of each record.
+    tables : sequence of HierarchyTables
+        The ``s`` hierarchies.
+    n_queries : int, default=1000
+        How many random queries to run.
+    max_attributes : int, default=3
+        The most quasi-identifiers one query constrains.
+    k : int or None, default=None
+        The release's k: also count the queries whose original answer is below k.
+    random_state : int, default=0
+        The seed of the queries.
 
     Returns
     -------

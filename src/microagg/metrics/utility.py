@@ -13,13 +13,26 @@ __all__ = ["group_size_summary", "information_loss", "sse", "sst"]
 
 
 def sst(X: ArrayLike) -> float:
-    """Total sum of squares: squared Euclidean distances of the records to their mean."""
+    """Total sum of squares: squared Euclidean distances of the records to their mean.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The records.
+    """
     A = check_matrix(X, caller="sst")
     return float(((A - A.mean(axis=0)) ** 2).sum())
 
 
 def sse(X: ArrayLike, labels: ArrayLike) -> float:
     """Within-group sum of squares of a partition (seed 003, Eq. 2).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The records.
+    labels : array-like of shape (n_samples,)
+        The group of each record.
 
     Examples
     --------
@@ -43,6 +56,15 @@ def information_loss(original: ArrayLike, masked: ArrayLike, labels: ArrayLike |
     Values of extreme magnitude (1e308, 1e-300) are first multiplied by one exact power of
     two, which leaves the ratio unchanged and keeps the squares finite.
 
+    Parameters
+    ----------
+    original : array-like of shape (n_samples, n_features)
+        The original records.
+    masked : array-like of shape (n_samples, n_features)
+        The same records as published, in the same order.
+    labels : array-like of shape (n_samples,), default=None
+        Unused; accepted for the metric contract.
+
     Examples
     --------
     >>> round(information_loss([[0.0], [2.0], [10.0], [12.0]], [[1.0], [1.0], [11.0], [11.0]]), 4)
@@ -62,7 +84,13 @@ def information_loss(original: ArrayLike, masked: ArrayLike, labels: ArrayLike |
 
 
 def group_size_summary(labels: ArrayLike) -> dict[str, float]:
-    """Number of groups and the smallest, largest and mean group size."""
+    """Number of groups and the smallest, largest and mean group size.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+        The group of each record.
+    """
     lab = np.asarray(labels)
     counts = np.bincount(lab) if lab.size else np.zeros(0, dtype=np.intp)
     counts = counts[counts > 0]

@@ -49,7 +49,21 @@ class SSECost:
 class ILOmegaCost:
     """Cost of adding a record to a class for mixed data: the IL(Omega) increase of seed 002
     (numeric span over the table's range, plus generalization level over hierarchy height,
-    times the class size)."""
+    times the class size).
+
+    Parameters
+    ----------
+    numeric : ndarray of shape (n_samples, r)
+        The numeric quasi-identifiers.
+    codes : ndarray of shape (n_samples, s)
+        The leaf code of each record in each categorical quasi-identifier's hierarchy.
+    tables : sequence of HierarchyTables
+        The ``s`` hierarchies.
+    labels : ndarray of shape (n_samples,)
+        The current classes (``0..n_classes-1``).
+    n_classes : int
+        The number of classes.
+    """
 
     def __init__(self, numeric: NDArray[np.float64], codes: NDArray[np.intp],
                  tables: Sequence[HierarchyTables], labels: NDArray[np.intp], n_classes: int):

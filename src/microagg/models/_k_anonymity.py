@@ -16,6 +16,11 @@ def k_anonymity(published: ArrayLike) -> int:
 
     Computed from the data alone, never from the labels of a partition.
 
+    Parameters
+    ----------
+    published : array-like of shape (n_samples, n_features)
+        The published quasi-identifiers (one row per record).
+
     Examples
     --------
     >>> k_anonymity([[1.0, 2.0], [1.0, 2.0], [3.0, 4.0], [3.0, 4.0], [3.0, 4.0]])
@@ -38,7 +43,15 @@ def k_anonymity(published: ArrayLike) -> int:
 
 
 def check_k_anonymity(published: ArrayLike, k: int) -> int:
-    """Return the achieved k; raise :class:`PrivacyViolationError` if it is below ``k``."""
+    """Return the achieved k; raise :class:`PrivacyViolationError` if it is below ``k``.
+
+    Parameters
+    ----------
+    published : array-like of shape (n_samples, n_features)
+        The published quasi-identifiers.
+    k : int
+        The k the release promises.
+    """
     achieved = k_anonymity(published)
     if achieved < k:
         raise PrivacyViolationError(

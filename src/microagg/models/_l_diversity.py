@@ -91,7 +91,13 @@ def l_diversity(classes: ArrayLike, sensitive: ArrayLike, *, diversity: str = "d
 
 
 def check_l(l: Any) -> float:
-    """``l`` as a float ``>= 1``, or a ValueError naming the allowed range."""
+    """``l`` as a float ``>= 1``, or a ValueError naming the allowed range.
+
+    Parameters
+    ----------
+    l : object
+        The requested l: a finite number ``>= 1`` (a bool is refused).
+    """
     if isinstance(l, bool) or not isinstance(l, (int, float, np.integer, np.floating)) \
             or not np.isfinite(l) or l < 1:
         raise ValueError(f"The 'l' parameter must be a number >= 1. Got {l!r} instead.")
@@ -100,7 +106,21 @@ def check_l(l: Any) -> float:
 
 def check_l_diversity(classes: ArrayLike, sensitive: ArrayLike, l: float, *,
                       diversity: str = "distinct", c: float = 2.0) -> float:
-    """Return the achieved l; raise :class:`PrivacyViolationError` if it is below ``l``."""
+    """Return the achieved l; raise :class:`PrivacyViolationError` if it is below ``l``.
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_samples,)
+        Equivalence class of each record (ints; derive them from the published data).
+    sensitive : array-like of shape (n_samples,)
+        Sensitive value of each record.
+    l : float
+        The l the release promises.
+    diversity : {"distinct", "entropy", "recursive"}, default="distinct"
+        The kind of l-diversity, as in :func:`l_diversity`.
+    c : float, default=2.0
+        The constant of recursive (c, l)-diversity.
+    """
     achieved = l_diversity(classes, sensitive, diversity=diversity, c=c)
     if achieved < l - 1e-12:
         raise PrivacyViolationError(

@@ -22,7 +22,13 @@ GROUND_DISTANCES = ("equal", "ordered", "hierarchical")
 
 
 def check_t(t: Any) -> float:
-    """``t`` as a float in [0, 1], or a ValueError naming the allowed range."""
+    """``t`` as a float in [0, 1], or a ValueError naming the allowed range.
+
+    Parameters
+    ----------
+    t : object
+        The requested t (a number in [0, 1]).
+    """
     if isinstance(t, bool) or not isinstance(t, (int, float, np.integer, np.floating)) \
             or not 0.0 <= float(t) <= 1.0:
         raise ValueError(f"The 't' parameter must be a number in [0, 1]. Got {t!r} instead.")
@@ -74,6 +80,15 @@ def earth_movers_distance(p: ArrayLike, q: ArrayLike, *, distance: str = "equal"
     Li, Li & Venkatasubramanian, "t-Closeness: Privacy beyond k-anonymity and
     l-diversity", ICDE 2007, section 4.
 
+    Parameters
+    ----------
+    p, q : array-like of shape (m,)
+        Two distributions (shares summing to 1) over the same ``m`` values, in their order.
+    distance : {"equal", "ordered", "hierarchical"}, default="equal"
+        The ground distance between values, as above.
+    hierarchy : HierarchyTables or None, default=None
+        The hierarchy of a ``hierarchical`` distance (its leaves are the ``m`` values).
+
     Examples
     --------
     >>> earth_movers_distance([0.99, 0.01], [0.89, 0.11])  # seed 004's D1, D2
@@ -99,6 +114,16 @@ class SensitiveDistribution:
     Missing values (``None``, ``NaN``) are not a sensitive value: they get code ``-1``, the
     table's distribution ``q`` is that of the observed values, and a class is compared by
     its observed values only (a class with none is at distance 0: it reveals no value).
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples,)
+        The sensitive value of each record (numbers or labels; missing values allowed).
+    distance : {"auto", "equal", "ordered"}, default="auto"
+        The ground distance without a hierarchy; ``auto``: ordered for numbers, equal
+        otherwise.
+    hierarchy : Hierarchy, HierarchyTables or None, default=None
+        A hierarchy of the values: the distance is then hierarchical.
     """
 
     def __init__(self, values: ArrayLike, *, distance: str = "auto",
@@ -150,6 +175,17 @@ def t_closeness(classes: ArrayLike, sensitive: ArrayLike | SensitiveDistribution
     the whole table's (``distance="auto"``: ordered for numbers, equal otherwise;
     hierarchical when a hierarchy is given).
 
+    Parameters
+    ----------
+    classes : array-like of shape (n_samples,)
+        Equivalence class of each record (ints; derive them from the published data).
+    sensitive : array-like of shape (n_samples,) or SensitiveDistribution
+        Sensitive value of each record, or the column already prepared.
+    distance : {"auto", "equal", "ordered"}, default="auto"
+        The ground distance (see :func:`earth_movers_distance`).
+    hierarchy : Hierarchy, HierarchyTables or None, default=None
+        A hierarchy of the values, for the hierarchical distance.
+
     Examples
     --------
     >>> t_closeness([0, 0, 1, 1], [1, 2, 3, 4])  # ordered: {1,2} vs {1,2,3,4} -> 1/3
@@ -171,6 +207,19 @@ def enforce_t_closeness(labels: ArrayLike, sensitive: list[SensitiveDistribution
     since one class holding every record has EMD 0.
 
     ``cost`` is a cost model as for :func:`enforce_l_diversity` (default: SSE on ``X``).
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+        A partition (group of each record).
+    sensitive : list of SensitiveDistribution
+        Every sensitive column, prepared.
+    t : float
+        The largest EMD allowed between a class and the whole table.
+    cost : object, default=None
+        Cost model as for :func:`enforce_l_diversity`; ``None`` uses the SSE increase on ``X``.
+    X : array-like of shape (n_samples, n_features), default=None
+        The scaled quasi-identifiers of the default cost model.
     """
     lab = np.unique(np.asarray(labels, dtype=np.intp).ravel(), return_inverse=True)[1].ravel()
     t = check_t(t)
@@ -198,7 +247,17 @@ def enforce_t_closeness(labels: ArrayLike, sensitive: list[SensitiveDistribution
 
 
 def check_t_closeness(classes: ArrayLike, sensitive: SensitiveDistribution, t: float) -> float:
-    """Return the achieved t; raise :class:`PrivacyViolationError` if it exceeds ``t``."""
+    """Return the achieved t; raise :class:`PrivacyViolationError` if it exceeds ``t``.
+
+    Parameters
+    ----------
+    classes : array-like of shape (n_samples,)
+        Equivalence class of each record (ints; derive them from the published data).
+    sensitive : SensitiveDistribution
+        The sensitive column, prepared.
+    t : float
+        The t the release promises.
+    """
     achieved = t_closeness(classes, sensitive)
     if achieved > t + 1e-9:
         raise PrivacyViolationError(

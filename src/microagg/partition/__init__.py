@@ -79,9 +79,13 @@ class Partitioner:
     """A registered partitioner: the function and what a user needs to know about it."""
 
     name: str
+    """Its name in :data:`PARTITIONERS` (``--method``)."""
     function: Callable[..., NDArray[np.intp]]
+    """``f(X, k, *, random_state=None, **params) -> labels``."""
     summary: str
+    """One line on what it does (``microagg methods``)."""
     reference: str
+    """The paper it follows, or where it comes from."""
     fixed_size: bool
     """Every group has k records except one of k..2k-1 (checked by the common tests)."""
     params: Mapping[str, Any] = field(default_factory=dict)
@@ -426,7 +430,13 @@ ALIASES: Mapping[str, str] = MappingProxyType({
 
 
 def get_partitioner(method: str) -> Partitioner:
-    """Look a partitioner up by name or alias; an unknown name lists the valid ones."""
+    """Look a partitioner up by name or alias; an unknown name lists the valid ones.
+
+    Parameters
+    ----------
+    method : str
+        A name of :data:`PARTITIONERS` or one of :data:`ALIASES` (``"mdav-generic"``).
+    """
     key = ALIASES.get(method, method)
     try:
         return PARTITIONERS[key]

@@ -101,6 +101,16 @@ def mdav2(X: ArrayLike, k: int, *, random_state: RandomState = None) -> NDArray[
     same decomposition-and-split refinement applied to MDAV-1's groups. On Census and
     Tarragona this lands within 0.01 of most published MDAV-2 values (not all; see
     ``docs/reproductions/seed003.md``).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Scaled numeric quasi-identifiers; must be finite.
+    k : int
+        Minimum group size, ``k >= 2``.
+    random_state : None, int or numpy.random.Generator, default=None
+        Unused (the method is deterministic); accepted so that every partitioner has the same
+        signature.
     """
     X = check_matrix(X, caller="mdav2")
     k = check_k(k, n_samples=X.shape[0], caller="mdav2")

@@ -36,6 +36,17 @@ def semantic_centroid(taxonomy: Taxonomy, values: Any, counts: Any = None, *,
     distance to the values; ties go to a value of the group, then to the deepest concept,
     then to the smallest id.
 
+    Parameters
+    ----------
+    taxonomy : Taxonomy
+        The taxonomy of the values.
+    values : sequence of str
+        The group's concepts (non-empty).
+    counts : array-like of shape (len(values),) or None, default=None
+        Non-negative multiplicities of ``values``; ``None``: each counts once.
+    distance : str, default="feature"
+        The semantic distance (a key of :data:`DISTANCES`).
+
     Examples
     --------
     >>> t = Taxonomy.from_edges([("dog", "mammal"), ("cat", "mammal"), ("mammal", "animal")])

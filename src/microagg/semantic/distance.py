@@ -37,6 +37,19 @@ class ConceptSpace:
     the concepts a semantic centroid is searched among. ``table[c, v]`` is the distance from
     candidate ``c`` to value ``v``: the cache of concept-pair distances (its size does not
     depend on the number of records).
+
+    Attributes
+    ----------
+    taxonomy : Taxonomy
+        The taxonomy the concepts belong to.
+    distance : str
+        The semantic distance (a key of :data:`DISTANCES`).
+    values : tuple of str
+        The concepts the data uses, coded ``0..V-1``.
+    candidates : tuple of str
+        The values, then their other ancestors: where centroids are searched.
+    table : ndarray of shape (len(candidates), len(values))
+        ``table[c, v]``, the distance from candidate ``c`` to value ``v``.
     """
 
     taxonomy: Taxonomy

@@ -108,6 +108,17 @@ def semantic_mdav_labels(spaces: Sequence[ConceptSpace], codes: ArrayLike,
     ``codes`` (n, a): each record's value code in each ``spaces[j]``; ``numeric`` (n, r):
     numeric attributes already in [0, 1] (or None). Records are folded into their distinct
     combinations with counts; the records of one combination are handed out in row order.
+
+    Parameters
+    ----------
+    spaces : sequence of ConceptSpace
+        One per categorical attribute.
+    codes : array-like of shape (n_samples, a)
+        Each record's value code in each ``spaces[j]``.
+    numeric : array-like of shape (n_samples, r) or None
+        Numeric attributes already in [0, 1], or ``None``.
+    k : int
+        Minimum group size.
     """
     cod = np.asarray(codes, dtype=np.intp).reshape(len(codes), -1)  # type: ignore[arg-type]
     n = cod.shape[0]
@@ -132,7 +143,17 @@ def group_centroids(space: ConceptSpace, codes: ArrayLike, labels: ArrayLike
                     ) -> NDArray[np.intp]:
     """Candidate index of each group's semantic centroid: the concept (a value or any of
     their ancestors) with the least summed distance to the group's values, each counted as
-    often as it occurs; ties go to the first candidate (a value before an ancestor)."""
+    often as it occurs; ties go to the first candidate (a value before an ancestor).
+
+    Parameters
+    ----------
+    space : ConceptSpace
+        The attribute's concepts and distances.
+    codes : array-like of shape (n_samples,)
+        Each record's value code in ``space.values``.
+    labels : array-like of shape (n_samples,)
+        The group of each record (``0..g-1``).
+    """
     cod = np.asarray(codes, dtype=np.intp)
     lab = np.asarray(labels, dtype=np.intp)
     weights = np.zeros((int(lab.max()) + 1, len(space.values)))

@@ -24,10 +24,13 @@ class Step:
     """A registered step: what a user needs to know about it, and where its code is."""
 
     name: str
+    """Its name in :data:`STEPS`."""
     options: type[StepOptions]
     """The frozen dataclass of its options (named fields, checked when built)."""
     summary: str
+    """One line on what it does."""
     reference: str
+    """The papers or software it follows."""
     promises: str
     """What the step guarantees, checked on the published table by the release's verifier."""
     target: str
