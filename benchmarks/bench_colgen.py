@@ -6,7 +6,7 @@ default: its own budget, 30 s plus 60 s per 1,000 records) and the best value se
 quotes (its Tables VI-VIII, raw-unit sorting methods left out), with colgen's seconds.
 ``--bound-seconds`` > 0 adds the certified bound of :func:`microagg.bounds.lower_bound`
 (seeded with colgen's groups) and the certified gap of the best partition; it is off by
-default because the bounds do not depend on the partitions (docs/topics/bounds.md lists
+default because the bounds do not depend on the partitions (benchmarks/results/bounds-2026.md lists
 them from ``bench_bounds.py``).
 
     python benchmarks/bench_colgen.py

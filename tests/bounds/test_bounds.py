@@ -318,7 +318,7 @@ def test_smoothed_rounds_raise_census_k4_bound() -> None:
     """Census, k = 4: the enumeration bound at the LP's own duals falls far below zero (the
     LP is far from optimal), while the smoothed rounds start at the k-NN point, where the
     bound is at least the anchored one (within 1 % of the k-NN bound, 4.3231 % of the SST,
-    docs/topics/bounds.md), and stay below the SSE of mdav-ls."""
+    benchmarks/results/bounds-2026.md), and stay below the SSE of mdav-ls."""
     X = load_dataset("census").benchmark_view().to_numpy(dtype=float)
     X = (X - X.mean(axis=0)) / X.std(axis=0, ddof=1)
     labels = quality_mode(X, 4, time_limit=2, random_state=0)

@@ -9,8 +9,8 @@ which the release's SSE can exceed the optimum's, in percent (0: proved optimal)
 
 Limits: numeric microaggregation (no categorical quasi-identifiers, no epsilon-DP, no
 attribute groups), complete quasi-identifiers, at most :data:`CERTIFY_ROWS` records (the
-bound's enumeration and LP grow fast with n; see docs/topics/bounds.md for what 60 s give on
-834 to 4,092 records).
+bound's enumeration and LP grow fast with n; see benchmarks/results/bounds-2026.md for what
+60 s give on 834 to 4,092 records).
 """
 
 from __future__ import annotations

@@ -137,7 +137,7 @@ def lower_bound(X: ArrayLike, k: int, *, method: str = "column-generation",
     2.0 %, Census k = 10 within 4.4 % of colgen's 10-minute partition); EIA k = 10 stays at
     6.3 %: its LP without cuts is at most 5.2 % below the best partition found, and at
     k = 10 a round priced with the cuts' duals does not finish in the time (see
-    docs/topics/bounds.md).
+    benchmarks/results/bounds-2026.md).
     On ``n_samples <= 14`` pricing is exact (enumeration) and the LP value is certified.
 
     Parameters

@@ -7,8 +7,8 @@ Pisinger, "Subset-row inequalities applied to the vehicle-routing problem with t
 windows", Operations Research 56(2), 2008). The LP over groups of ``k`` rows violates them
 wherever a tight cluster's size is not a multiple of ``k``: four close rows at ``k = 3`` are
 covered by their four triples at 1/3 each, for ``8/9`` of the cluster's SSE as one group
-(the mix of the model section of docs/topics/bounds.md), and any three of the four rows
-see ``4/3 > 1``.
+(the mix of the model section of benchmarks/results/bounds-2026.md), and any three of the
+four rows see ``4/3 > 1``.
 
 With cut duals ``sigma >= 0`` (``-sigma`` on the ``<=`` rows) a group's reduced cost is
 ``rc'(T) = SSE(T) - u(T) + sum_{R : |T & R| >= 2} sigma_R``, and for every partition ``P``

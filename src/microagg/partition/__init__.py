@@ -373,7 +373,7 @@ _ENTRIES = (
         randomized=True, refine_across=refine_groups,
         # 10^7 x 10 out of core, quality mode: blocks of 2.5M records (4 blocks) give an IL
         # 0.971 times exact MDAV's in 448 s and 3.0 GiB, blocks of 500,000 0.998, 343 s and
-        # 1.3 GiB (docs/topics/scale.md); fewer records per block in wider data
+        # 1.3 GiB (benchmarks/results/scale-2026.md); fewer records per block in wider data
         block_size=2_500_000, block_values=25_000_000,
         constraints=_SCALE_CONSTRAINTS, quality_params=_SCALE_QUALITY),
     *(
