@@ -28,7 +28,28 @@ def reference_pages() -> ModuleType:
     return module
 
 
+def public_module(name: str) -> ModuleType | None:
+    """The public module ``name``, or ``None`` when an optional extra it imports is missing."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        cause: BaseException | None = error
+        while cause is not None and not isinstance(cause, ModuleNotFoundError):
+            cause = cause.__cause__ or cause.__context__
+        if cause is None or cause.name is None or cause.name.split(".")[0] == "microagg":
+            raise  # not a missing extra: a broken import of microagg's own
+        return None
+
+
+def require_every_module() -> None:
+    """Skip where an extra is missing: the whole reference needs the ``dev`` extra."""
+    missing = [name for name in reference_pages().MODULES if public_module(name) is None]
+    if missing:
+        pytest.skip(f"{missing} need an optional extra (the dev extra has them all)")
+
+
 def test_reference_pages_are_up_to_date() -> None:
+    require_every_module()
     pages = reference_pages().render_pages()
     committed = {p.name: p.read_text(encoding="utf-8")
                  for p in sorted((REFERENCE / "api").glob("*.rst"))}
@@ -41,13 +62,15 @@ def test_reference_pages_are_up_to_date() -> None:
 def test_every_public_name_has_one_entry() -> None:
     generator = reference_pages()
     for module_name in generator.MODULES:
+        module = public_module(module_name)
+        if module is None:
+            continue
         page = (REFERENCE / "api" / f"{module_name}.rst").read_text(encoding="utf-8")
         documented = re.findall(rf"^\.\. auto\w+:: {re.escape(module_name)}\.(\w+)$", page,
                                 flags=re.MULTILINE)
         documented += re.findall(rf"^\.\. rubric:: ``{re.escape(module_name)}\.(\w+)``$", page,
                                  flags=re.MULTILINE)
-        public = importlib.import_module(module_name).__all__
-        assert sorted(documented) == sorted(public), module_name
+        assert sorted(documented) == sorted(module.__all__), module_name
 
 
 def test_the_index_lists_every_page() -> None:
