@@ -1,6 +1,6 @@
 """Where numba caches microagg's compiled kernels, and keeping that cache sound.
 
-Three rules, each from a failure seen in ordinary use (issue 16):
+Three rules, each from a failure seen in ordinary use:
 
 * **A cache folder that can be written, or none.** numba looks for a writable folder when a
   kernel is *defined*: ``NUMBA_CACHE_DIR``, the package's ``__pycache__``, then the user's
