@@ -56,9 +56,6 @@ __all__ = ["CATEGORICAL_AGGREGATIONS", "Request"]
 CATEGORICAL_AGGREGATIONS = ("generalize", "mode")
 """Representatives of nominal quasi-identifiers in a mixed release."""
 
-KINDS = ("numeric", "attribute-groups", "dp", "mixed")
-"""The stage that runs a request (:attr:`Request.kind`)."""
-
 NO_ROWS = "The input table has no rows; there is nothing to release."
 
 
