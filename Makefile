@@ -43,7 +43,7 @@ TEST_WORKERS ?= 2
 
 unit: $(STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not exhaustive" \
-	    --doctest-modules src tests
+	    --durations=25 --doctest-modules src tests
 
 ## test-exhaustive: the sweeps too long for every run (each registered method at two k, each
 ## in a fresh process on a fresh kernel cache: 3-4 min)

@@ -52,7 +52,7 @@ def test_rows_of_a_group_are_identical_and_order_is_kept(name, rng):
 
 
 def test_unknown_aggregation():
-    with pytest.raises(ValueError, match=r"Unknown aggregation 'avg'. Valid aggregations: fuzzy-random, mean"):
+    with pytest.raises(ValueError, match=r"Unknown aggregation 'avg'. Valid: fuzzy-random, mean"):
         aggregate(VALUES, LABELS, method="avg")
 
 

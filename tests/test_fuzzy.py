@@ -113,7 +113,7 @@ def test_fcm_and_memberships_bad_input(rng):
     with pytest.raises(TypeError, match="'m' parameter"):
         fuzzy_c_means(X, 2, m="2")
     with pytest.raises(ValueError, match=r"'n_clusters' parameter of fuzzy_c_means must be an "
-                                         r"int in 1\.\.10\. Got 11"):
+                                         r"int in \[1, 10\]\. Got 11"):
         fuzzy_c_means(X, 11)
     with pytest.raises(ValueError, match=r"'max_iter'.*>= 1\. Got 0"):
         fuzzy_c_means(X, 2, max_iter=0)

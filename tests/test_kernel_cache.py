@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from microagg import _numba_cache
-from microagg._numba_cache import clear_cache, ensure_fresh, kernel_stamp
+from microagg._numba_cache import clear_cache, ensure_fresh, kernel_folders, kernel_stamp
 from microagg.partition import PARTITIONERS
 
 MICROAGG = str(Path(sys.executable).with_name("microagg"))
@@ -195,7 +195,7 @@ def test_stale_kernels_are_deleted_before_loading(tmp_path: Path) -> None:
     source.mkdir()
     (source / "kernels.py").write_text("from numba import njit\nx = 1\n")
     (source / "plain.py").write_text("y = 1\n")
-    stamp = kernel_stamp((source,))
+    stamp = kernel_stamp(source)
     cache = tmp_path / "cache"
     cache.mkdir()
     entry = cache / "kernels.f-1.py311.nbi"
@@ -207,12 +207,80 @@ def test_stale_kernels_are_deleted_before_loading(tmp_path: Path) -> None:
     ensure_fresh(cache, stamp)  # same sources: kept
     assert entry.exists()
     (source / "plain.py").write_text("y = 2\n")  # a module without kernels
-    assert kernel_stamp((source,)) == stamp
+    assert kernel_stamp(source) == stamp
     (source / "kernels.py").write_text("from numba import njit\nx = 2\n")
     _numba_cache._FRESH.clear()
-    ensure_fresh(cache, kernel_stamp((source,)))  # a kernel changed: deleted
+    ensure_fresh(cache, kernel_stamp(source))  # a kernel changed: deleted
     assert not entry.exists()
     assert clear_cache([str(cache)]) == 1  # the stamp itself
+
+
+def test_the_stamp_covers_kernels_in_every_folder(tmp_path: Path) -> None:
+    (tmp_path / "bounds").mkdir()
+    (tmp_path / "plain.py").write_text("y = 1\n")
+    nested = tmp_path / "bounds" / "kernels.py"
+    nested.write_text("from numba import njit\nx = 1\n")
+    stamp = kernel_stamp(tmp_path)
+    assert kernel_folders(tmp_path) == (tmp_path / "bounds",)
+    nested.write_text("from numba import njit\nx = 2\n")  # a kernel one folder down changed
+    assert kernel_stamp(tmp_path) != stamp
+
+
+def test_every_kernel_folder_is_guarded() -> None:
+    import importlib
+
+    from microagg._jit import KERNELS
+
+    for module in ("microagg.partition", "microagg.aggregate", "microagg.fuzzy",
+                   "microagg.metrics.clustering", "microagg.bounds._exact",
+                   "microagg.series.distance", "microagg.metrics._suda_kernel"):
+        importlib.import_module(module)
+    defined = {Path(kernel.py_func.__code__.co_filename).resolve().parent for kernel in KERNELS}
+    guarded = set(kernel_folders())
+    assert {folder.name for folder in defined} >= {"bounds", "series", "partition", "metrics"}
+    assert defined <= guarded
+
+
+# the cross-file case: a cached kernel of bounds/_exact.py calls kernels of
+# bounds/_enumeration.py; numba re-validates it against _exact.py only
+PRICING = """
+import numpy as np
+from microagg.bounds._exact import exact_pricing
+from microagg.bounds._pricing import knn_table
+X = np.random.default_rng(0).normal(size=(9, 2))
+print(exact_pricing(X, np.ones(9), knn_table(X, 3), 3, np.full(9, np.inf)).bound)
+"""
+
+
+def test_a_stale_kernel_in_bounds_is_deleted_before_it_loads(tmp_path: Path) -> None:
+    import shutil
+
+    import microagg
+
+    site = tmp_path / "site"
+    shutil.copytree(Path(microagg.__file__).parent, site / "microagg",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = _env(tmp_path / "cache", PYTHONPATH=str(site))
+
+    def price() -> str:
+        result = _run([sys.executable, "-c", PRICING], env, tmp_path)
+        _assert_ok(result, "exact pricing")
+        return result.stdout
+
+    def cached() -> dict[str, tuple[int, int]]:
+        files = (tmp_path / "cache").rglob("_exact.*.nb[ic]")
+        return {f.name: (f.stat().st_ino, f.stat().st_mtime_ns) for f in files}
+
+    first = price()
+    compiled = cached()
+    assert compiled  # the caller's machine code is in the cache
+    assert price() == first and cached() == compiled  # unchanged sources: loaded as cached
+    callee = site / "microagg" / "bounds" / "_enumeration.py"
+    callee.write_text(callee.read_text() + "\n# edited: the caller's machine code is stale\n")
+    assert price() == first
+    again = cached()
+    assert again.keys() == compiled.keys()
+    assert all(again[name] != compiled[name] for name in compiled)  # deleted, compiled anew
 
 
 def test_doctor_reports_and_clears_the_cache(issue_loop) -> None:

@@ -254,3 +254,68 @@ def test_explicit_scaling_is_the_one_used(name):
                     **entry.params_for_scaling({}, None))
     np.testing.assert_array_equal(default, entry(values, 3, random_state=0))
     assert not np.array_equal(runs["standard"], runs["minmax"])
+
+
+def _unknown_names() -> list[tuple[str, Any]]:
+    """Every place that looks a name up, each given the unknown name 'x'."""
+    from microagg._pipeline.rules import check_diversity
+    from microagg.aggregate import get_aggregator
+    from microagg.engines import get_engine
+    from microagg.generalize import generalize
+    from microagg.models import enforce_l_diversity, l_diversity
+    from microagg.models._t_closeness import earth_movers_distance
+    from microagg.partition import get_partitioner
+    from microagg.partition.attribute_groups import resolve_attribute_groups
+    from microagg.partition.blocking import check_blocking
+
+    return [
+        ("method", lambda: get_partitioner("x")),
+        ("aggregation", lambda: get_aggregator("x")),
+        ("engine", lambda: get_engine("x")),
+        ("blocking", lambda: check_blocking("x", 10)),
+        ("scaling", lambda: fit_scaler(VALUES, "x")),
+        ("diversity", lambda: check_diversity("x")),
+        ("diversity", lambda: l_diversity([0, 0], ["a", "b"], diversity="x")),
+        ("diversity", lambda: enforce_l_diversity([0, 0], [["a", "b"]], l=2, diversity="x")),
+        ("distance", lambda: earth_movers_distance([0.5, 0.5], [0.5, 0.5], distance="x")),
+        ("numeric_mode", lambda: generalize([[1.0]], None, [], [0], numeric_mode="x")),
+        ("attribute grouping", lambda: resolve_attribute_groups("x", ["a"], VALUES[:, :1])),
+    ]
+
+
+@pytest.mark.parametrize(("name", "call"), _unknown_names(),
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(_unknown_names())])
+def test_every_unknown_name_has_the_one_message(name: str, call: Any) -> None:
+    with pytest.raises(ValueError, match=rf"^Unknown {name} 'x'\. Valid: [^.]+\.$"):
+        call()
+
+
+def test_check_option_returns_the_name_or_lists_the_valid_ones() -> None:
+    from microagg._constraints import check_option
+
+    assert check_option("vp", ("kd", "pca", "vp"), parameter="blocking") == "vp"
+    with pytest.raises(ValueError) as refused:
+        check_option("ordered", ("equal",), parameter="distance", where="without a hierarchy")
+    assert str(refused.value) == "Unknown distance 'ordered' without a hierarchy. Valid: equal."
+
+
+@pytest.mark.parametrize(("value", "low", "high", "error"), [
+    (1, 2, None, ValueError), (7, 2, 6, ValueError), (2.5, 2, None, TypeError),
+    (True, 0, None, TypeError), ("3", 2, None, TypeError)])
+def test_check_int_says_what_validate_params_says(value: Any, low: int, high: int | None,
+                                                  error: type) -> None:
+    from microagg._constraints import check_int, validate_params
+
+    rule = (Interval(int, low, high, closed="both"),)
+    with pytest.raises(error) as by_hand:
+        check_int(value, parameter="k", caller="mdav", low=low, high=high)
+    with pytest.raises(error) as declared:
+        validate_params({"k": value}, {"k": rule}, caller="mdav")
+    assert str(by_hand.value) == str(declared.value)
+
+
+def test_check_int_returns_a_python_int() -> None:
+    from microagg._constraints import check_int
+
+    value = check_int(np.int64(4), parameter="k", caller="mdav", low=2, high=4)
+    assert value == 4 and type(value) is int

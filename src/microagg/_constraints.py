@@ -1,4 +1,4 @@
-"""Parameter constraints as data, and the one checker that turns them into error messages.
+"""Parameter constraints as data, and the checkers that turn them into error messages.
 
 A registry entry (partitioner or aggregator) declares, for each keyword parameter, a tuple
 of constraints; the value must satisfy at least one. :func:`validate_params` raises
@@ -7,13 +7,17 @@ right type but the wrong value, both in the one message format: "The 'gamma' par
 vmdav must be a float >= 0. Got -1 instead." The tests generate bad inputs from the same
 declarations (:meth:`Interval.invalid_values` and friends), after scikit-learn's
 ``_parameter_constraints``.
+
+Two checkers serve the code that checks one value by hand, in the same formats:
+:func:`check_int` (an int in a range, the message above) and :func:`check_option` (one of a
+few names: "Unknown diversity 'x'. Valid: distinct, entropy, recursive.").
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,8 +27,11 @@ __all__ = [
     "InstanceOf",
     "Interval",
     "Options",
+    "check_int",
+    "check_option",
     "describe",
     "invalid_values",
+    "unknown_option",
     "validate_params",
 ]
 
@@ -270,3 +277,57 @@ def validate_params(params: Mapping[str, Any],
         raise ValueError(f"The {name!r} parameter of {caller} must be {rule}. "
                          f"Got {value!r} instead.")
     return dict(params)
+
+
+def check_int(value: Any, *, parameter: str, caller: str, low: int, high: int | None = None,
+              rule: str | None = None) -> int:
+    """Return ``value`` as an int in ``[low, high]`` (``high=None``: no upper bound).
+
+    A value that is not an integer (bools are not) raises ``TypeError``, one outside the
+    range ``ValueError``, both in the message format of :func:`validate_params`. ``rule``
+    replaces the range in words when it should name what the bounds stand for.
+
+    Examples
+    --------
+    >>> check_int(3, parameter="k", caller="mdav", low=2)
+    3
+    >>> check_int(1, parameter="k", caller="mdav", low=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: The 'k' parameter of mdav must be an int >= 2. Got 1 instead.
+    """
+    rule = rule or Interval(int, low, high, closed="both").describe()
+    if not _is_int(value):
+        raise TypeError(f"The {parameter!r} parameter of {caller} must be {rule}. "
+                        f"Got {value!r} of type {type(value).__name__} instead.")
+    number = int(value)
+    if number < low or (high is not None and number > high):
+        raise ValueError(f"The {parameter!r} parameter of {caller} must be {rule}. "
+                         f"Got {number} instead.")
+    return number
+
+
+def unknown_option(parameter: str, value: Any, valid: Iterable[str], *,
+                   where: str = "") -> ValueError:
+    """The one message for a name that is none of ``valid`` (see :func:`check_option`), for
+    code that looks the name up itself; ``where`` says in which case the names are valid."""
+    return ValueError(f"Unknown {parameter} {value!r}{' ' + where if where else ''}. "
+                      f"Valid: {', '.join(valid)}.")
+
+
+def check_option(value: Any, options: Iterable[str], *, parameter: str, where: str = "") -> Any:
+    """Return ``value`` if it is one of ``options``; else ``ValueError`` listing them in order.
+
+    Examples
+    --------
+    >>> check_option("entropy", ("distinct", "entropy", "recursive"), parameter="diversity")
+    'entropy'
+    >>> check_option("x", ("distinct", "entropy", "recursive"), parameter="diversity")
+    Traceback (most recent call last):
+    ...
+    ValueError: Unknown diversity 'x'. Valid: distinct, entropy, recursive.
+    """
+    valid = tuple(options)
+    if value not in valid:
+        raise unknown_option(parameter, value, valid, where=where)
+    return value

@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._constraints import check_int
 from ._fuzzy_kernels import fcm_kernel, memberships_kernel
 from ._validation import RandomState, check_matrix, check_nonnegative, check_random_state
 
-__all__ = ["FuzzyPartition", "check_int", "check_m", "check_real", "fuzzy_c_means",
+__all__ = ["FuzzyPartition", "check_m", "check_real", "fuzzy_c_means",
            "fuzzy_memberships", "kmeanspp"]
 
 
@@ -35,17 +36,6 @@ def check_m(m: Any, *, caller: str, name: str = "m") -> float:
     if v <= 1.0:
         raise ValueError(f"The {name!r} parameter of {caller} must be a float > 1. "
                          f"Got {v} instead.")
-    return v
-
-
-def check_int(value: Any, *, name: str, caller: str, lo: int, hi: int | None = None) -> int:
-    rule = f"an int in {lo}..{hi}" if hi is not None else f"an int >= {lo}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"The {name!r} parameter of {caller} must be {rule}. "
-                        f"Got {value!r} of type {type(value).__name__} instead.")
-    v = int(value)
-    if v < lo or (hi is not None and v > hi):
-        raise ValueError(f"The {name!r} parameter of {caller} must be {rule}. Got {v} instead.")
     return v
 
 
@@ -140,9 +130,9 @@ def fuzzy_c_means(X: ArrayLike, n_clusters: int, *, m: float = 2.0, max_iter: in
     caller = "fuzzy_c_means"
     A = check_matrix(X, caller=caller)
     n, p = A.shape
-    c = check_int(n_clusters, name="n_clusters", caller=caller, lo=1, hi=n)
+    c = check_int(n_clusters, parameter="n_clusters", caller=caller, low=1, high=n)
     mm = check_m(m, caller=caller)
-    iters = check_int(max_iter, name="max_iter", caller=caller, lo=1)
+    iters = check_int(max_iter, parameter="max_iter", caller=caller, low=1)
     tolerance = check_nonnegative(tol, name="tol", caller=caller)
     rng = check_random_state(random_state)
     if init is None:

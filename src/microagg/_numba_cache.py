@@ -1,6 +1,6 @@
 """Where numba caches microagg's compiled kernels, and keeping that cache sound.
 
-Three rules, each from a failure seen in ordinary use (issue 16):
+Three rules, each from a failure seen in ordinary use:
 
 * **A cache folder that can be written, or none.** numba looks for a writable folder when a
   kernel is *defined*: ``NUMBA_CACHE_DIR``, the package's ``__pycache__``, then the user's
@@ -12,8 +12,9 @@ Three rules, each from a failure seen in ordinary use (issue 16):
   memory in each process: slower to start, same results).
 * **Stale code is never loaded.** numba re-validates a cached kernel against its own source
   file only; a kernel it calls in another file may have changed (an upgrade, an edited
-  checkout). Each cache folder carries a stamp of every kernel module's source; a folder
-  whose stamp differs is emptied of its numba files before anything is loaded from it.
+  checkout). Each cache folder carries a stamp of every kernel module's source (found in
+  every folder of the package, at any depth: :func:`kernel_modules`); a folder whose stamp
+  differs is emptied of its numba files before anything is loaded from it.
 * **One writer at a time.** numba's index update (read the index, pick a data-file number,
   write both) is not atomic across processes; two processes compiling different signatures
   of one kernel at once could both take number 1 and leave an index that points at the other
@@ -24,6 +25,7 @@ Three rules, each from a failure seen in ordinary use (issue 16):
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import stat
@@ -34,10 +36,9 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["CacheSettings", "cache_lock", "cache_settings", "clear_cache", "configure_cache",
-           "ensure_fresh", "kernel_stamp"]
+           "ensure_fresh", "kernel_folders", "kernel_modules", "kernel_stamp"]
 
 _PACKAGE = Path(__file__).resolve().parent
-_KERNEL_DIRS = (_PACKAGE, _PACKAGE / "partition", _PACKAGE / "metrics")
 _MARKER = "microagg-kernels.sha256"
 _LOCK = "microagg-cache.lock"
 _NUMBA_SUFFIXES = (".nbi", ".nbc")
@@ -129,7 +130,7 @@ def configure_cache() -> CacheSettings:
     if config.DISABLE_JIT:
         _SETTINGS = CacheSettings("off", None, "NUMBA_DISABLE_JIT=1: kernels run as Python")
         return _SETTINGS
-    settings, private = _choose(config.CACHE_DIR, _KERNEL_DIRS, _user_cache_folder())
+    settings, private = _choose(config.CACHE_DIR, kernel_folders(), _user_cache_folder())
     if private is not None:
         config.CACHE_DIR = str(private)  # numba reads it when each kernel is defined
     _SETTINGS = settings
@@ -141,18 +142,36 @@ def cache_settings() -> CacheSettings:
     return configure_cache()
 
 
-def kernel_stamp(folders: tuple[Path, ...] = _KERNEL_DIRS) -> str:
-    """SHA-256 of the sources of every kernel module (the ``*.py`` files of ``folders`` that
-    mention numba or ``njit``): any change to any kernel changes it; editing a module without
-    kernels keeps the compiled code."""
+def kernel_modules(package: Path = _PACKAGE) -> tuple[Path, ...]:
+    """The ``*.py`` files under ``package``, at any depth, that mention numba or ``njit``
+    (every module that defines or calls kernels), sorted."""
+    return tuple(source for source in sorted(package.rglob("*.py"))
+                 if b"numba" in (text := source.read_bytes()) or b"njit" in text)
+
+
+def kernel_folders(package: Path = _PACKAGE) -> tuple[Path, ...]:
+    """The folders that hold :func:`kernel_modules` (where numba caches beside the sources)."""
+    return tuple(sorted({source.parent for source in kernel_modules(package)}))
+
+
+def _stamp(package: Path) -> str:
     digest = hashlib.sha256()
-    for folder in folders:
-        for source in sorted(folder.glob("*.py")):
-            text = source.read_bytes()
-            if b"numba" in text or b"njit" in text:
-                digest.update(source.name.encode())
-                digest.update(text)
+    for source in kernel_modules(package):
+        digest.update(source.relative_to(package).as_posix().encode())
+        digest.update(source.read_bytes())
     return digest.hexdigest()
+
+
+@functools.cache
+def _installed_stamp() -> str:
+    return _stamp(_PACKAGE)
+
+
+def kernel_stamp(package: Path | None = None) -> str:
+    """SHA-256 of the sources of every kernel module under ``package`` (default: microagg's,
+    computed once per process): any change to any kernel changes it, in whichever folder it
+    is; editing a module without kernels keeps the compiled code."""
+    return _installed_stamp() if package is None else _stamp(package)
 
 
 @contextlib.contextmanager

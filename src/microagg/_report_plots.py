@@ -184,7 +184,7 @@ def numeric_section(original: pd.DataFrame, published: pd.DataFrame, numeric: li
 def correlation_figure(original: pd.DataFrame, published: pd.DataFrame,
                        numeric: Sequence[str], plt: Any) -> Any:
     """The correlation matrices side by side; the figure grows with the columns and the tick
-    labels shrink and are cut so that they never overlap (issue 18, item 13)."""
+    labels shrink and are cut so that they never overlap."""
     p = len(numeric)
     side = float(min(12.0, max(3.5, 0.28 * p + 1.5)))
     step = -(-p // _MAX_TICKS)  # label every step-th column beyond _MAX_TICKS columns

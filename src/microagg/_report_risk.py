@@ -1,4 +1,4 @@
-"""The report's disclosure-risk section (issue 19): the risk before and after masking, as
+"""The report's disclosure-risk section: the risk before and after masking, as
 statistical offices measure it (``Release.metrics["survey_risk"]``, with a weight or a
 household; :mod:`microagg.metrics.survey_risk`)."""
 

@@ -1,6 +1,6 @@
 """The words of the release report (for :mod:`microagg.report`): the protection status under
 the title, "In plain words", the warnings, and the measures as plain tables, each with its
-one-line meaning (issue 18, items 1, 3, 11-13).
+one-line meaning.
 
 The status line is the release's one verdict (:mod:`._pipeline.verdict`), never decided
 here.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from ._constraints import check_option
+
 __all__ = ["SAFE_MAGNITUDE", "SCALINGS", "Scaler", "apply_scaler", "fit_scaler", "from_safe_range", "safe_exponents",
            "to_safe_range"]
 
@@ -70,8 +72,7 @@ def fit_scaler(values: NDArray[np.float64], scaling: str) -> Scaler:
     Missing cells (NaN) are left out of the fit: it uses each column's observed values (a
     column with none counts as constant), and they stay NaN when scaled.
     """
-    if scaling not in SCALINGS:
-        raise ValueError(f"Unknown scaling {scaling!r}. Valid scalings: {', '.join(SCALINGS)}.")
+    check_option(scaling, SCALINGS, parameter="scaling")
     if np.isnan(values).any():
         return _fit_observed(values, scaling)
     varying = values.max(axis=0) > values.min(axis=0)  # np.ptp overflows at 1e308

@@ -1,4 +1,4 @@
-"""How long exact and blocked MDAV take: the one calibrated cost model (issue 18, item 8).
+"""How long exact and blocked MDAV take: the one calibrated cost model.
 
 Exact MDAV forms two groups per step and each step sweeps the ``m`` records still
 ungrouped, so its time grows as ``n^2 / k``; each sweep costs a fixed part per record plus

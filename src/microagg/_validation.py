@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._constraints import check_int
+
 __all__ = [
     "RandomState",
     "check_choice",
@@ -86,14 +88,7 @@ def check_magnitude(A: NDArray[np.float64], *, caller: str, name: str = "X") -> 
 
 def check_k(k: Any, *, n_samples: int, caller: str) -> int:
     """Return ``k`` as an int after checking ``2 <= k <= n_samples``."""
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(
-            f"The 'k' parameter of {caller} must be an int >= 2. "
-            f"Got {k!r} of type {type(k).__name__} instead."
-        )
-    k = int(k)
-    if k < 2:
-        raise ValueError(f"The 'k' parameter of {caller} must be an int >= 2. Got {k} instead.")
+    k = check_int(k, parameter="k", caller=caller, low=2)
     if n_samples < k:
         raise ValueError(
             f"n_samples={n_samples} should be >= k={k} in {caller}: "

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._constraints import Interval
+from ._constraints import Interval, unknown_option
 from ._groups import group_means
 from ._jit import njit
 from ._validation import RandomState, check_labels, check_matrix, resolve_seed
@@ -340,9 +340,7 @@ def get_aggregator(method: str) -> Aggregator:
     try:
         return AGGREGATORS[method]
     except KeyError:
-        raise ValueError(
-            f"Unknown aggregation {method!r}. Valid aggregations: {', '.join(sorted(AGGREGATORS))}."
-        ) from None
+        raise unknown_option("aggregation", method, sorted(AGGREGATORS)) from None
 
 
 def aggregation_params(method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:

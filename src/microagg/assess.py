@@ -1,5 +1,5 @@
 """Assess a release made elsewhere: rebuild a :class:`~microagg.release.Release` from an
-original table and its published version, for ``microagg report`` (issue 10, item 1).
+original table and its published version, for ``microagg report``.
 
 Everything is re-derived from the two tables: the equivalence classes of identical published
 quasi-identifiers (:func:`microagg._pipeline.verify.published_classes`, the one verifier's)

@@ -1,5 +1,5 @@
 """Check a published file someone else produced: the k, l and t it achieves, homogeneous
-classes and the re-identification risk of its equivalence classes (issue 10, item 5).
+classes and the re-identification risk of its equivalence classes.
 
 Everything is computed from the published table alone (like pyCANON), by the one verifier
 (:mod:`microagg._pipeline.verify`): the equivalence classes are the sets of rows with identical

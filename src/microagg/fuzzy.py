@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._constraints import check_int
 from ._fuzzy_adaptive import adaptive_fuzzy_partition, compact, dissolve_small
 from ._fuzzy_cmeans import (
     FuzzyPartition,
-    check_int,
     check_m,
     check_real,
     fuzzy_c_means,
@@ -260,7 +260,7 @@ def fuzzy_random_aggregation(values: ArrayLike, labels: ArrayLike, *, m: float =
     n = V.shape[0]
     lab = check_labels(labels, n_samples=n)
     mm = check_m(m, caller=caller)
-    nb = check_int(neighbours, name="neighbours", caller=caller, lo=1)
+    nb = check_int(neighbours, parameter="neighbours", caller=caller, low=1)
     t = _check_threshold(threshold, caller)
     rng = check_random_state(random_state)
     means = group_means(V, lab)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._constraints import check_option
 from ._validation import check_labels
 from .hierarchy import HierarchyTables
 
@@ -76,8 +77,7 @@ def generalize(numeric: ArrayLike | None, codes: ArrayLike | None,
     >>> out.numeric.ravel().tolist(), out.labels[0].tolist()
     ([35.0, 35.0, 50.0], ['Gov', 'Gov', 'Inc'])
     """
-    if numeric_mode not in NUMERIC_MODES:
-        raise ValueError(f"Unknown numeric_mode {numeric_mode!r}. Valid: {', '.join(NUMERIC_MODES)}.")
+    check_option(numeric_mode, NUMERIC_MODES, parameter="numeric_mode")
     lab_raw = np.asarray(labels)
     n = lab_raw.shape[0]
     lab = check_labels(lab_raw, n_samples=n)

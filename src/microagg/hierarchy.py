@@ -264,13 +264,6 @@ class Hierarchy:
         """Number of levels above the leaves."""
         return len(next(iter(self.paths.values()))) - 1
 
-    def level_of(self, label: str) -> int:
-        """Level of a node label (0 for a leaf)."""
-        for path in self.paths.values():
-            if label in path:
-                return path.index(label)
-        raise KeyError(f"{label!r} is not a node of the hierarchy of column {self.column!r}.")
-
     def lca(self, values: Iterable[Any]) -> tuple[str, int]:
         """Label and level of the lowest common ancestor of ``values``."""
         labels = self._checked(values)

@@ -1,5 +1,5 @@
 """The release report: one self-contained HTML file a data steward can open and understand
-without reading code (issue 10, item 1; issue 18, items 1, 3, 4, 11-13).
+without reading code.
 
 Built from a :class:`~microagg.release.Release` and the original table: the parameters and
 seed; the privacy models reached (k, l, t, epsilon) and what each means; the group sizes;

@@ -1,4 +1,4 @@
-"""Schema files: every column's role and type in one TOML file (issue 10, item 3).
+"""Schema files: every column's role and type in one TOML file.
 
 ::
 

@@ -1,6 +1,6 @@
 """Risk-utility sweep: a grid of methods x k (x aggregation parameters) on one table, each
-release's information loss against its disclosure risk, and the Pareto front (issue 10,
-item 2). This is how a data steward picks k.
+release's information loss against its disclosure risk, and the Pareto front.
+This is how a data steward picks k.
 """
 
 from __future__ import annotations

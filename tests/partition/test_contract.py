@@ -108,7 +108,7 @@ def test_k_equal_n_gives_one_group(method, rng):
 
 
 def test_unknown_method_lists_valid_names():
-    with pytest.raises(ValueError, match=r"Unknown method 'nope'. Valid methods: .*mdav"):
+    with pytest.raises(ValueError, match=r"Unknown method 'nope'. Valid: .*mdav"):
         get_partitioner("nope")
 
 

@@ -177,7 +177,7 @@ def test_not_a_dataframe():
 
 
 def test_bad_scaling_and_aggregation(people):
-    with pytest.raises(ValueError, match=r"Unknown scaling 'log'. Valid scalings: standard"):
+    with pytest.raises(ValueError, match=r"Unknown scaling 'log'. Valid: standard"):
         run(people, scaling="log")
     with pytest.raises(ValueError, match=r"Unknown aggregation 'avg'"):
         run(people, aggregation="avg")

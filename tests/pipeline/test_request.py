@@ -51,7 +51,7 @@ def test_a_request_is_frozen_and_says_which_stage_runs_it(people):
 
 
 @pytest.mark.parametrize(("options", "error", "message"), [
-    ({"scaling": "zscore"}, ValueError, r"Unknown scaling 'zscore'. Valid scalings"),
+    ({"scaling": "zscore"}, ValueError, r"Unknown scaling 'zscore'. Valid: standard"),
     ({"aggregation": "average"}, ValueError, r"Unknown aggregation 'average'"),
     ({"bounds": {"age": (0, 100)}}, ValueError, r"bounds are used only with epsilon"),
     ({"l": 2, "aggregation": "rho"}, SchemaError, r"l-diversity and t-closeness are checked"),

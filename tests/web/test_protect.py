@@ -91,7 +91,7 @@ def test_protect_recommends_mage_with_a_categorical_quasi_identifier(
 
 @pytest.mark.parametrize(("fields", "message"), [
     ({"k": "1"}, "The 'k' parameter of anonymize must be an int >= 2. Got 1 instead."),
-    ({"method": "nosuch"}, "Unknown method 'nosuch'. Valid methods:"),
+    ({"method": "nosuch"}, "Unknown method 'nosuch'. Valid:"),
     ({"l": "2"}, "l-diversity needs at least one sensitive column"),
     ({"k": "five"}, "k must be a whole number; got 'five'."),
     ({"bounds": "AGI=0"}, "--bounds must look like column=lower:upper"),

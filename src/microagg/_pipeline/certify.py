@@ -1,4 +1,4 @@
-"""``certify``: a certified optimality gap on a small release (issue 23).
+"""``certify``: a certified optimality gap on a small release.
 
 With ``anonymize(..., certify=True)`` (or seconds) / ``--certify SECONDS``, the release's
 partition is compared with a proved lower bound on the SSE of **every** partition of the

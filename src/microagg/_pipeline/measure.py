@@ -112,7 +112,7 @@ def _column_loss(t: Tables) -> Mapping[str, float]:
 
 
 def _sdcmicro_numeric(t: Tables) -> dict[str, Any]:
-    """sdcMicro's numeric measures on the varying quasi-identifiers (issue 19): interval
+    """sdcMicro's numeric measures on the varying quasi-identifiers: interval
     disclosure at p = 1, 5, 10 % (every value inside its interval, the rule the issue's
     sdcMicro 5.8.1 figures follow), IL1s as a sum, the eigenvalue measure. Left out when a
     cell is missing (they are defined on complete tables) or fewer than two columns vary."""

@@ -1,4 +1,4 @@
-"""What a release publishes besides the masked quasi-identifiers (issue 18, items 1 and 3).
+"""What a release publishes besides the masked quasi-identifiers.
 
 Every column without a role is published unchanged. Two ways that can undo the masking:
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._constraints import check_option
 from .._nested import check_roles_hold_values
 from .._scaling import SCALINGS
 from .._validation import RandomState, check_k
@@ -54,9 +55,6 @@ __all__ = ["CATEGORICAL_AGGREGATIONS", "Request"]
 
 CATEGORICAL_AGGREGATIONS = ("generalize", "mode")
 """Representatives of nominal quasi-identifiers in a mixed release."""
-
-KINDS = ("numeric", "attribute-groups", "dp", "mixed")
-"""The stage that runs a request (:attr:`Request.kind`)."""
 
 NO_ROWS = "The input table has no rows; there is nothing to release."
 
@@ -301,9 +299,8 @@ def _privacy_models(df: pd.DataFrame, fields: dict[str, Any], options: dict[str,
     closeness = closeness_targets(df, sens, t, options.get("t_distance", "auto"),
                                   sensitive_hierarchies)
     categorical_aggregation = options.get("categorical_aggregation", "generalize")
-    if categorical_aggregation not in CATEGORICAL_AGGREGATIONS:
-        raise ValueError(f"Unknown categorical_aggregation {categorical_aggregation!r}. "
-                         f"Valid: {', '.join(CATEGORICAL_AGGREGATIONS)}.")
+    check_option(categorical_aggregation, CATEGORICAL_AGGREGATIONS,
+                 parameter="categorical_aggregation")
     return {"l": l, "diversity": diversity, "diversity_c": diversity_c, "t": t,
             "closeness": MappingProxyType(closeness),
             "hierarchies": MappingProxyType(loaded),
@@ -404,14 +401,10 @@ def _numeric_options(df: pd.DataFrame, fields: dict[str, Any], options: dict[str
                      ) -> dict[str, Any]:
     """Scaling, the aggregation and its parameters, epsilon and its bounds."""
     scaling = options.get("scaling")
-    if scaling is not None and scaling not in SCALINGS:  # checked early: before any work
-        raise ValueError(f"Unknown scaling {scaling!r}. Valid scalings: {', '.join(SCALINGS)}.")
+    if scaling is not None:  # checked early: before any work
+        check_option(scaling, SCALINGS, parameter="scaling")
     aggregation = options.get("aggregation") or "mean"
-    if aggregation not in AGGREGATORS:
-        raise ValueError(
-            f"Unknown aggregation {aggregation!r}. "
-            f"Valid aggregations: {', '.join(sorted(AGGREGATORS))}."
-        )
+    check_option(aggregation, sorted(AGGREGATORS), parameter="aggregation")
     agg_params = checked_aggregation_params(aggregation, options.get("aggregation_params"))
     epsilon, bounds = options.get("epsilon"), options.get("bounds")
     if (fields["l"] is not None or fields["t"] is not None) \

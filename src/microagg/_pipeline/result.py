@@ -15,11 +15,7 @@ from numpy.typing import NDArray
 
 from .verdict import Verdict, decide, kept_identifiers
 
-__all__ = ["ENGINES", "Release", "to_plain"]
-
-ENGINES = ("memory", "file", "dask", "stream")
-"""Where a release was computed: in this process (blocked or not), file to file out of core,
-on a Dask cluster, or record by record from a stream."""
+__all__ = ["Release", "to_plain"]
 
 
 def to_plain(value: Any) -> Any:
@@ -95,7 +91,7 @@ class Release:
         partition of each group, keyed by its columns joined with ``+``. ``labels`` then holds
         the classes of identical published quasi-identifiers.
     engine : {"memory", "file", "dask", "stream"}
-        Where it was computed (:data:`ENGINES`).
+        Where it was computed (:data:`microagg.engines.ENGINES`).
     output : pathlib.Path or None
         The file the engine wrote and verified (file and stream engines).
     rows : int or None

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._constraints import check_option
 from ..exceptions import SchemaError
 from ..hierarchy import Hierarchy
 from ..models import DIVERSITIES, GROUND_DISTANCES, SensitiveDistribution, check_l, check_t
@@ -135,9 +136,7 @@ def require_numeric(dtypes: Any, columns: Sequence[str]) -> None:
 
 def check_diversity(diversity: Any) -> str:
     """A known l-diversity (:data:`~microagg.models.DIVERSITIES`), or the one message."""
-    if diversity not in DIVERSITIES:
-        raise ValueError(f"Unknown diversity {diversity!r}. Valid: {', '.join(DIVERSITIES)}.")
-    return str(diversity)
+    return str(check_option(diversity, DIVERSITIES, parameter="diversity"))
 
 
 def check_diversity_request(df: pd.DataFrame, sens: tuple[str, ...], l: float,
@@ -222,9 +221,7 @@ def closeness_targets(df: pd.DataFrame, sens: tuple[str, ...], t: float | None,
     if t is None:
         return {}
     check_t(t)
-    if distance not in ("auto", *GROUND_DISTANCES):
-        raise ValueError(f"Unknown t_distance {distance!r}. Valid: auto, "
-                         f"{', '.join(GROUND_DISTANCES)}.")
+    check_option(distance, ("auto", *GROUND_DISTANCES), parameter="t_distance")
     if not sens:
         raise SchemaError("t-closeness needs at least one sensitive column (sensitive=...).")
     # missing sensitive values are no value: each class is compared by its observed ones

@@ -1,4 +1,4 @@
-"""The disclosure risk before and after, as statistical offices measure it (issue 19): the last
+"""The disclosure risk before and after, as statistical offices measure it: the last
 step of the publish stage when the request names a sampling weight, a household or strata.
 
 The key variables are the quasi-identifiers; the original table gives the risk *before*

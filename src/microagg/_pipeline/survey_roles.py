@@ -1,5 +1,5 @@
 """The survey roles of a release request: the sampling weight, the household id and the
-strata (issue 19).
+strata.
 
 A sample survey's records stand for many persons each: the **weight** (``rb050`` in EU-SILC)
 estimates how many, and the disclosure-risk measures need it to estimate population

@@ -7,7 +7,7 @@ checked, that is not protected) and the option parsers.
 
 Importing this package imports nothing else (PEP 562): ``app`` and the exit codes load the
 app with every command on first access, and ``microagg --version`` answers before any of it,
-so that it loads neither typer nor numba, pandas or scikit-learn (issue 18, item 9).
+so that it loads neither typer nor numba, pandas or scikit-learn.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Long runs of ``microagg anonymize``: the size guard in front of exact MDAV (issue 18,
-item 8), and the first run's one-time compilation of numba kernels (item 10).
+"""Long runs of ``microagg anonymize``: the size guard in front of exact MDAV,
+and the first run's one-time compilation of numba kernels.
 
 Exact MDAV is the default method and costs O(n^2 p / k): 10^6 x 10 records took 27 minutes
 with nothing printed, where ``--blocking kd`` took 37 seconds. When the estimate of

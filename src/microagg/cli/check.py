@@ -136,7 +136,7 @@ def check(
 def _survey_risk(table: pd.DataFrame, qi: list[str], weight: str | None,
                  household: str | None) -> dict[str, Any] | None:
     """``microagg risk``'s figures of the published file, when a weight or a household is
-    named (issue 19)."""
+    named."""
     if weight is None and household is None:
         return None
     from microagg.cli.risk import file_risk

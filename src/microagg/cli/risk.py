@@ -1,5 +1,5 @@
-"""``microagg risk``: the disclosure risk of any file, as statistical offices measure it
-(issue 19): the ex-ante look before choosing a method, or the ex-post look at a release.
+"""``microagg risk``: the disclosure risk of any file, as statistical offices measure it:
+the ex-ante look before choosing a method, or the ex-post look at a release.
 
 Frequencies of the key variables in the sample (fk) and estimated in the population (Fk,
 with sampling weights), the individual risk of each record (Benedetti & Franconi 1998, as

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from .._constraints import unknown_option
+
 __all__ = ["ENGINES", "NUMERIC_BLOCKED", "REFUSABLE", "Engine", "engines_running", "get_engine"]
 
 REFUSABLE = ("aggregation", "aggregation_params", "epsilon", "bounds", "hierarchies", "l", "t",
@@ -172,5 +174,5 @@ def get_engine(name: str) -> Engine:
     for engine in ENGINES.values():
         if name in (engine.name, engine.option):
             return engine
-    valid = ", ".join(e.option for e in ENGINES.values() if e.command == "anonymize")
-    raise ValueError(f"Unknown engine {name!r}. Valid engines: {valid}.")
+    raise unknown_option("engine", name,
+                         [e.option for e in ENGINES.values() if e.command == "anonymize"])

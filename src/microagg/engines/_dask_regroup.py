@@ -1,4 +1,4 @@
-"""The Dask engine's refinement across block borders (issue 21; the second pass of
+"""The Dask engine's refinement across block borders (the second pass of
 :mod:`microagg.partition.regroup`), when the method has a ``refine_across`` local search
 (``mdav-scale``, the quality mode's method):
 

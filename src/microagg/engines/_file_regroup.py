@@ -1,4 +1,4 @@
-"""The file engine's refinement across block borders (issue 21; the second pass of
+"""The file engine's refinement across block borders (the second pass of
 :mod:`microagg.partition.regroup`), out of core.
 
 After the blocks (:mod:`._file_blocks`), when the method has a ``refine_across`` local

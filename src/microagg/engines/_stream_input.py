@@ -13,42 +13,25 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .._constraints import check_int
 from ..exceptions import InternalError, SchemaError
 
-__all__ = ["array_chunk", "check_int", "check_params", "check_scale", "frame_to_matrix",
+__all__ = ["array_chunk", "check_params", "check_scale", "frame_to_matrix",
            "is_chunk", "rows_to_matrix"]
 
 _SCALES = ("running", "none")
 
 
-def check_int(value: Any, *, name: str, minimum: int, rule: str, caller: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"The {name!r} parameter of {caller} must be an int {rule}. "
-            f"Got {value!r} of type {type(value).__name__} instead."
-        )
-    value = int(value)
-    if value < minimum:
-        raise ValueError(f"The {name!r} parameter of {caller} must be an int {rule}. "
-                         f"Got {value} instead.")
-    return value
-
-
 def check_params(k: Any, delay: Any, flush_age: Any, caller: str) -> tuple[int, int, int]:
-    k = check_int(k, name="k", minimum=2, rule=">= 2", caller=caller)
+    k = check_int(k, parameter="k", low=2, caller=caller)
     delay = check_int(
-        delay, name="delay", minimum=k - 1,
-        rule=f">= k - 1 = {k - 1} (the first record must be published within 'delay' "
+        delay, parameter="delay", low=k - 1,
+        rule=f"an int >= k - 1 = {k - 1} (the first record must be published within 'delay' "
              "arrivals, in a group of k)", caller=caller)
     if flush_age is None:
         return k, delay, 0
-    flush_age = check_int(flush_age, name="flush_age", minimum=0,
-                           rule=f"in [0, delay] = [0, {delay}]", caller=caller)
-    if flush_age > delay:
-        raise ValueError(
-            f"The 'flush_age' parameter of {caller} must be an int in [0, delay] = "
-            f"[0, {delay}]. Got {flush_age} instead."
-        )
+    flush_age = check_int(flush_age, parameter="flush_age", low=0, high=delay,
+                          rule=f"an int in [0, delay] = [0, {delay}]", caller=caller)
     return k, delay, flush_age
 
 

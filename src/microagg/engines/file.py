@@ -1,5 +1,5 @@
 """The file engine: release a file too large for memory: stream, block, microaggregate block
-by block, write in the input's order (issue 9; seed 001, section 2.6).
+by block, write in the input's order (seed 001, section 2.6).
 
 Four streaming passes over the input, each holding one chunk (``chunk_rows`` rows) at a time:
 

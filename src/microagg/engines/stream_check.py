@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .._constraints import check_int
 from ..exceptions import PrivacyViolationError
-from ._stream_input import check_int
 from .stream import Published
 
 __all__ = ["StreamCheck", "StreamChecker", "check_stream"]
@@ -52,9 +52,8 @@ class StreamChecker:
     """
 
     def __init__(self, *, k: int, delay: int) -> None:
-        self.k = check_int(k, name="k", minimum=2, rule=">= 2", caller="StreamChecker")
-        self.delay = check_int(delay, name="delay", minimum=0, rule=">= 0",
-                                caller="StreamChecker")
+        self.k = check_int(k, parameter="k", low=2, caller="StreamChecker")
+        self.delay = check_int(delay, parameter="delay", low=0, caller="StreamChecker")
         self._seen = bytearray()
         self._count = 0
         self._last_time = -1

@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import __version__
 from .._atomic import atomic_write
+from .._constraints import check_int
 from .._pipeline.request import Request
 from .._pipeline.result import Release
 from .._pipeline.verify import group_k_check, k_check
@@ -30,7 +31,7 @@ from ..io import check_output_path
 from ..partition import get_partitioner
 from ..schema import check_unique_columns
 from ._stream_engine import Batch, StreamEngine, checked_records
-from ._stream_input import check_int, check_params, check_scale, frame_to_matrix
+from ._stream_input import check_params, check_scale, frame_to_matrix
 from .stream_check import StreamCheck, StreamChecker
 
 __all__ = ["stream_csv", "stream_release"]
@@ -93,7 +94,7 @@ def _job(options: dict[str, Any]) -> _Job:
     get_partitioner(options["method"])
     seed, rng = resolve_seed(options["random_state"])
     shuffle = np.random.default_rng(rng.integers(0, 2**63 - 1))  # own stream: same groups
-    chunk_rows = check_int(options["chunk_rows"], name="chunk_rows", minimum=1, rule=">= 1",
+    chunk_rows = check_int(options["chunk_rows"], parameter="chunk_rows", low=1,
                            caller=caller)
     job = _Job(columns=[str(c) for c in options["columns"]],
                keep=[str(c) for c in options["keep"]], k=k, delay=delay, flush_age=age,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
+
+from .._constraints import check_int
 
 __all__ = ["check_graph", "check_graph_k", "csr_adjacency"]
 
@@ -56,18 +57,8 @@ def check_graph(G: Any, *, caller: str, name: str = "G") -> nx.Graph:
 
 def check_graph_k(k: Any, *, n_vertices: int, caller: str) -> int:
     """Return ``k`` as an int after checking ``2 <= k <= n_vertices``."""
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(
-            f"The 'k' parameter of {caller} must be an int in [2, n_vertices]. "
-            f"Got {k!r} of type {type(k).__name__} instead."
-        )
-    k = int(k)
-    if k < 2 or k > n_vertices:
-        raise ValueError(
-            f"The 'k' parameter of {caller} must be an int in [2, n_vertices={n_vertices}]. "
-            f"Got k={k} instead (the graph has n_vertices={n_vertices})."
-        )
-    return k
+    return check_int(k, parameter="k", caller=caller, low=2, high=n_vertices,
+                     rule=f"an int in [2, n_vertices={n_vertices}]")
 
 
 def csr_adjacency(G: nx.Graph) -> tuple[list[Any], sp.csr_array]:

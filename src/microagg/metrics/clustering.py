@@ -331,7 +331,8 @@ def fuzzy_clustering_information_loss(original: ArrayLike, masked: ArrayLike, *,
     >>> fuzzy_clustering_information_loss(X, X, n_clusters=3)
     0.0
     """
-    from .._fuzzy_cmeans import check_int, check_m, fuzzy_c_means
+    from .._constraints import check_int
+    from .._fuzzy_cmeans import check_m, fuzzy_c_means
 
     caller = "fuzzy_clustering_information_loss"
     A = check_matrix(original, caller=caller, name="original")
@@ -344,7 +345,7 @@ def fuzzy_clustering_information_loss(original: ArrayLike, masked: ArrayLike, *,
         raise ValueError(f"The 'n_clusters' parameter must be an int in 2..{n}. "
                          f"Got {n_clusters!r}.")
     mm = check_m(m, caller=caller)
-    cap = check_int(max_records, name="max_records", caller=caller, lo=2)
+    cap = check_int(max_records, parameter="max_records", caller=caller, low=2)
     seed, rng = resolve_seed(random_state)
     centre = A.mean(axis=0)
     spread = A.std(axis=0)

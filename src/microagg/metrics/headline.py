@@ -1,5 +1,5 @@
 """The headline measures: one loss and one risk per kind of release, each explained in one
-line, and the glossary of every other figure a release reports (issue 18, item 12).
+line, and the glossary of every other figure a release reports.
 
 One place decides which loss a data steward reads first, so that ``anonymize``'s summary,
 ``microagg sweep`` and the HTML report agree:

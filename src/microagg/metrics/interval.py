@@ -39,7 +39,7 @@ def interval_disclosure(original: ArrayLike, masked: ArrayLike, *, p: float = 0.
         Columns allowed outside their interval for a record still to count as disclosed.
         ``1`` is the rule of sdcMicro's source (``dRiskWORK``: ``rowSums(...) %in% 0:1``);
         ``0`` demands every value inside (the strict record-level reading). The Census
-        reference values recorded for sdcMicro 5.8.1 in issue 19 are reproduced with ``0``
+        reference values recorded with sdcMicro 5.8.1 are reproduced with ``0``
         (see ``tests/metrics/test_sdc_numeric.py``).
 
     Returns

@@ -96,12 +96,6 @@ class ILOmegaCost:
             out = out + t.node_level[node[:, j]] / max(t.height, 1)
         return out
 
-    def _joined(self, node_a, node_b) -> NDArray[np.intp]:
-        out = np.empty_like(node_b)
-        for j, t in enumerate(self.tables):
-            out[:, j] = t.join_level(node_a[..., j], node_b[:, j])
-        return out
-
     def _node_at(self, node_a, node_b) -> NDArray[np.intp]:
         """Node ids of the joins (for the state updates)."""
         out = np.empty_like(node_b)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._constraints import check_option
 from ._costs import SSECost
 from ._l_diversity import DIVERSITIES, check_l, class_counts, levels
 
@@ -70,8 +71,7 @@ def enforce_l_diversity(labels: ArrayLike, sensitive: list[ArrayLike], *, l: flo
         the whole table reaches.
     """
     lab = np.asarray(labels, dtype=np.intp).ravel().copy()
-    if diversity not in DIVERSITIES:
-        raise ValueError(f"Unknown diversity {diversity!r}. Valid: {', '.join(DIVERSITIES)}.")
+    check_option(diversity, DIVERSITIES, parameter="diversity")
     l = check_l(l)
     codes = _sensitive_codes(sensitive, lab)
     _check_whole_table(codes, lab, diversity=diversity, l=l, c=c, names=names)

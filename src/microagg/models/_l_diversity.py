@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._constraints import check_option
 from ..exceptions import PrivacyViolationError
 
 __all__ = ["DIVERSITIES", "check_l", "check_l_diversity", "class_counts", "l_diversity",
@@ -83,8 +84,7 @@ def l_diversity(classes: ArrayLike, sensitive: ArrayLike, *, diversity: str = "d
         raise ValueError(f"classes has {cls.size} entries but sensitive has {values.size}.")
     if cls.size == 0:
         return 0.0
-    if diversity not in DIVERSITIES:
-        raise ValueError(f"Unknown diversity {diversity!r}. Valid: {', '.join(DIVERSITIES)}.")
+    check_option(diversity, DIVERSITIES, parameter="diversity")
     _, codes = np.unique(values.astype(str), return_inverse=True)
     _, cls = np.unique(cls, return_inverse=True)
     return float(levels(class_counts(cls, codes.ravel()), diversity, c).min())

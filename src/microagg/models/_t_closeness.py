@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from .._constraints import check_option
 from ..exceptions import PrivacyViolationError
 from ..hierarchy import HierarchyTables
 from ._costs import SSECost
@@ -98,8 +99,7 @@ def earth_movers_distance(p: ArrayLike, q: ArrayLike, *, distance: str = "equal"
     """
     P = np.asarray(p, dtype=np.float64).reshape(1, -1)
     Q = np.asarray(q, dtype=np.float64).ravel()
-    if distance not in GROUND_DISTANCES:
-        raise ValueError(f"Unknown distance {distance!r}. Valid: {', '.join(GROUND_DISTANCES)}.")
+    check_option(distance, GROUND_DISTANCES, parameter="distance")
     if P.shape[1] != Q.size:
         raise ValueError(f"p has {P.shape[1]} values and q {Q.size}.")
     if distance == "hierarchical" and hierarchy is None:
@@ -142,9 +142,8 @@ class SensitiveDistribution:
                           and not isinstance(v, bool) for v in seen)
             if distance == "auto":
                 distance = "ordered" if numeric else "equal"
-            if distance not in ("equal", "ordered"):
-                raise ValueError(f"Unknown distance {distance!r} without a hierarchy: use "
-                                 "'equal' or 'ordered'.")
+            check_option(distance, ("equal", "ordered"), parameter="distance",
+                         where="without a hierarchy")
             keys = seen.astype(np.float64) if numeric else seen.astype(str)
             _, codes = np.unique(keys, return_inverse=True)  # sorted: the order of `ordered`
             self.distance, self.tables = distance, None

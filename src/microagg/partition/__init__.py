@@ -18,7 +18,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._constraints import Anything, Constraint, InstanceOf, Interval, Options, validate_params
+from .._constraints import (
+    Anything,
+    Constraint,
+    InstanceOf,
+    Interval,
+    Options,
+    unknown_option,
+    validate_params,
+)
 from .._validation import RandomState
 from ..documents.mdav import spherical_partition
 from ..fuzzy import fuzzy_partition
@@ -441,8 +449,7 @@ def get_partitioner(method: str) -> Partitioner:
     try:
         return PARTITIONERS[key]
     except KeyError:
-        valid = ", ".join(sorted(PARTITIONERS))
-        raise ValueError(f"Unknown method {method!r}. Valid methods: {valid}.") from None
+        raise unknown_option("method", method, sorted(PARTITIONERS)) from None
 
 
 def partition(X: ArrayLike, k: int, *, method: str = "mdav", random_state: RandomState = None,

@@ -1,4 +1,4 @@
-"""colgen's last phase: regions around the groups the whole file's LP finds worst (issue 23).
+"""colgen's last phase: regions around the groups the whole file's LP finds worst.
 
 colgen's rounds cut the file into parts by a tree over the group centroids; at ``k = 10``
 they gain nothing on Census or EIA (groups of 10-19 records, parts of 20-40 groups). What

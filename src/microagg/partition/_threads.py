@@ -1,4 +1,4 @@
-"""How many threads each stretch of a long MDAV run uses: measured as it runs (issue 21).
+"""How many threads each stretch of a long MDAV run uses: measured as it runs.
 
 Each MDAV step is a few short parallel regions (one pass over the records still ungrouped),
 and a region ends only when its slowest thread does. On a machine where another process

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._constraints import unknown_option
 from .._validation import check_matrix
 
 __all__ = ["GROUPINGS", "correlation_groups", "resolve_attribute_groups"]
@@ -99,8 +100,8 @@ def resolve_attribute_groups(spec: str | Sequence[Sequence[str]], columns: Seque
     names = [str(c) for c in columns]
     if isinstance(spec, str):
         if spec not in GROUPINGS:
-            raise ValueError(f"Unknown attribute grouping {spec!r}. Use one of "
-                             f"{', '.join(GROUPINGS)}, or list the groups of columns.")
+            raise unknown_option("attribute grouping", spec,
+                                 [*GROUPINGS, "a list of groups of columns"])
         if n_groups is not None and spec != "correlation":
             raise ValueError("n_attribute_groups applies to attribute_groups='correlation' "
                              "only.")

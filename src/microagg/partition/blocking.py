@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._constraints import check_option
 from .._progress import Progress, current_progress, reporting
 from .._validation import RandomState, check_k, check_magnitude, check_matrix, resolve_seed
 
@@ -78,8 +79,7 @@ def check_blocking(blocking: Any, block_size: Any, *, k: int = 1, method: Any = 
     ...
     ValueError: Unknown blocking 'grid'. Valid: kd, pca, vp.
     """
-    if blocking not in BLOCKINGS:
-        raise ValueError(f"Unknown blocking {blocking!r}. Valid: {', '.join(BLOCKINGS)}.")
+    check_option(blocking, BLOCKINGS, parameter="blocking")
     if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) \
             or block_size < 2 * k:
         rule = f">= 2k={2 * k}" if k > 1 else ">= 2"

@@ -1,4 +1,4 @@
-"""colgen: a quality mode that lets the set-partitioning LP choose the groups (issue 23).
+"""colgen: a quality mode that lets the set-partitioning LP choose the groups.
 
 mdav-ls (:func:`~microagg.partition.local_search.quality_mode`) stops where moves, swaps and
 kicks stop helping. colgen goes on from its partition with the model behind the certified

@@ -3,7 +3,7 @@
 A blocked run (in memory, the file engine, the Dask engine) groups each block on its own, so
 a record near a block border is grouped with neighbours on its side only: on 10 independent
 columns most records are near some border of a block of 10^4-10^5 records, and the loss
-shows (issue 21: +5 to +21 % information loss against exact MDAV). When the partitioner has
+shows (+5 to +21 % information loss against exact MDAV). When the partitioner has
 a local search that can start from a given partition (the registry's ``refine_across``, e.g.
 :func:`~microagg.partition.scale.refine_groups` for ``mdav-scale``), the engines run a second
 pass:

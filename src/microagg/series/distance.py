@@ -8,11 +8,10 @@ assumed in the ``_`` functions.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._constraints import check_int
 from .._jit import njit
 
 __all__ = ["DISTANCES", "check_band", "distances_to", "dtw_distance"]
@@ -63,13 +62,7 @@ def check_band(band: object, *, caller: str) -> int | None:
     """``band`` as an int >= 0 (the Sakoe-Chiba radius, in time points) or ``None``."""
     if band is None:
         return None
-    if isinstance(band, bool) or not isinstance(band, numbers.Integral):
-        raise TypeError(f"The 'band' parameter of {caller} must be None or an int >= 0. "
-                        f"Got {band!r} of type {type(band).__name__} instead.")
-    if band < 0:
-        raise ValueError(f"The 'band' parameter of {caller} must be None or an int >= 0. "
-                         f"Got {band} instead.")
-    return int(band)
+    return check_int(band, parameter="band", caller=caller, low=0, rule="None or an int >= 0")
 
 
 def distances_to(query: NDArray[np.float64], X: NDArray[np.float64], distance: str,

@@ -7,8 +7,6 @@ it).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -120,8 +118,3 @@ def _dtw_mdav(X: NDArray[np.float64], k: int, band: int | None) -> NDArray[np.in
         group += 1
     labels[remaining] = group
     return labels
-
-
-def series_mdav_params(distance: str, band: int | None) -> dict[str, Any]:
-    """The parameters recorded in a release."""
-    return {"distance": distance, "band": band}

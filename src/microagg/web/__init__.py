@@ -1,4 +1,4 @@
-"""The local web workbench (``microagg serve``, issue 20): a face that builds Requests.
+"""The local web workbench (``microagg serve``): a face that builds Requests.
 
 Server-rendered pages (Starlette, Jinja2 with autoescaping), every request checked against
 the access token, every form against the session's CSRF token, uploads streamed with a size

@@ -1,4 +1,4 @@
-"""Hierarchy files of the Roles page (issue 20: "hierarchy upload per column").
+"""Hierarchy files of the Roles page: one hierarchy upload per column.
 
 An ARX-style CSV hierarchy is uploaded per categorical or ordinal column, read with
 :meth:`microagg.hierarchy.Hierarchy.from_csv` and checked against the column's values (each

@@ -1,4 +1,4 @@
-"""The pages of a running job: its progress, and the Cancel button (issue 20, item 7).
+"""The pages of a running job: its progress, and the Cancel button.
 
 Routes (stable, also used by the tests): ``GET /jobs/{job_id}`` (the progress; it refreshes
 itself every second, without JavaScript, and sends the browser on to the job's page when the

@@ -1,4 +1,4 @@
-"""Route handlers of the Risk, Protect, Result and Export pages (issue 20, steps 3 to 6).
+"""Route handlers of the Risk, Protect, Result and Export pages (the workbench's steps 3 to 6).
 
 Routes (stable, also used by the browser tests): ``GET /risk``; ``GET /protect``,
 ``POST /protect`` (the form of :mod:`microagg.web.protect`); ``GET /result``,
