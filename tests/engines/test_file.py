@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from microagg import anonymize
 from microagg.cli import EXIT_NOT_PROTECTED, EXIT_USER_ERROR, app
+from microagg.engines.file import anonymize_file, iter_chunks
 from microagg.exceptions import SchemaError
-from microagg.outofcore import anonymize_file, iter_chunks
 
 QI = ["a", "b", "c"]
 
@@ -126,13 +126,34 @@ def test_empty_missing_columns_k_too_large_and_self_overwrite(tmp_path, frame):
     assert not (tmp_path / "o.csv").exists() and _leftovers(tmp_path) == []
 
 
-def test_a_failing_block_leaves_no_output(tmp_path, frame):
+def test_a_failing_block_leaves_no_output(tmp_path, frame, monkeypatch):
+    # the second block's partitioner fails after the first block was written to its part
+    # file: the run stops, and neither an output nor a work file is left
+    import microagg.engines._file_blocks as file_blocks
+
+    real = file_blocks.get_partitioner
+    calls: list[int] = []
+
+    def failing_on_the_second_block(name):
+        partition = real(name)
+
+        def run(X, k, **params):
+            calls.append(len(X))
+            if len(calls) == 2:
+                raise RuntimeError("block 2 failed")
+            return partition(X, k, **params)
+        return run
+
+    monkeypatch.setattr(file_blocks, "get_partitioner", failing_on_the_second_block)
     frame.to_parquet(tmp_path / "in.parquet")
-    with pytest.raises(TypeError, match="Unknown parameter"):
+    (tmp_path / "work").mkdir()
+    with pytest.raises(RuntimeError, match="block 2 failed"):
         anonymize_file(tmp_path / "in.parquet", tmp_path / "out.parquet", quasi_identifiers=QI,
-                       identifiers=["id"], k=4, block_size=300, n_jobs=2,
-                       method_params={"nonsense": 1})
+                       identifiers=["id"], k=4, block_size=300, n_jobs=1, random_state=0,
+                       workdir=tmp_path / "work")
+    assert len(calls) == 2  # a block ran before the one that failed
     assert not (tmp_path / "out.parquet").exists() and _leftovers(tmp_path) == []
+    assert list((tmp_path / "work").iterdir()) == []  # the private work folder is gone
 
 
 def test_iter_chunks_reads_in_order(tmp_path, frame):
@@ -154,7 +175,7 @@ def test_cli_file_engine(tmp_path, frame):
     assert result.exit_code == EXIT_NOT_PROTECTED, result.output
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["checks"]["published_columns"]["columns"] == {"note": 1}
-    assert summary["params"]["engine"] == "file"
+    assert summary["engine"] == "file"  # Release.engine, not a parameter
     assert summary["checks"]["k_anonymity"]["achieved"] >= 5
     assert "achieved k (written file)" in result.stdout
     result = runner.invoke(app, ["anonymize", str(tmp_path / "in.csv"), "-q", "a,b,c",

@@ -139,6 +139,7 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     quasi_identifiers: str | Sequence[str],
     k: int,
     method: str = "mdav",
+    sensitive: str | Sequence[str] = (),
     identifiers: str | Sequence[str] = (),
     keep: str | Sequence[str] = (),
     blocking: str = "kd",
@@ -172,6 +173,9 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     method : str, default="mdav"
         The partitioner run inside each block (a key of ``PARTITIONERS`` that does not need
         sensitive columns).
+    sensitive : str or sequence of str, default=()
+        Confidential columns: published unchanged, recorded in ``params["sensitive"]``, and
+        not counted by the check of the columns published unchanged (as in memory).
     identifiers : str or sequence of str, default=()
         Direct identifiers: dropped.
     keep : str or sequence of str, default=()
@@ -238,7 +242,7 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     True
     """
     request = dask_request(ddf, quasi_identifiers=quasi_identifiers, k=k, method=method,
-                           identifiers=identifiers, keep=keep, blocking=blocking,
+                           sensitive=sensitive, identifiers=identifiers, keep=keep, blocking=blocking,
                            block_size=block_size,
                            random_state=random_state, method_params=params, refine=refine)
     active = _active_client(client)
