@@ -234,3 +234,34 @@ def test_parquet_chunks_do_not_keep_what_they_read(tmp_path):
         most = max(most, pa.total_allocated_bytes() - before)
     assert rows == 1_600_000
     assert most < 48 * 2**20  # flat (28 MB); it grew with the file read (170 MB at the end)
+
+
+def test_the_face_takes_sensitive_keep_and_a_plan_of_one_step(tmp_path, frame):
+    from microagg._pipeline.rules import EngineRefusal
+    from microagg.steps import Microaggregate, Plan
+
+    path = tmp_path / "in.csv"
+    frame.head(600).assign(person_id=[f"P{i:05d}" for i in range(600)]).to_csv(path,
+                                                                            index=False)
+    common = {"identifiers": ["id"], "block_size": 300, "n_jobs": 1, "random_state": 0}
+    by_keywords = anonymize_file(path, tmp_path / "kw.csv", quasi_identifiers=QI, k=4,
+                                 method="mdav", sensitive="note", keep=["person_id"], **common)
+    assert by_keywords.params["sensitive"] == ("note",)
+    assert by_keywords.params["keep"] == ("person_id",)
+    # the kept id breaks k (published on purpose, counted); the sensitive column is not counted
+    assert set(by_keywords.checks["published_columns"]["columns"]) == {"person_id"}
+    by_plan = anonymize_file(path, tmp_path / "plan.csv", plan=Plan([Microaggregate(QI, k=4)]),
+                             sensitive="note", keep=["person_id"], **common)
+    assert (tmp_path / "plan.csv").read_bytes() == (tmp_path / "kw.csv").read_bytes()
+    assert dict(by_plan.params) == dict(by_keywords.params)
+    with pytest.raises(ValueError, match="give quasi_identifiers, k either in the plan's step "
+                                         "or as keywords, not both"):
+        anonymize_file(path, tmp_path / "o.csv", quasi_identifiers=QI, k=4,
+                       plan=Plan([Microaggregate(QI, k=4)]))
+    two = Plan([Microaggregate(["a"], k=4), Microaggregate(["b", "c"], k=4)])
+    with pytest.raises(EngineRefusal, match=r"drop plan \(or use the memory engine, which runs "
+                                            r"it\)"):
+        anonymize_file(path, tmp_path / "o.csv", plan=two)
+    with pytest.raises(TypeError, match="anonymize_file needs k"):
+        anonymize_file(path, tmp_path / "o.csv", quasi_identifiers=QI)
+    assert not (tmp_path / "o.csv").exists()
