@@ -143,6 +143,13 @@ def stream_csv(source: str | os.PathLike[str] | IO[str],  # noqa: PLR0913 - the 
     so the row order does not reveal the arrival order either. The delay column reveals the
     arrival index too (arrival = publication - delay).
 
+    The options of :func:`microagg.anonymize` this face lacks are those the stream engine does
+    not run (``ENGINES["stream"].runs`` is empty: each is refused by name when a Request asks
+    for it): it publishes the ``columns`` and the ``keep`` columns only, so it needs no
+    identifiers or sensitive roles (every other column is dropped), and it groups records
+    within a window of ``delay`` arrivals instead of blocking them
+    (``Release.params["blocking"]``).
+
     Parameters
     ----------
     source : path, "-" or text handle
