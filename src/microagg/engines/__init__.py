@@ -42,7 +42,9 @@ when it asks for something: not ``None``, not empty, not its default (:data:`ASK
 ``weights``, ``households`` and ``strata``: the survey roles, given as options or by a
 schema, for the survey disclosure risk; ``plan``: a plan of more than one step (a plan of one
 step is the same request as its step's options); ``schema``: a schema with hierarchies,
-ordinal columns, categorical or date quasi-identifiers, or round digits."""
+ordinal columns, categorical or date quasi-identifiers, or round digits. ``rounding`` counts
+only when columns are named: the engines that read files themselves publish unrounded means
+(no integer rounding by default), so ``rounding=False`` asks nothing of them."""
 
 ASKS_NOTHING: Mapping[str, tuple[Any, ...]] = MappingProxyType({
     "aggregation": (None, "mean"), "diversity": (None, "distinct"), "diversity_c": (None, 2.0),
@@ -51,10 +53,7 @@ ASKS_NOTHING: Mapping[str, tuple[Any, ...]] = MappingProxyType({
 })
 """The values of an option that ask nothing of an engine (its defaults). ``missing``:
 ``"pattern"`` and ``"refuse"`` both publish complete data unchanged, and an engine that reads
-its input itself refuses a missing quasi-identifier value, naming its row. ``rounding``
-counts only when columns are named: the engines that read files themselves publish
-unrounded means (no integer rounding by default), so ``rounding=False`` asks nothing of
-them."""
+its input itself refuses a missing quasi-identifier value, naming its row."""
 
 NUMERIC_BLOCKED = frozenset({"sensitive", "identifiers", "keep", "method_params", "blocking",
                              "block_size", "n_jobs", "refine"})
