@@ -28,9 +28,10 @@ import numpy as np
 
 from _machine import machine  # benchmarks/_machine.py (run as a script)
 from microagg._groups import group_means
+from microagg.engines.stream import anonymize_stream
+from microagg.engines.stream_check import StreamChecker
 from microagg.metrics import information_loss
 from microagg.partition import mdav
-from microagg.stream import StreamChecker, anonymize_stream
 
 P = 10
 K = 5

@@ -25,8 +25,8 @@ from microagg._leftovers import (
     remove_dead_partials,
     remove_dead_work_folders,
 )
+from microagg.engines.file import anonymize_file
 from microagg.io import write_table
-from microagg.outofcore import anonymize_file
 
 pytestmark = pytest.mark.skipif(os.name != "posix" or not pathlib.Path("/proc/self/stat").exists(),
                                 reason="process liveness is read from /proc")

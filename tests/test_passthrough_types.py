@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 from microagg import anonymize
 from microagg.check import check_table
 from microagg.cli import EXIT_NOT_PROTECTED, EXIT_USER_ERROR, app
+from microagg.engines.file import anonymize_file
 from microagg.exceptions import SchemaError
 from microagg.io import read_table
-from microagg.outofcore import anonymize_file
 from microagg.schema import load_schema
 
 MICROAGG = pathlib.Path(sys.executable).parent / "microagg"

@@ -57,15 +57,18 @@ def test_standard_input_to_standard_output(source: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["-q", "a", "-k", "5", "--delay", "2"], "delay"),
-    (["-q", "a,zz"], "zz"),
-    (["-q", "a", "-k", "1"], "k"),
+    (["-q", "a", "-k", "5", "--delay", "2"],
+     "The 'delay' parameter of stream_csv must be an int >= k - 1 = 4 (the first record must "
+     "be published within 'delay' arrivals, in a group of k). Got 2 instead."),
+    (["-q", "a,zz"], "Column(s) 'zz' are not in the header of stream_csv's source."),
+    (["-q", "a", "-k", "1"], "The 'k' parameter of stream_csv must be an int >= 2. Got 1 "
+                             "instead."),
 ])
 def test_bad_options(source: Path, tmp_path: Path, args: list[str], message: str) -> None:
     out = tmp_path / "o.csv"
     result = CliRunner().invoke(app, ["stream", str(source), *args, "-o", str(out)])
     assert result.exit_code == EXIT_USER_ERROR, result.output
-    assert message in result.output
+    assert " ".join(result.output.split()) == f"Error: {message}"  # the whole message
     assert not out.exists()  # a file output is complete or absent
 
 
@@ -101,3 +104,25 @@ def test_a_repeated_header_is_refused_as_anonymize_refuses_it(tmp_path: Path) ->
         " ".join(piped.stderr.split())
     assert piped.stdout.splitlines()[1:] == []  # no record published
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_flush_age_and_delay_column_as_stream_csv_takes_them(source: Path, tmp_path: Path
+                                                             ) -> None:
+    # the command takes every option of stream_csv but the fixed scales (a vector): the same
+    # options and seed write the same file, and the summary records them in params
+    from microagg.engines.stream_csv import stream_csv
+
+    out = tmp_path / "cli.csv"
+    run = _microagg("stream", str(source), "-q", "a,b", "-k", "4", "--delay", "30",
+                    "--flush-age", "10", "--delay-column", "lag", "--random-state", "3",
+                    "-o", str(out), "--summary-json", str(tmp_path / "s.json"))
+    assert run.returncode == 0, run.stderr
+    released = stream_csv(source, tmp_path / "api.csv", columns=["a", "b"], k=4, delay=30,
+                          flush_age=10, delay_column="lag", random_state=3)
+    assert out.read_bytes() == (tmp_path / "api.csv").read_bytes()
+    data = pd.read_csv(out)
+    assert list(data.columns) == ["a", "b", "lag"] and data["lag"].between(0, 30).all()
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["params"]["blocking"] == {"blocking": "arrival", "delay": 30,
+                                             "flush_age": 10}
+    assert summary["params"]["blocking"] == dict(released.params["blocking"])

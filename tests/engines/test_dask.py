@@ -126,7 +126,7 @@ def test_sampled_tree_within_two_percent_of_local(client, frame):
           f"{sampled.metrics['block_size_max']} rows)")
     assert sampled.k >= K and sampled.metrics["group_size_min"] >= K
     assert abs(il_dask - il_local) / il_local < 0.02
-    assert sampled.params["sample_rows"] < N
+    assert sampled.metrics["sample_rows"] < N
     assert sampled.metrics["block_size_max"] <= 4 * BLOCK
 
 
@@ -285,7 +285,7 @@ def test_cli_dask_engine_writes_the_input_order(tmp_path):
     assert out["note"].tolist() == frame["note"].tolist()
     assert out.groupby(["a", "b", "c"]).size().min() >= 4
     summary = json.loads((tmp_path / "s.json").read_text())
-    assert summary["params"]["engine"] == "dask"
+    assert summary["engine"] == "dask"  # Release.engine, not a parameter
     assert summary["checks"]["published_columns"]["columns"] == {
         "note": int(out.groupby(["a", "b", "c", "note"]).size().min())}
 
@@ -315,3 +315,16 @@ def test_quality_mode_refines_across_blocks_and_equals_one_process(client, frame
         alone.metrics["information_loss"], rel=1e-12)
     assert alone.metrics["information_loss"] < 0.99 * first_only.metrics["information_loss"]
     assert clustered.k >= K and published.groupby(QI).size().min() >= K
+
+
+def test_the_file_face_refuses_a_plan_of_two_steps_before_any_cluster_starts(tmp_path, frame):
+    from microagg._pipeline.rules import EngineRefusal
+    from microagg.engines.dask_file import anonymize_dask_file
+    from microagg.steps import Microaggregate, Plan
+
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    two = Plan([Microaggregate(QI[:2], k=4), Microaggregate(QI[2:], k=4)])
+    with pytest.raises(EngineRefusal, match=r"The dask engine .* drop plan \(or use the memory "
+                                            r"engine, which runs it\)"):
+        anonymize_dask_file(tmp_path / "in.csv", tmp_path / "out.csv", plan=two)
+    assert not (tmp_path / "out.csv").exists()

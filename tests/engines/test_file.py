@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from microagg import anonymize
 from microagg.cli import EXIT_NOT_PROTECTED, EXIT_USER_ERROR, app
+from microagg.engines.file import anonymize_file, iter_chunks
 from microagg.exceptions import SchemaError
-from microagg.outofcore import anonymize_file, iter_chunks
 
 QI = ["a", "b", "c"]
 
@@ -126,13 +126,34 @@ def test_empty_missing_columns_k_too_large_and_self_overwrite(tmp_path, frame):
     assert not (tmp_path / "o.csv").exists() and _leftovers(tmp_path) == []
 
 
-def test_a_failing_block_leaves_no_output(tmp_path, frame):
+def test_a_failing_block_leaves_no_output(tmp_path, frame, monkeypatch):
+    # the second block's partitioner fails after the first block was written to its part
+    # file: the run stops, and neither an output nor a work file is left
+    import microagg.engines._file_blocks as file_blocks
+
+    real = file_blocks.get_partitioner
+    calls: list[int] = []
+
+    def failing_on_the_second_block(name):
+        partition = real(name)
+
+        def run(X, k, **params):
+            calls.append(len(X))
+            if len(calls) == 2:
+                raise RuntimeError("block 2 failed")
+            return partition(X, k, **params)
+        return run
+
+    monkeypatch.setattr(file_blocks, "get_partitioner", failing_on_the_second_block)
     frame.to_parquet(tmp_path / "in.parquet")
-    with pytest.raises(TypeError, match="Unknown parameter"):
+    (tmp_path / "work").mkdir()
+    with pytest.raises(RuntimeError, match="block 2 failed"):
         anonymize_file(tmp_path / "in.parquet", tmp_path / "out.parquet", quasi_identifiers=QI,
-                       identifiers=["id"], k=4, block_size=300, n_jobs=2,
-                       method_params={"nonsense": 1})
+                       identifiers=["id"], k=4, block_size=300, n_jobs=1, random_state=0,
+                       workdir=tmp_path / "work")
+    assert len(calls) == 2  # a block ran before the one that failed
     assert not (tmp_path / "out.parquet").exists() and _leftovers(tmp_path) == []
+    assert list((tmp_path / "work").iterdir()) == []  # the private work folder is gone
 
 
 def test_iter_chunks_reads_in_order(tmp_path, frame):
@@ -154,7 +175,7 @@ def test_cli_file_engine(tmp_path, frame):
     assert result.exit_code == EXIT_NOT_PROTECTED, result.output
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["checks"]["published_columns"]["columns"] == {"note": 1}
-    assert summary["params"]["engine"] == "file"
+    assert summary["engine"] == "file"  # Release.engine, not a parameter
     assert summary["checks"]["k_anonymity"]["achieved"] >= 5
     assert "achieved k (written file)" in result.stdout
     result = runner.invoke(app, ["anonymize", str(tmp_path / "in.csv"), "-q", "a,b,c",
@@ -213,3 +234,34 @@ def test_parquet_chunks_do_not_keep_what_they_read(tmp_path):
         most = max(most, pa.total_allocated_bytes() - before)
     assert rows == 1_600_000
     assert most < 48 * 2**20  # flat (28 MB); it grew with the file read (170 MB at the end)
+
+
+def test_the_face_takes_sensitive_keep_and_a_plan_of_one_step(tmp_path, frame):
+    from microagg._pipeline.rules import EngineRefusal
+    from microagg.steps import Microaggregate, Plan
+
+    path = tmp_path / "in.csv"
+    frame.head(600).assign(person_id=[f"P{i:05d}" for i in range(600)]).to_csv(path,
+                                                                            index=False)
+    common = {"identifiers": ["id"], "block_size": 300, "n_jobs": 1, "random_state": 0}
+    by_keywords = anonymize_file(path, tmp_path / "kw.csv", quasi_identifiers=QI, k=4,
+                                 method="mdav", sensitive="note", keep=["person_id"], **common)
+    assert by_keywords.params["sensitive"] == ("note",)
+    assert by_keywords.params["keep"] == ("person_id",)
+    # the kept id breaks k (published on purpose, counted); the sensitive column is not counted
+    assert set(by_keywords.checks["published_columns"]["columns"]) == {"person_id"}
+    by_plan = anonymize_file(path, tmp_path / "plan.csv", plan=Plan([Microaggregate(QI, k=4)]),
+                             sensitive="note", keep=["person_id"], **common)
+    assert (tmp_path / "plan.csv").read_bytes() == (tmp_path / "kw.csv").read_bytes()
+    assert dict(by_plan.params) == dict(by_keywords.params)
+    with pytest.raises(ValueError, match="give quasi_identifiers, k either in the plan's step "
+                                         "or as keywords, not both"):
+        anonymize_file(path, tmp_path / "o.csv", quasi_identifiers=QI, k=4,
+                       plan=Plan([Microaggregate(QI, k=4)]))
+    two = Plan([Microaggregate(["a"], k=4), Microaggregate(["b", "c"], k=4)])
+    with pytest.raises(EngineRefusal, match=r"drop plan \(or use the memory engine, which runs "
+                                            r"it\)"):
+        anonymize_file(path, tmp_path / "o.csv", plan=two)
+    with pytest.raises(TypeError, match="anonymize_file needs k"):
+        anonymize_file(path, tmp_path / "o.csv", quasi_identifiers=QI)
+    assert not (tmp_path / "o.csv").exists()

@@ -121,7 +121,8 @@ def test_survey_options_are_refused_by_name(tmp_path, engine):
         assert refusal.value.options == (option,)
 
 
-@pytest.mark.parametrize("flag", [["--weight", "w"], ["--household", "hh"]])
+@pytest.mark.parametrize("flag", [["--weight", "w"], ["--household", "hh"], ["--strata", "hh"],
+                                  ["--missing", "impute:median"]])
 def test_cli_weight_or_household_with_the_file_engine_is_refused(tmp_path, flag):
     source = tmp_path / "in.csv"
     source.write_text("age,income,w,hh\n" + "".join(

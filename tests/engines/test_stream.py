@@ -15,15 +15,11 @@ from hypothesis import strategies as st
 import microagg.engines._stream_engine as stream_engine
 import microagg.engines.stream as stream_module
 from microagg._groups import group_means
+from microagg.engines.stream import Published, anonymize_stream
+from microagg.engines.stream_check import StreamChecker, check_stream
+from microagg.engines.stream_csv import stream_csv
 from microagg.exceptions import PrivacyViolationError, SchemaError
 from microagg.partition import mdav
-from microagg.stream import (
-    Published,
-    StreamChecker,
-    anonymize_stream,
-    check_stream,
-    stream_csv,
-)
 
 
 def independent_check(X: np.ndarray, out: list[Published], k: int, delay: int) -> None:

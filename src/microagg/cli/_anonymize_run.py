@@ -54,6 +54,12 @@ __all__ = [
 ]
 
 FLAGS = {
+    "sensitive": "-s/--sensitive", "identifiers": "--drop", "keep": "--keep",
+    "method_params": "--param", "diversity": "--diversity", "diversity_c": "--diversity-c",
+    "t_distance": "--t-distance", "n_attribute_groups": "--n-attribute-groups",
+    "categorical_aggregation": "--categorical-aggregation", "blocking": "--blocking",
+    "block_size": "--block-size", "missing": "--missing", "strata": "--strata",
+    "plan": "--step",
     "aggregation": "--aggregation", "aggregation_params": "--agg-param",
     "epsilon": "--epsilon", "bounds": "--bounds", "hierarchies": "--hierarchy", "l": "-l",
     "t": "-t", "intruder_knows": "--intruder-knows", "attribute_groups": "--attribute-groups",
@@ -65,7 +71,8 @@ FLAGS = {
     "schema": "--schema with hierarchies, ordinal columns, categorical quasi-identifiers "
               "(their codes would be averaged), date quasi-identifiers or round digits",
 }
-"""The option of this command behind each Request option an engine may refuse."""
+"""The option of this command behind each Request option an engine may refuse (every name of
+:data:`microagg.engines.REFUSABLE`, and ``method``)."""
 
 
 @dataclass(frozen=True)

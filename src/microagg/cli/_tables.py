@@ -209,11 +209,12 @@ def file_table(release: Release, *, source: str, output: pathlib.Path | str,
     """The table of a release an engine wrote block by block (``--engine file`` / ``dask``)."""
     params, metrics = release.params, release.metrics
     qi = [str(c) for c in params["quasi_identifiers"]]
+    blocking = params["blocking"]
     return _table([
         verdict_row(release.verdict), ("input", source), ("output", str(output)),
         ("engine", "local" if release.engine == "memory" else release.engine),
-        ("method", f"{params['method']}, blocking {params['blocking']}, block size "
-                   f"{params['block_size']:,}"),
+        ("method", f"{params['method']}, blocking {blocking['blocking']}, block size "
+                   f"{blocking['block_size']:,}"),
         ("rows", f"{release.n_rows:,}"), ("quasi-identifiers", f"{len(qi)}: {', '.join(qi)}"),
         ("blocks / groups", f"{metrics['n_blocks']:,} / {metrics['n_groups']:,}"),
         ("required k", str(params["k"])), ("achieved k (written file)", str(release.k)),

@@ -51,6 +51,13 @@ def stream(
         typer.Option("--delay", help="A record is published at most this many arrivals after "
                                      "its own (>= k - 1)."),
     ] = 1000,
+    flush_age: Annotated[
+        int,
+        typer.Option("--flush-age", help="When the delay forces a publication, publish the "
+                                         "groups holding a record at least this many arrivals "
+                                         "old; the others wait to be regrouped with later "
+                                         "arrivals (0: the whole buffer; at most --delay)."),
+    ] = 0,
     keep: Annotated[
         list[str] | None,
         typer.Option("--keep", show_default=False,
@@ -73,6 +80,12 @@ def stream(
         typer.Option("--cluster-column", show_default=False,
                      help="Also write each record's cluster number under this name."),
     ] = None,
+    delay_column: Annotated[
+        str | None,
+        typer.Option("--delay-column", show_default=False,
+                     help="Also write each record's delay (arrivals between its own and its "
+                          "publication) under this name; it reveals the arrival index too."),
+    ] = None,
     chunk_rows: Annotated[
         int, typer.Option("--chunk-rows", help="Rows read at a time (latency on a pipe).")
     ] = 10_000,
@@ -88,8 +101,8 @@ def stream(
     start = time.perf_counter()
     with user_errors():
         from microagg._validation import resolve_seed
+        from microagg.engines.stream_csv import stream_csv
         from microagg.io import check_output_path, write_text_atomic
-        from microagg.stream import stream_csv
 
         header, source = _header_and_source(input_path, sep)
         qi = match_columns(split_names(quasi_identifiers), header) or []
@@ -102,10 +115,11 @@ def stream(
                 summary_json, inputs=[*inputs, *([] if output == "-" else [output])],
                 extensions=(".json",), parameter="--summary-json")
         seed, _ = resolve_seed(random_state)
-        release = stream_csv(source, output, columns=qi, k=k, delay=delay,
-                             keep=match_columns(split_names(keep), header) or (), sep=sep, chunk_rows=chunk_rows,
-                             method=method, random_state=seed, index_column=index_column,
-                             cluster_column=cluster_column)
+        release = stream_csv(source, output, columns=qi, k=k, delay=delay, flush_age=flush_age,
+                             keep=match_columns(split_names(keep), header) or (), sep=sep,
+                             chunk_rows=chunk_rows, method=method, random_state=seed,
+                             index_column=index_column, cluster_column=cluster_column,
+                             delay_column=delay_column)
         records, clusters = release.n_rows, release.metrics["n_clusters"]
         max_delay, reused = release.checks["delay"]["achieved"], release.metrics["n_reused"]
         # the release's summary, and the figures under the names they always had
@@ -154,7 +168,7 @@ class _Replayed:
 
 def _header_and_source(input_path: str, sep: str) -> tuple[list[str], str | IO[str]]:
     """The names of the input's header (to match the options' names against, as every
-    command does) and what :func:`~microagg.stream.stream_csv` reads: the path, or standard
+    command does) and what :func:`~microagg.engines.stream_csv.stream_csv` reads: the path, or standard
     input with its header line replayed."""
     if input_path == "-":
         line = sys.stdin.readline()

@@ -27,22 +27,72 @@ from typing import Any
 
 from .._constraints import unknown_option
 
-__all__ = ["ENGINES", "NUMERIC_BLOCKED", "REFUSABLE", "Engine", "engines_running", "get_engine"]
+__all__ = ["ASKS_NOTHING", "ENGINES", "NUMERIC_BLOCKED", "PARAMS", "REFUSABLE", "Engine",
+           "engines_running", "get_engine", "release_params"]
 
-REFUSABLE = ("aggregation", "aggregation_params", "epsilon", "bounds", "hierarchies", "l", "t",
-             "intruder_knows", "attribute_groups", "clustering_il", "refine", "scaling",
-             "n_jobs", "dates", "rounding", "certify", "weights", "households", "schema")
-"""Request options an engine may not run, in the order a refusal lists them (``weights`` and
-``households``: the survey roles, given as options or by a schema, for the survey disclosure
-risk; ``schema``: a schema with hierarchies, ordinal columns, categorical or date
-quasi-identifiers, or round digits). ``rounding`` counts only when columns are named: the engines that read files
-themselves publish unrounded means (no integer rounding by default), so ``rounding=False``
-asks nothing of them."""
+REFUSABLE = ("sensitive", "identifiers", "keep", "method_params", "aggregation",
+             "aggregation_params", "scaling", "epsilon", "bounds", "hierarchies", "l",
+             "diversity", "diversity_c", "t", "t_distance", "intruder_knows",
+             "attribute_groups", "n_attribute_groups", "categorical_aggregation",
+             "clustering_il", "refine", "blocking", "block_size", "n_jobs", "missing", "dates",
+             "rounding", "certify", "weights", "households", "strata", "plan", "schema")
+"""Every Request option an engine may not run, in the order a refusal lists them: every
+keyword of :func:`microagg.anonymize` but the three every engine runs (``quasi_identifiers``,
+``k``, ``random_state``) and ``method`` (a method an engine cannot run is refused on its own,
+:meth:`Request.build <microagg._pipeline.request.Request.build>`). An option counts as given
+when it asks for something: not ``None``, not empty, not its default (:data:`ASKS_NOTHING`).
+``weights``, ``households`` and ``strata``: the survey roles, given as options or by a
+schema, for the survey disclosure risk; ``plan``: a plan of more than one step (a plan of one
+step is the same request as its step's options); ``schema``: a schema with hierarchies,
+ordinal columns, categorical or date quasi-identifiers, or round digits. ``rounding`` counts
+only when columns are named: the engines that read files themselves publish unrounded means
+(no integer rounding by default), so ``rounding=False`` asks nothing of them."""
 
-NUMERIC_BLOCKED = frozenset({"n_jobs", "refine"})
+ASKS_NOTHING: Mapping[str, tuple[Any, ...]] = MappingProxyType({
+    "aggregation": (None, "mean"), "diversity": (None, "distinct"), "diversity_c": (None, 2.0),
+    "t_distance": (None, "auto"), "categorical_aggregation": (None, "generalize"),
+    "certify": (None, False), "missing": (None, "pattern", "refuse"),
+})
+"""The values of an option that ask nothing of an engine (its defaults). ``missing``:
+``"pattern"`` and ``"refuse"`` both publish complete data unchanged, and an engine that reads
+its input itself refuses a missing quasi-identifier value, naming its row."""
+
+NUMERIC_BLOCKED = frozenset({"sensitive", "identifiers", "keep", "method_params", "blocking",
+                             "block_size", "n_jobs", "refine"})
 """What the file engine runs besides numeric microaggregation by group means, block by
-block: worker processes (``n_jobs``) and the quality mode (``refine``: mdav-scale block by
-block)."""
+block: the roles (sensitive columns published unchanged, identifiers dropped, columns kept on
+purpose), the method's parameters, the blocking, worker processes (``n_jobs``) and the
+quality mode (``refine``: mdav-scale block by block)."""
+
+PARAMS = ("method", "k", "quasi_identifiers", "sensitive", "identifiers", "aggregation",
+          "aggregation_params", "scaling", "method_params", "epsilon", "intruder_knows", "l",
+          "diversity", "t", "t_distance", "attribute_groups", "blocking", "group_methods",
+          "time_budget", "certify", "microagg_version", "missing", "dates", "rounding", "keep",
+          "weight", "household", "strata")
+"""The keys of ``Release.params``, the same for every engine (the in-memory engine's
+numeric release writes them; the others through :func:`release_params`): a value that does
+not apply to an engine is ``None``. What only one engine takes is recorded under the key it
+belongs to: ``blocking`` holds the block size (and, for the engines that fit their block tree
+on a sample, ``sample_size``; for the stream, its window of arrivals: ``delay`` and
+``flush_age``). Where a release ran (``Release.engine``, a Dask scheduler, worker processes)
+is no parameter of it: the same request and seed publish the same table on every engine."""
+
+
+def release_params(**values: Any) -> Mapping[str, Any]:
+    """``Release.params`` in the one layout (:data:`PARAMS`): ``values`` in its order, every
+    key not given ``None``; a key outside the layout is a bug.
+
+    Examples
+    --------
+    >>> params = release_params(method="mdav", k=3)
+    >>> list(params) == list(PARAMS), params["k"], params["epsilon"]
+    (True, 3, None)
+    """
+    unknown = sorted(set(values) - set(PARAMS))
+    if unknown:
+        raise KeyError(f"Release.params has no key(s) {', '.join(map(repr, unknown))}; its "
+                       f"keys are {', '.join(PARAMS)}. This is a bug in microagg.")
+    return MappingProxyType({key: values.get(key) for key in PARAMS})
 
 
 @dataclass(frozen=True)
@@ -91,20 +141,24 @@ class Engine:
         given = {name for name in REFUSABLE if _given(name, options.get(name))}
         if schema is not None and _schema_needs_memory(schema):
             given.add("schema")
-        if schema is not None:  # the survey roles a schema gives
+        if schema is not None:  # the survey roles (and a plan) a schema gives
             given.update(name for name, column in (("weights", schema.weight),
-                                                   ("households", schema.household))
+                                                   ("households", schema.household),
+                                                   ("strata", schema.strata))
                          if column is not None)
+            if _given("plan", getattr(schema, "plan", None)):
+                given.add("plan")
         return [name for name in REFUSABLE if name in given and name not in self.runs]
 
 
 def _given(name: str, value: Any) -> bool:
-    if name == "aggregation":
-        return value not in (None, "mean")
-    if name == "certify":  # False: not asked for
-        return value not in (None, False)
+    """Whether ``value`` of option ``name`` asks something of an engine."""
+    if name in ASKS_NOTHING:
+        return value not in ASKS_NOTHING[name]
     if name == "rounding":  # None / True: the default, False: none; both unrounded here
         return isinstance(value, Mapping) and bool(value)
+    if name == "plan":  # one step: the same request as its step's options
+        return len(getattr(value, "steps", ())) > 1
     return value is not None and not (isinstance(value, (Mapping, list, tuple, str))
                                       and not value)
 
@@ -130,7 +184,7 @@ ENGINES: Mapping[str, Engine] = MappingProxyType({
                    blocks=True, stages=_STAGES),
     "dask": Engine("dask", "dask", "A Dask cluster (a scheduler address, or a local cluster of "
                    "one worker per CPU).", "microagg.engines.dask_file:run_dask_file",
-                   reads_files=True, runs=frozenset({"refine"}), blocks=True,
+                   reads_files=True, runs=NUMERIC_BLOCKED - {"n_jobs"}, blocks=True,
                    stages=_STAGES),
     "stream": Engine("stream", "stream", "Records as they arrive: each published within a "
                      "delay bound, in a group of at least k that never changes.",

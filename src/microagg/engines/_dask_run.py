@@ -317,12 +317,13 @@ class DaskRun:
             "group_size_min": int(stats["group_min"].min()),
             "group_size_max": int(stats["group_max"].max()),
             "npartitions": int(processed.npartitions),
+            **self.extra,  # the sample's rows, the tree's leaf size, the second blocks
         }
         data = processed.drop(columns=[BLOCK, GROUP, SSE])
         self.timings["total"] = time.perf_counter() - self.request.started
         return Release(
             data=data, labels=None,
-            params=engine_params(self.request, sample_size=self.sample_size, **self.extra),
+            params=engine_params(self.request, sample_size=self.sample_size),
             seed=self.seed, checks=MappingProxyType(checks),
             metrics=MappingProxyType(metrics), warnings=tuple(self.notes),
             timings=MappingProxyType(dict(self.timings)), engine="dask", rows=moments.n,

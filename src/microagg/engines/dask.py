@@ -139,6 +139,7 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     quasi_identifiers: str | Sequence[str],
     k: int,
     method: str = "mdav",
+    sensitive: str | Sequence[str] = (),
     identifiers: str | Sequence[str] = (),
     keep: str | Sequence[str] = (),
     blocking: str = "kd",
@@ -154,11 +155,14 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     The records are cut into blocks of about ``block_size`` near records by a block tree
     fitted on a sample and applied to every partition; blocks under ``2k`` rows are merged
     into their nearest block; the data are shuffled by block and every block is
-    microaggregated on a worker (module docstring). Identifiers are dropped, other columns
-    pass through unchanged; the published rows are indexed by their position in the input
-    (0 .. n-1, as in memory: the input's index is never published, and one that looks like
-    an identifier by its name is refused). The achieved k-anonymity is re-derived from
-    the published data by a distributed reduction; a shortfall raises
+    microaggregated on a worker (module docstring). The options of :func:`microagg.anonymize`
+    it lacks are those the Dask engine does not run (``ENGINES["dask"].runs``; worker
+    processes are the cluster's, so no ``n_jobs``; a plan of one step is given as its
+    options here, :func:`~.dask_file.anonymize_dask_file` takes ``plan=``). Identifiers are
+    dropped, other columns pass through unchanged; the published rows are indexed by their
+    position in the input (0 .. n-1, as in memory: the input's index is never published, and
+    one that looks like an identifier by its name is refused). The achieved k-anonymity is
+    re-derived from the published data by a distributed reduction; a shortfall raises
     :class:`~microagg.exceptions.PrivacyViolationError`.
 
     Parameters
@@ -172,6 +176,9 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     method : str, default="mdav"
         The partitioner run inside each block (a key of ``PARTITIONERS`` that does not need
         sensitive columns).
+    sensitive : str or sequence of str, default=()
+        Confidential columns: published unchanged, recorded in ``params["sensitive"]``, and
+        not counted by the check of the columns published unchanged (as in memory).
     identifiers : str or sequence of str, default=()
         Direct identifiers: dropped.
     keep : str or sequence of str, default=()
@@ -238,7 +245,7 @@ def anonymize_dask(  # noqa: PLR0913 - the public face: one keyword per option
     True
     """
     request = dask_request(ddf, quasi_identifiers=quasi_identifiers, k=k, method=method,
-                           identifiers=identifiers, keep=keep, blocking=blocking,
+                           sensitive=sensitive, identifiers=identifiers, keep=keep, blocking=blocking,
                            block_size=block_size,
                            random_state=random_state, method_params=params, refine=refine)
     active = _active_client(client)

@@ -24,24 +24,27 @@ from ..exceptions import InternalError
 from ..io import check_csv_header
 from ._chunks import chunk_writer, output_separator, read_back
 from .dask import by_row_position, check_reserved, connect, local_client, require_dask, run_dask
-from .files import file_paths, file_request
+from .files import file_paths, file_request, plan_options
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
     from distributed import Client
+
+    from ..steps import Plan
 
 __all__ = ["anonymize_dask_file", "run_dask_file"]
 
 
 def anonymize_dask_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the public face: one keyword per option
                         output_path: str | os.PathLike[str], *,
-                        quasi_identifiers: Sequence[str], k: int, method: str = "mdav",
-                        identifiers: Sequence[str] = (), blocking: str = "kd",
-                        block_size: int | None = None, random_state: RandomState = None,
-                        sep: str | None = None, scheduler: str | None = None,
-                        blocksize: str = "64MB",
+                        quasi_identifiers: Sequence[str] | None = None, k: int | None = None,
+                        method: str | None = None, sensitive: str | Sequence[str] = (),
+                        identifiers: Sequence[str] = (), keep: str | Sequence[str] = (),
+                        blocking: str = "kd", block_size: int | None = None,
+                        random_state: RandomState = None, sep: str | None = None,
+                        scheduler: str | None = None, blocksize: str = "64MB",
                         method_params: Mapping[str, Any] | None = None,
-                        refine: float | None = None) -> Release:
+                        refine: float | None = None, plan: Plan | None = None) -> Release:
     """Read a CSV or Parquet file with Dask, release it with :func:`~.dask.anonymize_dask` on a
     cluster (``scheduler`` address, or a local cluster of one worker per CPU), and write one
     output file in the input's row order, atomically.
@@ -51,16 +54,25 @@ def anonymize_dask_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - t
     (:func:`~microagg._pipeline.verify.smallest_class`) must be at least ``k``, and the row
     count must match.
 
+    The options are those of :func:`~microagg.engines.file.anonymize_file` (``sensitive``,
+    ``keep`` and ``plan``: a plan of one step, as there) and of :func:`~.dask.anonymize_dask`
+    (``scheduler``, Dask's ``blocksize`` of the CSV partitions); the options of
+    :func:`microagg.anonymize` it lacks are those the Dask engine does not run (worker
+    processes are the cluster's: no ``n_jobs``).
+
     Returns
     -------
     Release
         ``engine="dask"``, the table in :attr:`~Release.output` (``data`` is ``None``).
     """
+    options = plan_options(plan, engine="dask", caller="anonymize_dask_file",
+                           quasi_identifiers=quasi_identifiers, k=k, method=method,
+                           method_params=method_params)
     source, target = file_paths(input_path, output_path)
-    request = file_request(source, engine="dask", sep=sep, quasi_identifiers=quasi_identifiers,
-                           k=k, method=method, identifiers=identifiers, blocking=blocking,
-                           block_size=block_size, random_state=random_state,
-                           method_params=method_params, refine=refine)
+    request = file_request(source, engine="dask", sep=sep, sensitive=sensitive,
+                           identifiers=identifiers, keep=keep, blocking=blocking,
+                           block_size=block_size, random_state=random_state, refine=refine,
+                           **options)
     return run_dask_file(request, source, target, sep=sep, scheduler=scheduler,
                          blocksize=blocksize)
 
@@ -103,8 +115,6 @@ def run_dask_file(request: Request, source: pathlib.Path, target: pathlib.Path, 
         if cluster is not None:
             cluster.close()
     return replace(release, data=None, output=target,
-                   params=MappingProxyType({**release.params,
-                                            "scheduler": scheduler or "local cluster"}),
                    checks=MappingProxyType({**release.checks, **checks}),
                    timings=MappingProxyType({**release.timings, "write_and_verify": seconds,
                                              "total": time.perf_counter() - request.started}))

@@ -49,7 +49,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -70,7 +70,10 @@ from ._file_parts import InputOrder
 from ._file_published import AsText, PairCounts
 from ._file_regroup import regroup, second_pass_follows
 from ._prefetch import prefetched
-from .files import constant_columns, engine_params, file_paths, file_request
+from .files import constant_columns, engine_params, file_paths, file_request, plan_options
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..steps import Plan
 
 __all__ = ["anonymize_file", "iter_chunks", "run_file"]
 
@@ -117,16 +120,23 @@ class _Reading:
 
 
 def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the public face: one keyword per option
-                   output_path: str | os.PathLike[str], *, quasi_identifiers: Sequence[str],
-                   k: int, method: str = "mdav", identifiers: Sequence[str] = (),
+                   output_path: str | os.PathLike[str], *,
+                   quasi_identifiers: Sequence[str] | None = None, k: int | None = None,
+                   method: str | None = None, sensitive: str | Sequence[str] = (),
+                   identifiers: Sequence[str] = (), keep: str | Sequence[str] = (),
                    blocking: str = "kd", block_size: int | None = None, sample_size: int = 200_000,
                    chunk_rows: int = 500_000, n_jobs: int | None = None,
                    random_state: RandomState = None, sep: str | None = None,
                    method_params: dict[str, Any] | None = None,
-                   refine: float | None = None,
+                   refine: float | None = None, plan: Plan | None = None,
                    workdir: str | os.PathLike[str] | None = None,
                    on_stage: Callable[[str], None] | None = None) -> Release:
     """Microaggregate a CSV or Parquet file larger than memory (see the module docstring).
+
+    The options of :func:`microagg.anonymize` this face lacks are those the file engine
+    does not run (the others of :data:`~microagg.engines.REFUSABLE`: survey roles, privacy
+    models, noisy or DP releases, dates, rounding, missing values; ``microagg anonymize
+    --engine file`` refuses each by name): use :func:`microagg.anonymize` for them.
 
     Parameters
     ----------
@@ -134,13 +144,20 @@ def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the pu
         CSV (``.csv``, ``.tsv``, ``.txt``, optionally ``.gz``) or Parquet files; the output
         must not be the input.
     quasi_identifiers : sequence of str
-        Numeric columns to mask (z-scored for the distances, averaged on their own scale).
+        Numeric columns to mask (z-scored for the distances, averaged on their own scale);
+        from ``plan`` when given.
     k : int
-        Minimum group size.
-    method : str, default="mdav"
-        The partitioner run in each block.
+        Minimum group size; from ``plan`` when given.
+    method : str, default=None
+        The partitioner run in each block (``None``: ``"mdav"``).
+    sensitive : str or sequence of str, default=()
+        Confidential columns: published unchanged, recorded in ``params["sensitive"]``, and
+        not counted by the check of the columns published unchanged.
     identifiers : sequence of str, default=()
         Columns dropped from the output. Every other column is copied unchanged.
+    keep : str or sequence of str, default=()
+        Columns published unchanged on purpose although they look like direct identifiers
+        (otherwise refused); recorded in ``params["keep"]``, as in memory.
     blocking : {"kd", "pca", "vp"}, default="kd"
     block_size : int, default=None
         Target block size (at least 2k; blocks routed by the sample vary around it).
@@ -163,6 +180,10 @@ def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the pu
         The quality mode: seconds of local search (``> 0``); with ``method`` ``"mdav"``
         (the default) or ``"mdav-scale"`` it runs ``mdav-scale`` in the blocks and then
         across their borders (the module docstring, pass 3).
+    plan : microagg.steps.Plan, default=None
+        A plan of one ``microaggregate`` step: the same release as its options given as
+        keywords (``quasi_identifiers``, ``k``, ``method``... then not given); a plan of
+        more steps runs in memory only and is refused (:func:`microagg.anonymize`).
     workdir : path-like, default=None
         Where to create the private work folder (needs about 2 x n x p x 8 bytes; it holds
         the original values); ``None``: the system temporary folder (``$TMPDIR``).
@@ -183,11 +204,14 @@ def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the pu
     PrivacyViolationError
         The written file fails a check (a bug; the output is removed).
     """
+    options = plan_options(plan, engine="file", caller="anonymize_file",
+                           quasi_identifiers=quasi_identifiers, k=k, method=method,
+                           method_params=method_params)
     source, target = file_paths(input_path, output_path)
-    request = file_request(source, engine="file", sep=sep, quasi_identifiers=quasi_identifiers,
-                           k=k, method=method, identifiers=identifiers, blocking=blocking,
+    request = file_request(source, engine="file", sep=sep, sensitive=sensitive,
+                           identifiers=identifiers, keep=keep, blocking=blocking,
                            block_size=block_size, n_jobs=n_jobs, random_state=random_state,
-                           method_params=method_params, refine=refine)
+                           refine=refine, **options)
     return run_file(request, source, target, sep=sep, on_stage=on_stage,
                     sample_size=sample_size, chunk_rows=chunk_rows, workdir=workdir)
 

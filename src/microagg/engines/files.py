@@ -1,5 +1,6 @@
-"""What the engines that read files share: their paths checked, their Request built from the
-input's first rows, their release's parameters and constant-column warning."""
+"""What the engines that read files share: their paths checked, their options (a plan of one
+step, :func:`plan_options`), their Request built from the input's first rows, their release's
+parameters and constant-column warning."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from .. import __version__
 from .._formats import format_of
 from .._pipeline.notes import warn_user
 from .._pipeline.request import Request
+from .._pipeline.rules import EngineRefusal
 from ..exceptions import ConstantColumnWarning
+from . import engines_running, release_params
 from ._chunks import first_rows
 
-__all__ = ["constant_columns", "engine_params", "file_paths", "file_request"]
+__all__ = ["constant_columns", "engine_params", "file_paths", "file_request", "plan_options"]
 
 
 def file_paths(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str]
@@ -44,19 +47,57 @@ def file_request(source: pathlib.Path, *, engine: str, sep: str | None = None,
     return Request.build(first_rows(source, sep=sep), engine=engine, **options)
 
 
-def engine_params(request: Request, **extra: Any) -> Mapping[str, Any]:
-    """``Release.params`` of a release by an engine that reads files: the Request's options
-    (group means on z-scores, block by block), the columns published on purpose (``keep``)
-    and the survey roles as the in-memory engine records them, then ``extra``."""
-    return MappingProxyType({
-        "method": request.partitioner.name, "k": request.k,
-        "quasi_identifiers": request.quasi_identifiers, "sensitive": request.sensitive,
-        "identifiers": request.identifiers, "aggregation": "mean", "scaling": "standard",
-        "method_params": MappingProxyType(dict(request.method_params)),
-        "blocking": request.blocking, "block_size": int(request.block_size),
-        "engine": request.engine, "keep": request.keep, "weight": request.weight,
-        "household": request.household, "strata": request.strata, **extra, "microagg_version": __version__,
-    })
+def engine_params(request: Request, *, sample_size: int) -> Mapping[str, Any]:
+    """``Release.params`` of a release by an engine that reads files, in the one layout
+    (:func:`~microagg.engines.release_params`): the Request's options (group means on
+    z-scores, block by block, its block tree fitted on ``sample_size`` rows), the columns
+    published on purpose (``keep``) and the survey roles as the in-memory engine records
+    them; what does not apply is ``None``, or empty where the in-memory engine says "none"
+    so (no dates, no rounding, no attribute groups)."""
+    return release_params(
+        method=request.partitioner.name, k=request.k,
+        quasi_identifiers=request.quasi_identifiers, sensitive=request.sensitive,
+        identifiers=request.identifiers, aggregation="mean",
+        aggregation_params=MappingProxyType({}), scaling="standard",
+        method_params=MappingProxyType(dict(request.method_params)),
+        intruder_knows=request.intruder_knows, t_distance=MappingProxyType({}),
+        blocking=MappingProxyType({"blocking": request.blocking,
+                                   "block_size": int(request.block_size),
+                                   "sample_size": int(sample_size)}),
+        group_methods=MappingProxyType({}), microagg_version=__version__,
+        dates=MappingProxyType({}), rounding=MappingProxyType({}), keep=request.keep,
+        weight=request.weight, household=request.household, strata=request.strata)
+
+
+_STEP_OPTIONS = ("quasi_identifiers", "k", "method", "method_params", "aggregation",
+                 "aggregation_params", "scaling")
+"""The options of a :class:`~microagg.steps.Microaggregate` step, as Request options."""
+
+
+def plan_options(plan: Any, *, engine: str, caller: str, **options: Any) -> dict[str, Any]:
+    """The Request options of a face of an engine that reads files: ``options`` as given
+    without ``plan``; with a plan of one step, its step's options (the same request; an
+    option given both ways refused by name); a plan of more steps refused before any work
+    (:class:`~microagg._pipeline.rules.EngineRefusal`, naming the engines that run it)."""
+    from ..steps import Plan
+
+    if plan is None:
+        missing = [name for name in ("quasi_identifiers", "k") if options.get(name) is None]
+        if missing:
+            raise TypeError(f"{caller} needs {' and '.join(missing)} (or plan=, a "
+                            "microagg.steps.Plan of one step).")
+        return options
+    if not isinstance(plan, Plan):
+        raise TypeError(f"The 'plan' parameter of {caller} must be a microagg.steps.Plan. Got "
+                        f"{type(plan).__name__} instead.")
+    if len(plan.steps) > 1:
+        raise EngineRefusal(engine, ["plan"], engines_running(["plan"]))
+    twice = [name for name in _STEP_OPTIONS if options.get(name) not in (None, {}, ())]
+    if twice:
+        raise ValueError(f"{caller}: give {', '.join(twice)} either in the plan's step or as "
+                         "keywords, not both.")
+    step = plan.steps[0]
+    return {**options, **{name: getattr(step, name) for name in _STEP_OPTIONS}}
 
 
 def constant_columns(request: Request, varying: NDArray[np.bool_], notes: list[str]) -> None:

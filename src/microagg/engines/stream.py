@@ -194,7 +194,7 @@ def anonymize_stream(rows: Iterable[Any] | pd.DataFrame | NDArray[Any], k: int, 
     True
     >>> max(r.delay for r in out) <= 4
     True
-    >>> from microagg.stream import check_stream
+    >>> from microagg.engines.stream_check import check_stream
     >>> check_stream(out, k=3, delay=4).k >= 3
     True
     """

@@ -10,7 +10,7 @@ import os
 import pathlib
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import IO, Any
@@ -30,6 +30,7 @@ from ..exceptions import SchemaError
 from ..io import check_output_path
 from ..partition import get_partitioner
 from ..schema import check_unique_columns
+from . import release_params
 from ._stream_engine import Batch, StreamEngine, checked_records
 from ._stream_input import check_params, check_scale, frame_to_matrix
 from .stream_check import StreamCheck, StreamChecker
@@ -78,12 +79,21 @@ class _Job:
                               if c is not None)]
 
     @property
-    def params(self) -> dict[str, Any]:
-        return {"method": get_partitioner(self.method).name, "k": self.k, "delay": self.delay,
-                "flush_age": self.flush_age, "quasi_identifiers": tuple(self.columns),
-                "keep": tuple(self.keep), "aggregation": "mean",
-                "scale": self.scale if isinstance(self.scale, str) else self.scale.tolist(),
-                "engine": "stream", "microagg_version": __version__}
+    def params(self) -> Mapping[str, Any]:
+        """``Release.params`` in the one layout (:func:`~microagg.engines.release_params`):
+        the stream's window of arrivals (``delay``, ``flush_age``) under ``blocking``, its
+        running or fixed scales under ``scaling``."""
+        return release_params(
+            method=get_partitioner(self.method).name, k=self.k,
+            quasi_identifiers=tuple(self.columns), sensitive=(), identifiers=(),
+            aggregation="mean", aggregation_params=MappingProxyType({}),
+            scaling=self.scale if isinstance(self.scale, str) else tuple(self.scale.tolist()),
+            method_params=MappingProxyType({}), intruder_knows=(),
+            t_distance=MappingProxyType({}),
+            blocking=MappingProxyType({"blocking": "arrival", "delay": self.delay,
+                                       "flush_age": self.flush_age}),
+            group_methods=MappingProxyType({}), microagg_version=__version__,
+            dates=MappingProxyType({}), rounding=MappingProxyType({}), keep=tuple(self.keep))
 
 
 def _job(options: dict[str, Any]) -> _Job:
@@ -133,6 +143,13 @@ def stream_csv(source: str | os.PathLike[str] | IO[str],  # noqa: PLR0913 - the 
     ``k``. Without it, rows are shuffled within each cluster (seeded by ``random_state``),
     so the row order does not reveal the arrival order either. The delay column reveals the
     arrival index too (arrival = publication - delay).
+
+    The options of :func:`microagg.anonymize` this face lacks are those the stream engine does
+    not run (``ENGINES["stream"].runs`` is empty: each is refused by name when a Request asks
+    for it): it publishes the ``columns`` and the ``keep`` columns only, so it needs no
+    identifiers or sensitive roles (every other column is dropped), and it groups records
+    within a window of ``delay`` arrivals instead of blocking them
+    (``Release.params["blocking"]``).
 
     Parameters
     ----------
@@ -323,7 +340,7 @@ def _write_batch(writer: Any, batch: Batch, job: _Job, checker: StreamChecker) -
         writer.writerow(row)
 
 
-def stream_release(checker: StreamChecker, check: StreamCheck, *, params: dict[str, Any],
+def stream_release(checker: StreamChecker, check: StreamCheck, *, params: Mapping[str, Any],
                    seed: int, output: pathlib.Path | None, columns: tuple[str, ...],
                    timings: dict[str, float]) -> Release:
     """The end-of-stream summary of a checked stream, as a Release (``engine="stream"``):
