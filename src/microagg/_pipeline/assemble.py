@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -29,19 +30,31 @@ from .survey_risk_step import survey_risk_figures
 if TYPE_CHECKING:  # pragma: no cover
     from .request import Request
 
-__all__ = ["assemble"]
+__all__ = ["Findings", "assemble"]
+
+
+@dataclass
+class Findings:
+    """What a stage derived from the published table, completed by :func:`assemble`."""
+
+    checks: dict[str, Any]
+    metrics: dict[str, Any]
+    warnings: list[str]
+    """Every warning of the release, privacy-relevant ones first (one list, appended to)."""
+    timings: dict[str, float]
 
 
 def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], seed: int,
-             params: Mapping[str, Any], checks: dict[str, Any], metrics: dict[str, Any],
-             warnings: list[str], timings: dict[str, float],
+             params: Mapping[str, Any], findings: Findings,
              partitions: Mapping[str, NDArray[np.intp]] | None = None,
              steps: tuple[StepRecord, ...] = ()) -> Release:
     """The Release of ``request``: ``data`` is the published table (dates back, rounded,
-    rows in their published order), ``checks`` and ``metrics`` what the stage derived from
-    it; the published-columns check, the survey risk and the homogeneity warning are added
-    here, and ``params`` completed with how the table was published and the survey roles.
+    rows in their published order), ``findings`` what the stage derived from it; the
+    published-columns check, the survey risk and the homogeneity warning are added here,
+    and ``params`` completed with how the table was published and the survey roles.
     """
+    checks, metrics, warnings = findings.checks, findings.metrics, findings.warnings
+    timings = findings.timings
     required = checks.get("k_anonymity", {}).get("required")
     broken = unchanged_columns_check(data, request, required)
     if broken is not None:

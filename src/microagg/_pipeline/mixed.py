@@ -33,6 +33,7 @@ from ..metrics import (
 from ..models import ILOmegaCost
 from ..partition.cdt import Columns
 from ..partition.mixed import MixedData
+from .assemble import Findings, assemble
 from .grouping import enforce_models
 from .measure import sensitive_metrics
 from .missing import MissingRecord, prepare_missing, published_sensitive, repair_diversity
@@ -40,7 +41,6 @@ from .mixed_patterns import Pieces, missing_mask, plan_mixed, published_missing,
 from .notes import warn_user
 from .numeric import privacy_params, quasi_identifier_matrix
 from .pattern_stage import restricted_request
-from .assemble import assemble
 from .publish import Published, publish, published_numbers
 from .request import Request
 from .result import Release
@@ -311,8 +311,8 @@ def run_mixed(request: Request) -> Release:
     notes += _notes(request, cols, labels, metrics["ncp"])
     timings["measure"] = time.perf_counter() - t
     n_plain = cols.n_plain
-    return assemble(request, data=final.data, labels=labels, seed=seed, checks=checks,
-                    metrics=metrics, warnings=notes, timings=timings,
+    return assemble(request, data=final.data, labels=labels, seed=seed,
+                    findings=Findings(checks, metrics, notes, timings),
                     params=_params(request, record, (cols.num_cols[:n_plain],
                                                      cols.num_cols[n_plain:], cols.cat_cols),
                                    params),
@@ -395,7 +395,7 @@ def _run_patterns(request: Request, record: MissingRecord, seed: int,
         metrics.update(sensitive_metrics(classes, final.data, request.sensitive))
     notes: list[str] = []
     record.warn(notes)
-    return assemble(request, data=final.data, labels=labels, seed=seed, checks=checks,
-                    metrics=metrics, warnings=notes, timings=timings,
+    return assemble(request, data=final.data, labels=labels, seed=seed,
+                    findings=Findings(checks, metrics, notes, timings),
                     params=_params(request, record, kinds, params),
                     steps=_steps(request, table, labels, metrics))

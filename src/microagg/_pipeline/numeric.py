@@ -20,11 +20,11 @@ from .._scaling import apply_scaler, fit_scaler, from_safe_range, safe_exponents
 from .._validation import resolve_seed
 from ..aggregate import aggregate
 from ..exceptions import ConstantColumnWarning, LowUtilityWarning, PrivacyLeakWarning
+from .assemble import Findings, assemble
 from .certify import certify_metrics, check_complete
 from .measure import Tables, completed_tables, numeric_metrics, sensitive_metrics
 from .missing import prepare_missing, published_sensitive
 from .notes import warn_user
-from .assemble import assemble
 from .publish import publish, published_numbers
 from .request import Request
 from .result import Release
@@ -171,7 +171,7 @@ def run_numeric(request: Request) -> Release:
         labels = labels[order]
     return assemble(request, data=data, labels=labels, seed=seed,
                     params={**_params(request, outcome), "missing": record.params()},
-                    checks=checks, metrics=metrics, warnings=notes, timings=timings,
+                    findings=Findings(checks, metrics, notes, timings),
                     partitions=outcome.partitions, steps=steps_of(request, raw, outcome))
 
 

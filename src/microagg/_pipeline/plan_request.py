@@ -33,12 +33,13 @@ _SEVERAL_STEPS_REFUSE = ("epsilon", "bounds", "attribute_groups", "n_attribute_g
 """Options a plan of several steps does not run yet."""
 
 
-def shorthand_of(plan: Any, quasi_identifiers: Any, k: Any,
-                 options: Mapping[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+def shorthand_of(plan: Any, quasi_identifiers: Any, k: Any, options: Mapping[str, Any],
+                 engine: str = "memory") -> tuple[Any, Any, dict[str, Any]]:
     """``(quasi_identifiers, k, options)`` of a request: those given, or with ``plan`` its
     one step's (a plan of several steps: the union of their quasi-identifiers and the
     smallest k; :func:`check_plan_steps` checks each step). ``plan`` with any of
-    :data:`PLAN_REPLACES` is refused, each named."""
+    :data:`PLAN_REPLACES` is refused, each named, and a plan of several steps on another
+    ``engine`` than memory or with an option it does not run yet."""
     if plan is None:
         if k is None:
             raise TypeError("anonymize needs k (the smallest group size, an int >= 2) or a "
@@ -53,6 +54,7 @@ def shorthand_of(plan: Any, quasi_identifiers: Any, k: Any,
         raise ValueError(f"plan= gives each step's options: do not pass "
                          f"{', '.join(clash)} with it (put them in the plan's steps).")
     if len(plan.steps) > 1:
+        _refuse_options(plan, options, engine)
         keys = tuple(dict.fromkeys(c for step in plan.steps for c in step.quasi_identifiers))
         return keys, min(step.k for step in plan.steps), dict(options)
     step = plan.steps[0]
@@ -73,12 +75,8 @@ def shorthand_plan(fields: Mapping[str, Any], options: Mapping[str, Any]) -> Pla
                                 scaling=options.get("scaling"))])
 
 
-def check_plan_steps(df: pd.DataFrame, plan: Plan, fields: Mapping[str, Any],
-                     options: Mapping[str, Any], engine: str) -> None:
-    """Refuse what a plan of several steps cannot run yet, each option named: another engine
-    than memory, the options of :data:`_SEVERAL_STEPS_REFUSE`, a column in two steps,
-    categorical or missing quasi-identifiers, a generalizing method, a noisy aggregation;
-    then check each step's options as the shorthand's are checked."""
+def _refuse_options(plan: Plan, options: Mapping[str, Any], engine: str) -> None:
+    """Another engine than memory, and the options of :data:`_SEVERAL_STEPS_REFUSE`."""
     where = f"A plan of {len(plan.steps)} steps"
     if engine != "memory":
         raise SchemaError(f"{where} runs in memory only (engine 'memory'), not on engine "
@@ -88,6 +86,14 @@ def check_plan_steps(df: pd.DataFrame, plan: Plan, fields: Mapping[str, Any],
     if given:
         raise SchemaError(f"{where} does not run {', '.join(given)} yet: use a plan of one "
                           "step (or the shorthand quasi_identifiers=, k=) for them.")
+
+
+def check_plan_steps(df: pd.DataFrame, plan: Plan, fields: Mapping[str, Any]) -> None:
+    """Refuse what a plan of several steps cannot run yet: a column in two steps,
+    categorical or missing quasi-identifiers, a generalizing method, a noisy aggregation;
+    then check each step's options as the shorthand's are checked (its options and engine
+    were checked by :func:`shorthand_of`)."""
+    where = f"A plan of {len(plan.steps)} steps"
     seen: dict[str, int] = {}
     for position, step in enumerate(plan.steps, start=1):
         twice = [c for c in step.quasi_identifiers if c in seen]

@@ -29,8 +29,8 @@ from ..hierarchy import Hierarchy
 from ..models import SensitiveDistribution
 from ..partition import PARTITIONERS, Partitioner, get_partitioner
 from ..schema import Schema, roles_from
-from .certify import certify_option
 from ..steps import Plan
+from .certify import certify_option
 from .missing import check_missing
 from .plan_request import check_plan_steps, shorthand_of, shorthand_plan
 from .publish import prepare as prepare_publishing
@@ -160,7 +160,8 @@ class Request:
         another plan (:meth:`Release.without_last_step`).
         """
         started = time.perf_counter()
-        quasi_identifiers, k, options = shorthand_of(plan, quasi_identifiers, k, options)
+        quasi_identifiers, k, options = shorthand_of(plan, quasi_identifiers, k, options,
+                                                   engine)
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"anonymize expects a pandas DataFrame. Got {type(df).__name__} "
                             "instead.")
@@ -195,7 +196,7 @@ class Request:
         else:
             fields.update(_numeric_options(df, fields, options))
         if plan is not None and len(plan.steps) > 1:
-            check_plan_steps(df, plan, fields, options, runner.name)
+            check_plan_steps(df, plan, fields)
             fields["kind"] = "plan"
         fields["keep"] = _kept_identifiers(df, fields, whole=whole)  # after every other check
         fields["plan"] = plan if plan is not None else shorthand_plan(fields, options)

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from .verdict import Verdict, decide, kept_identifiers
 
-__all__ = ["ENGINES", "Release", "StepRecord", "StepFigures", "to_plain"]
+__all__ = ["ENGINES", "Release", "StepFigures", "StepRecord", "to_plain"]
 
 ENGINES = ("memory", "file", "dask", "stream")
 """Where a release was computed: in this process (blocked or not), file to file out of core,
