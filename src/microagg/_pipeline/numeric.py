@@ -21,7 +21,7 @@ from .._validation import resolve_seed
 from ..aggregate import aggregate
 from ..exceptions import ConstantColumnWarning, LowUtilityWarning, PrivacyLeakWarning
 from .assemble import Findings, assemble
-from .certify import certify_metrics, check_complete
+from .certify import certify_metrics
 from .measure import Tables, completed_tables, numeric_metrics, sensitive_metrics
 from .missing import prepare_missing, published_sensitive
 from .notes import warn_user
@@ -139,9 +139,7 @@ def run_numeric(request: Request) -> Release:
                      "excluded from the distances and the information loss, and published "
                      "unchanged.", ConstantColumnWarning)
     timings["validate"] = time.perf_counter() - request.started
-    if request.certify is not None:
-        check_complete(values)  # before the grouping, not after it
-    if np.isnan(values).any():
+    if request.kind == "patterns":  # the one stage that records its missingness patterns
         outcome = pattern_stage(request, values, rng, timings, record)
     else:
         outcome = STAGES[request.kind](request, values, rng, timings)

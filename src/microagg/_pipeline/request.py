@@ -31,7 +31,7 @@ from ..partition import PARTITIONERS, Partitioner, get_partitioner
 from ..schema import Schema, roles_from
 from ..steps import Plan
 from .certify import certify_option
-from .missing import check_missing
+from .missing import check_missing, kind_with_missing
 from .plan_request import check_plan_steps, shorthand_of, shorthand_plan
 from .publish import prepare as prepare_publishing
 from .published import check_keep, check_unmasked_identifiers, row_positions
@@ -57,7 +57,7 @@ __all__ = ["CATEGORICAL_AGGREGATIONS", "Request"]
 CATEGORICAL_AGGREGATIONS = ("generalize", "mode")
 """Representatives of nominal quasi-identifiers in a mixed release."""
 
-KINDS = ("numeric", "attribute-groups", "dp", "mixed", "plan")
+KINDS = ("numeric", "patterns", "attribute-groups", "dp", "mixed", "plan")
 """The stage that runs a request (:attr:`Request.kind`)."""
 
 NO_ROWS = "The input table has no rows; there is nothing to release."
@@ -191,6 +191,10 @@ class Request:
         fields["certify"] = certify_option(options.get("certify"),
                                            n_rows=df.shape[0] if whole else None,
                                            kind=fields["kind"])
+        if whole:  # the stage with missing values, or their refusal, before any work
+            fields["kind"] = kind_with_missing(df, fields["quasi_identifiers"],
+                                               fields["missing"], fields["kind"],
+                                               fields["hierarchies"], fields["certify"])
         if fields["kind"] == "mixed":
             fields.update(_mixed_options(df, fields, options))
         else:
