@@ -73,6 +73,11 @@ def _loss(original: pd.DataFrame, current: pd.DataFrame) -> float:
         return 0.0
     a = original.loc[:, numeric].to_numpy(dtype=np.float64, na_value=np.nan)
     b = current.loc[:, numeric].to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.isnan(a).all(axis=0).any():
+        a, b = a[:, ~np.isnan(a).all(axis=0)], b[:, ~np.isnan(a).all(axis=0)]
+    magnitude = np.nanmax(np.abs(a), axis=0) if a.size else np.ones(a.shape[1])
+    magnitude[~(magnitude > 0)] = 1.0  # z-scores ignore a column's scale: keep sums finite
+    a, b = a / magnitude, b / magnitude
     spread = np.nanstd(a, axis=0) if a.shape[0] else np.zeros(len(numeric))
     spread[~(spread > 0)] = np.inf  # a constant column: no loss, no total
     za = (a - np.nanmean(a, axis=0)) / spread
