@@ -199,3 +199,20 @@ def test_the_pipeline_never_replaces_fields_of_a_release(monkeypatch, people):
                         sensitive="diagnosis", identifiers=["height", "weight"],
                         random_state=0)
     assert "rounding" in release.checks and "survey_risk" in release.metrics
+
+
+def test_every_in_memory_release_records_its_one_step():
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"age": rng.normal(45, 12, 90), "income": rng.normal(3e4, 8e3, 90),
+                       "region": rng.choice(["north", "south", "east"], 90)})
+    mixed = anonymize(df, quasi_identifiers=["age", "region"], k=5, sensitive="income",
+                      random_state=0)
+    (step,) = mixed.steps
+    assert step.after.information_loss == pytest.approx(100 * mixed.metrics["ncp"])
+    assert step.smallest_group == mixed.checks["group_k"]["achieved"]
+    holes = df.assign(age=df["age"].where(df.index > 9))
+    patterns = anonymize(holes, quasi_identifiers=["age", "income"], k=5,
+                         identifiers="region", random_state=0)
+    (step,) = patterns.steps
+    assert step.before.k_anonymity == 1 and step.after.k_anonymity >= 5
+    assert step.groups == int(patterns.labels.max()) + 1

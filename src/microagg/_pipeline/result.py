@@ -273,6 +273,7 @@ class Release:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         object.__setattr__(self, "replay", None)
+        object.__setattr__(self, "steps", ())  # a state pickled before steps were recorded
         for name, value in state.items():
             object.__setattr__(self, name, _frozen(value))
 
