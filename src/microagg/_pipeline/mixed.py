@@ -212,7 +212,7 @@ def _verify(request: Request, final: Published, labels: NDArray[np.intp]
     k, sens, published = request.k, request.sensitive, final.data
     group_k = group_k_check(k, int(np.bincount(labels).min()),
                             "size of the smallest group (from the release's labels)")
-    classes = published_classes(published, request.quasi_identifiers)
+    classes = final.quasi_identifier_classes(request.quasi_identifiers)
     checks: dict[str, Any] = {
         "k_anonymity": k_check(k, int(np.bincount(classes).min())),
         "group_k": group_k,

@@ -25,7 +25,7 @@ from .certify import certify_metrics
 from .measure import Tables, completed_tables, numeric_metrics, sensitive_metrics
 from .missing import prepare_missing, published_sensitive
 from .notes import warn_user
-from .publish import publish, published_numbers
+from .publish import Published, publish, published_numbers
 from .request import Request
 from .result import Release
 from .verify import (
@@ -33,7 +33,6 @@ from .verify import (
     diversity_checks,
     group_k_check,
     k_check,
-    published_classes,
 )
 
 __all__ = ["Outcome", "aggregate_safely", "privacy_params", "quasi_identifier_matrix",
@@ -150,7 +149,7 @@ def run_numeric(request: Request) -> Release:
         table[col] = outcome.masked[:, j]
     published = publish(table, request, timings)
     t = time.perf_counter()
-    checks, classes, labels = _verify(request, outcome, published.data, notes)
+    checks, classes, labels = _verify(request, outcome, published, notes)
     if published.rounding is not None:
         checks["rounding"] = published.rounding
     timings["verify"] = time.perf_counter() - t
@@ -188,7 +187,7 @@ def steps_of(request: Request, raw: NDArray[np.float64], outcome: Outcome) -> tu
                         pd.DataFrame(outcome.masked, columns=qi), partitions),)
 
 
-def _verify(request: Request, outcome: Outcome, published: pd.DataFrame, notes: list[str]
+def _verify(request: Request, outcome: Outcome, final: Published, notes: list[str]
             ) -> tuple[dict[str, Any], NDArray[np.intp] | None, NDArray[np.intp]]:
     """k (promised or reported), the group k, l and t, from the published table (dates
     back, rounded): the classes of identical published quasi-identifiers."""
@@ -196,7 +195,8 @@ def _verify(request: Request, outcome: Outcome, published: pd.DataFrame, notes: 
     checks = outcome.checks
     labels = outcome.labels
     noisy_or_dp = request.noisy or request.epsilon is not None
-    classes_of_all = published_classes(published, qi)  # the published table, as it is
+    published = final.data
+    classes_of_all = final.quasi_identifier_classes(qi)  # the published table, as it is
     achieved = int(np.bincount(classes_of_all).min())
     if partitions:
         labels = classes_of_all

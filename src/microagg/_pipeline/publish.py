@@ -204,14 +204,12 @@ def published_numbers(values: NDArray[np.float64], columns: Sequence[str],
     return out
 
 
-def rounding_check(table: pd.DataFrame, published: pd.DataFrame, request: Request
+def rounding_check(table: pd.DataFrame, after: NDArray[np.intp], request: Request
                    ) -> Mapping[str, Any]:
     """``checks["rounding"]``: the classes of identical quasi-identifiers of the masked
-    ``table`` and of the ``published`` one (after :func:`restore_dates` and
+    ``table`` and ``after`` (those of the published table, after :func:`restore_dates` and
     :func:`round_numbers`), and the k of each."""
-    qi = list(request.quasi_identifiers)
-    before = published_classes(table, qi)
-    after = published_classes(published, qi)
+    before = published_classes(table, list(request.quasi_identifiers))
     return MappingProxyType({
         "columns": MappingProxyType(dict(request.rounding)),
         "dates": MappingProxyType({c: s.publish for c, s in request.dates.items()}),
@@ -230,6 +228,14 @@ class Published:
     data: pd.DataFrame
     rounding: Mapping[str, Any] | None = None
     """``checks["rounding"]`` (:func:`rounding_check`), when a date or a rounding applies."""
+    classes: NDArray[np.intp] | None = None
+    """The classes of identical published quasi-identifiers, when counted here."""
+
+    def quasi_identifier_classes(self, qi: Sequence[str]) -> NDArray[np.intp]:
+        """The classes of identical published quasi-identifiers ``qi`` (the verifier's
+        :func:`~.verify.published_classes`), counted once."""
+        return self.classes if self.classes is not None else published_classes(self.data,
+                                                                                list(qi))
 
 
 def publish(table: pd.DataFrame, request: Request, timings: dict[str, float]) -> Published:
@@ -240,9 +246,10 @@ def publish(table: pd.DataFrame, request: Request, timings: dict[str, float]) ->
         return Published(table)
     started = time.perf_counter()
     published = round_numbers(restore_dates(table, request), request.rounding)
-    check = rounding_check(table, published, request)
+    classes = published_classes(published, list(request.quasi_identifiers))
+    check = rounding_check(table, classes, request)
     timings["publish"] = time.perf_counter() - started
-    return Published(published, check)
+    return Published(published, check, classes)
 
 
 def published_params(request: Request) -> dict[str, Any]:
