@@ -96,3 +96,17 @@ def test_anonymize_takes_a_schema(people, tmp_path: pathlib.Path):
     pd.testing.assert_frame_equal(by_schema.data, by_options.data)
     with pytest.raises(SchemaError, match="either in the schema or as options"):
         anonymize(people, schema=schema, quasi_identifiers=["age"], k=4)
+
+
+def test_missing_values_choose_the_stage_or_are_refused_when_the_request_is_built(people):
+    holes = people.assign(age=people["age"].where(people.index > 4))
+    options = {"quasi_identifiers": ["age", "income"], "k": 4, "identifiers": "id",
+               "sensitive": ["region", "diagnosis"]}
+    assert Request.build(holes, **options).kind == "patterns"
+    assert Request.build(holes, **options, missing="impute:median").kind == "numeric"
+    with pytest.raises(SchemaError, match="in 60 rows \\('age': 5 missing\\)"):
+        Request.build(holes, **options, missing="refuse")
+    with pytest.raises(SchemaError, match="attribute groups does not run missing='pattern'"):
+        Request.build(holes, **options, attribute_groups="individual")
+    with pytest.raises(SchemaError, match="certify needs complete quasi-identifiers: 5 of 60"):
+        Request.build(holes, **options, certify=1.0)

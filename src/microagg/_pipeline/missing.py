@@ -49,6 +49,7 @@ __all__ = [
     "check_missing",
     "fill_category",
     "impute_frame",
+    "kind_with_missing",
     "missing_refusal",
     "observed_levels",
     "prepare_missing",
@@ -172,25 +173,47 @@ _NO_PATTERNS = {"dp": "the epsilon-DP release (its partition ignores the data)",
                 "attribute-groups": "microaggregation by attribute groups"}
 
 
+def kind_with_missing(df: pd.DataFrame, quasi_identifiers: tuple[str, ...], strategy: str,
+                      kind: str, hierarchies: Mapping[str, Any], certify: float | None
+                      ) -> str:
+    """The stage of a request (:attr:`Request.kind`) given the missing values of its
+    quasi-identifiers, checked when the Request is built: ``"patterns"`` for a numeric
+    release grouped per missingness pattern; ``missing="refuse"``, a stage that has no
+    patterns (the epsilon-DP release, attribute groups) and ``certify`` refuse them."""
+    cells = {c: int(n) for c in quasi_identifiers if (n := df[c].isna().sum())}
+    if not cells or strategy.startswith("impute:"):
+        return kind
+    if strategy == "refuse":
+        raise missing_refusal(cells, len(df))
+    category = strategy == "category"
+    left = {c: n for c, n in cells.items()
+            if not (category and c in hierarchies
+                    and not isinstance(df[c].dtype, pd.CategoricalDtype))}
+    if left and kind in _NO_PATTERNS:
+        raise SchemaError(
+            f"{_NO_PATTERNS[kind]} does not run missing={strategy!r} "
+            f"(quasi-identifiers with missing values: "
+            + ", ".join(f"{c!r}: {n} of {len(df)} rows" for c, n in left.items())
+            + "); use missing='impute:median' or 'impute:mean', or drop the rows first.")
+    if certify is not None:
+        rows = int(df.loc[:, list(quasi_identifiers)].isna().any(axis=1).sum())
+        raise SchemaError("certify needs complete quasi-identifiers: "
+                          f"{rows} of {len(df)} rows have missing values. Impute or drop them "
+                          "first (missing='impute:median'), or leave certify out.")
+    return "patterns" if left and kind == "numeric" else kind
+
+
 def prepare_missing(request: Any) -> tuple[Any, MissingRecord]:
     """The request as its stage runs it (imputed, or with missing categories filled) and
-    the record of its missing values; ``missing="refuse"`` refuses here."""
+    the record of its missing values (the refusals came when it was built:
+    :func:`kind_with_missing`)."""
     record = MissingRecord.of(request)
     if not record.missing_cells:
         return request, record
-    if request.missing == "refuse":
-        raise missing_refusal(record.missing_cells, len(request.data))
     if request.missing.startswith("impute:"):
         return impute_frame(request, record), record
     if request.missing == "category":
         request = fill_category(request, record)
-    left = {c: n for c, n in record.missing_cells.items() if c not in record.category}
-    if left and request.kind in _NO_PATTERNS:
-        raise SchemaError(
-            f"{_NO_PATTERNS[request.kind]} does not run missing={request.missing!r} "
-            f"(quasi-identifiers with missing values: "
-            + ", ".join(f"{c!r}: {n} of {len(request.data)} rows" for c, n in left.items())
-            + "); use missing='impute:median' or 'impute:mean', or drop the rows first.")
     return request, record
 
 
