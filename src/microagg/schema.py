@@ -70,8 +70,8 @@ import pandas as pd
 
 from ._column_names import match_columns
 from ._pipeline.dates import format_problem
-from ._schema_steps import read_steps, renamed_plan
 from ._schema_propose import propose_schema
+from ._schema_steps import read_steps, renamed_plan
 from .exceptions import SchemaError
 from .hierarchy import as_labels
 from .steps import Plan
