@@ -68,12 +68,8 @@ microaggregate"])
     for position, record in enumerate(steps, start=1):
         try:
             parsed.append(_step_from_record(record, position))
-        except (TypeError, ValueError) as error:
-            message = str(error)
-            where = f"step {position} of the plan"
-            if not message.startswith(where):
-                message = f"{where} ({record.get('step')}): {message}"
-            problems.append(f"[[steps]]: {message.rstrip('.')}")
+        except (TypeError, ValueError) as error:  # it names the step and the option
+            problems.append(f"[[steps]]: {str(error).rstrip('.')}")
     if len(problems) > before:
         return None
     plan = Plan(parsed)
