@@ -7,8 +7,9 @@ import pathlib
 
 import pytest
 
+from microagg._schema_steps import schema_with_plan
 from microagg.exceptions import SchemaError
-from microagg.schema import load_schema
+from microagg.schema import load_schema, roles_from
 from microagg.steps import Microaggregate, Plan
 
 COLUMNS = """
@@ -119,3 +120,27 @@ def test_other_top_level_keys_still_refused(tmp_path: pathlib.Path) -> None:
     with pytest.raises(SchemaError, match=r"unknown top-level key\(s\) \['plan'\] \(only "
                                           r"\[columns.NAME\] and \[\[steps\]\] tables\)"):
         _load(tmp_path, "plan = 1\n" + COLUMNS)
+
+
+def test_a_plan_given_with_a_schema_is_checked_against_its_roles(
+        tmp_path: pathlib.Path) -> None:
+    schema = _load(tmp_path, COLUMNS)
+    plan = Plan([Microaggregate(["age", "income"], k=5),
+                 Microaggregate(["height", "weight"], k=3)])
+    assert schema_with_plan(schema, plan).plan == plan
+    assert schema_with_plan(schema, None) is schema
+    with pytest.raises(SchemaError, match="'disease' has role 'sensitive'"):
+        schema_with_plan(schema, Plan([Microaggregate(["age", "income", "height",
+                                                       "weight", "disease"], k=5)]))
+    with pytest.raises(SchemaError, match="The plan is given twice"):
+        schema_with_plan(_load(tmp_path, TWO_STEPS), plan)
+
+
+def test_roles_of_a_schema_plan_are_the_schema_roles(tmp_path: pathlib.Path) -> None:
+    schema = _load(tmp_path, TWO_STEPS)
+    keys = ["age", "income", "height", "weight"]
+    assert roles_from(schema, keys, None, None) == (keys, ["disease"], ["id"])
+    with pytest.raises(SchemaError, match="not both"):  # other columns: still refused
+        roles_from(schema, ["age"], None, None)
+    with pytest.raises(SchemaError, match="not both"):
+        roles_from(_load(tmp_path, COLUMNS), keys, None, None)

@@ -24,12 +24,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .steps import Plan
 from .steps._plan import _step_from_record
 
-__all__ = ["plan_columns_problems", "read_steps", "renamed_plan"]
+if TYPE_CHECKING:
+    from .schema import Schema
+
+__all__ = ["plan_columns_problems", "plan_keys", "read_steps", "renamed_plan",
+           "schema_with_plan"]
 
 
 def read_steps(steps: Any, roles: Mapping[str, str], problems: list[str]) -> Plan | None:
@@ -130,3 +134,36 @@ def renamed_plan(plan: Plan | None, names: Sequence[str], spelled: Sequence[str]
     spelling = dict(zip(names, spelled, strict=True))
     return Plan(dataclasses.replace(step, quasi_identifiers=tuple(
         spelling.get(c, c) for c in step.quasi_identifiers)) for step in plan.steps)
+
+
+def plan_keys(plan: Plan) -> list[str]:
+    """Every column the steps of ``plan`` mask, each once, in the order of the steps."""
+    return list(dict.fromkeys(c for step in plan.steps for c in step.quasi_identifiers))
+
+
+def schema_with_plan(schema: Schema, plan: Plan | None) -> Schema:
+    """``schema`` running ``plan`` (``anonymize(df, schema=..., plan=...)``, ``microagg
+    anonymize --schema ... --step ...``): the plan's columns checked against the schema's
+    roles as a file's ``[[steps]]`` are; a plan given twice (``plan`` and the schema's own
+    ``[[steps]]``) is refused. ``plan=None``: ``schema`` as it is.
+
+    Examples
+    --------
+    >>> from microagg.schema import ColumnSpec, Schema
+    >>> from microagg.steps import Microaggregate
+    >>> schema = Schema({"age": ColumnSpec("quasi-identifier")})
+    >>> schema_with_plan(schema, Plan([Microaggregate("age", k=3)])).plan.steps[0].k
+    3
+    """
+    from .exceptions import SchemaError
+
+    if plan is None:
+        return schema
+    if schema.plan is not None:
+        raise SchemaError(f"The plan is given twice: by plan= (or --step) and by the "
+                          f"[[steps]] of the schema {schema.source}; give it once.")
+    problems = plan_columns_problems(plan, {c: s.role for c, s in schema.columns.items()})
+    if problems:
+        raise SchemaError(f"The plan does not fit the schema {schema.source}: "
+                          + "; ".join(problems) + ".")
+    return dataclasses.replace(schema, plan=plan)

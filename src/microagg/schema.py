@@ -71,7 +71,7 @@ import pandas as pd
 from ._column_names import match_columns
 from ._pipeline.dates import format_problem
 from ._schema_propose import propose_schema
-from ._schema_steps import read_steps, renamed_plan
+from ._schema_steps import plan_keys, read_steps, renamed_plan
 from .exceptions import SchemaError
 from .hierarchy import as_labels
 from .steps import Plan
@@ -481,6 +481,8 @@ def roles_from(schema: Schema | None, qi: Sequence[str] | None, sens: Sequence[s
     """Quasi-identifiers, sensitive and identifiers from a schema or from explicit lists."""
     if schema is None:
         return list(qi or []), list(sens or []), list(ids or [])
+    if schema.plan is not None and qi and list(qi) == plan_keys(schema.plan):
+        return list(qi), schema.sensitive, schema.identifiers  # the plan's: the schema's own
     given = [name for name, value in (("quasi-identifiers", qi), ("sensitive", sens),
                                       ("identifiers", ids)) if value]
     if given:

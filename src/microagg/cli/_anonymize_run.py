@@ -264,10 +264,9 @@ def columns_as_spelled(options: dict[str, Any], columns: Sequence[object]) -> di
             names = match_columns(list(options[key]), columns) or []
             out[key] = dict(zip(names, options[key].values(), strict=True))
     if options.get("plan") is not None:
-        from microagg._schema_steps import renamed_plan
+        from microagg._schema_steps import plan_keys, renamed_plan
 
-        named = list(dict.fromkeys(c for step in options["plan"].steps
-                                   for c in step.quasi_identifiers))
+        named = plan_keys(options["plan"])
         out["plan"] = renamed_plan(options["plan"], named, match_columns(named, columns) or [])
     return out
 
@@ -295,7 +294,9 @@ def read_dataset(name: str, options: dict[str, Any]
     qi, sens, ids = options["quasi_identifiers"], options["sensitive"], options["identifiers"]
     plan = options.get("plan")
     if plan is not None:  # the plan's steps name the columns masked
-        qi = list(dict.fromkeys(c for step in plan.steps for c in step.quasi_identifiers))
+        from microagg._schema_steps import plan_keys
+
+        qi = plan_keys(plan)
     if qi is None:
         qi = list(ds.quasi_identifiers)
     if sens is None:
