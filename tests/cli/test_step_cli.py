@@ -59,10 +59,11 @@ def test_steps_parse_into_the_plan() -> None:
     assert parse_plan(None, ["-k"], None) is None
 
 
-def test_the_schema_plan_is_the_plan_without_step(tmp_path: pathlib.Path) -> None:
+def test_a_schema_plan_runs_as_the_schema_own(tmp_path: pathlib.Path) -> None:
     (tmp_path / "s.toml").write_text(SCHEMA)
     schema = load_schema(tmp_path / "s.toml")
-    assert parse_plan(None, [], schema) == Plan([Microaggregate(["age", "income"], k=4)])
+    assert parse_plan(None, [], schema) is None
+    assert schema.plan == Plan([Microaggregate(["age", "income"], k=4)])
     with pytest.raises(UsageError, match=r"drop -k, -m/--method \(or the schema's"):
         parse_plan(None, ["-k", "-m/--method"], schema)
     with pytest.raises(UsageError, match="give the plan twice"):
@@ -77,15 +78,14 @@ def test_a_bad_step_names_the_option_and_its_position() -> None:
         parse_plan(["swap k=3"], [], None)
 
 
-def test_a_plan_replaces_k_and_method_in_the_request_keywords() -> None:
+def test_the_plan_goes_to_the_request_keywords_only_when_given() -> None:
     plan = Plan([Microaggregate(["age"], k=5)])
-    options = {"quasi_identifiers": None, "sensitive": None, "identifiers": None, "k": 5,
+    options = {"quasi_identifiers": None, "sensitive": None, "identifiers": None, "k": None,
                "method": None, "method_params": {}, "hierarchies": None, "missing_codes": {},
                "plan": plan}
     keywords = request_keywords(options)
-    assert keywords["plan"] is plan
-    assert "k" not in keywords and "method" not in keywords
-    one_step = request_keywords({**options, "plan": None})
+    assert keywords["plan"] is plan and keywords["k"] is None
+    one_step = request_keywords({**options, "k": 5, "plan": None})
     assert "plan" not in one_step and one_step["k"] == 5
 
 

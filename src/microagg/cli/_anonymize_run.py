@@ -178,16 +178,17 @@ def schema_for(schema: pathlib.Path | None, dataset: str | None) -> Schema | Non
 def parse_plan(steps: list[str] | None, given: Sequence[str], schema: Schema | None
                ) -> Plan | None:
     """The plan of the repeated ``--step`` options (:meth:`Plan.from_text
-    <microagg.steps.Plan.from_text>`), or the schema's ``[[steps]]``; ``None`` without
-    either. ``given``: the one-step options given on the command line (``-k``...), refused
-    with ``--step`` by name, as a plan given twice is."""
+    <microagg.steps.Plan.from_text>`); ``None`` without them (a schema's ``[[steps]]`` then
+    run as the schema's own). ``given``: the one-step options given on the command line
+    (``-k``...), refused by name with ``--step`` or a schema's ``[[steps]]``, as a plan
+    given twice is."""
     from microagg.steps import Plan
 
     if not steps:
         if schema is not None and schema.plan is not None and given:
             raise UsageError(f"The schema's [[steps]] say each step's columns, k and method; "
                              f"drop {', '.join(given)} (or the schema's [[steps]]).")
-        return schema.plan if schema is not None else None
+        return None
     if given:
         raise UsageError(f"--step and {', '.join(given)} cannot be given together: each "
                          "--step names its own quasi-identifiers, k and method (e.g. --step "
@@ -275,10 +276,8 @@ def request_keywords(options: dict[str, Any]) -> dict[str, Any]:
     """The keywords of :meth:`Request.build` from the parsed options: roles not given (nor
     by a bundled data set, :func:`_read_dataset`) empty, empty mappings ``None``."""
     options = {name: value for name, value in options.items() if name != "missing_codes"}
-    if options.get("plan") is None:  # the one-step shorthand: -q, -k, -m
+    if options.get("plan") is None:  # the one-step shorthand, or a schema's [[steps]]
         options.pop("plan", None)
-    else:  # each step names its own columns, k and method
-        options = {name: value for name, value in options.items() if name not in ("k", "method")}
     return {**options, "quasi_identifiers": options["quasi_identifiers"] or [],
             "sensitive": options["sensitive"] or (), "identifiers": options["identifiers"] or (),
             "method_params": options["method_params"] or None,

@@ -351,8 +351,10 @@ def anonymize(
                                           ("-k", _given(ctx, "k")), ("-m/--method", method))
                  if given]
         plan = parse_plan(step, given, loaded_schema)
+        stepwise = plan is not None or getattr(loaded_schema, "plan", None) is not None
         options = dict(
-            quasi_identifiers=split_names(quasi_identifiers), k=k, method=method,
+            quasi_identifiers=split_names(quasi_identifiers),
+            k=None if stepwise else k, method=method,  # a plan: each step gives its own
             sensitive=split_names(sensitive), identifiers=split_names(drop),
             keep=split_names(keep) or (), weights=weight, households=household,
             strata=strata, aggregation=aggregation,
