@@ -274,10 +274,16 @@ def columns_as_spelled(options: dict[str, Any], columns: Sequence[object]) -> di
 
 def request_keywords(options: dict[str, Any]) -> dict[str, Any]:
     """The keywords of :meth:`Request.build` from the parsed options: roles not given (nor
-    by a bundled data set, :func:`_read_dataset`) empty, empty mappings ``None``."""
+    by a bundled data set, :func:`_read_dataset`) empty, empty mappings ``None``; a plan's
+    run (``--step``, or a schema's ``[[steps]]``: ``k`` is then ``None``) without the
+    one-step options, which its steps give."""
     options = {name: value for name, value in options.items() if name != "missing_codes"}
     if options.get("plan") is None:  # the one-step shorthand, or a schema's [[steps]]
         options.pop("plan", None)
+    if options["k"] is None:  # a plan: each step names its columns, k and method
+        return {**options, "sensitive": options["sensitive"] or (),
+                "identifiers": options["identifiers"] or (),
+                "hierarchies": options["hierarchies"] or None}
     return {**options, "quasi_identifiers": options["quasi_identifiers"] or [],
             "sensitive": options["sensitive"] or (), "identifiers": options["identifiers"] or (),
             "method_params": options["method_params"] or None,

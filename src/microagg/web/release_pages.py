@@ -220,11 +220,15 @@ async def get_result(request: Request) -> Response:
     attempt = _current(session)
     checks = []
     if attempt is not None:
-        for name, check in attempt.release.checks.items():
-            detail = {k: v for k, v in check.items()
-                      if k != "model" and not isinstance(v, Mapping)}
-            checks.append({"name": name, "model": check.get("model", ""),
-                           "detail": ", ".join(f"{k} {v}" for k, v in detail.items())})
+        for name, found in attempt.release.checks.items():
+            # a check of each step of a plan is a sequence: one row per step
+            each = [found] if isinstance(found, Mapping) else list(found)
+            for position, check in enumerate(each, start=1):
+                detail = {k: v for k, v in check.items()
+                          if k != "model" and not isinstance(v, Mapping)}
+                checks.append({"name": name if len(each) == 1 and isinstance(found, Mapping)
+                               else f"{name} {position}", "model": check.get("model", ""),
+                               "detail": ", ".join(f"{k} {v}" for k, v in detail.items())})
     return render(request, "result.html", title="Result", page_name="result", errors=[],
                   message=None, attempt=attempt, checks=checks, attempts=session.attempts,
                   current=session.current, schema_changed=attempt is not None
