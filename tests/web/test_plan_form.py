@@ -140,3 +140,14 @@ def test_a_two_step_plan_from_the_form_is_released(client: TestClient) -> None:
     assert published.groupby(first).size().min() >= 5
     assert published.groupby(SECOND).size().min() >= 3
     assert "--step" in client.get("/export/reproduce.txt").text
+
+
+def test_an_uploaded_schema_with_steps_points_to_the_protect_page() -> None:
+    from microagg.web.roles import from_toml
+
+    columns, problems = from_toml('[columns.age]\nrole = "quasi-identifier"\n\n[[steps]]\n'
+                                  'step = "microaggregate"\nquasi_identifiers = ["age"]\n'
+                                  'k = 5\n')
+    assert columns == {"age": {"role": "quasi-identifier"}}
+    assert problems == ["the workbench reads a schema's columns, not its [[steps]]: remove "
+                        "them and give the second step on the Protect page"]
