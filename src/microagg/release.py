@@ -16,6 +16,7 @@ from ._scaling import SCALINGS
 from ._validation import RandomState
 from .hierarchy import Hierarchy
 from .schema import Schema
+from .steps import Plan
 
 __all__ = ["CATEGORICAL_AGGREGATIONS", "DLD_SAMPLE", "DLD_SAMPLE_ABOVE", "SCALINGS", "Release",
            "anonymize"]
@@ -25,8 +26,9 @@ def anonymize(
     df: pd.DataFrame,
     *,
     quasi_identifiers: str | Sequence[str] | None = None,
-    k: int,
+    k: int | None = None,
     method: str | None = None,
+    plan: Plan | None = None,
     sensitive: str | Sequence[str] = (),
     identifiers: str | Sequence[str] = (),
     aggregation: str | None = None,
@@ -59,6 +61,7 @@ def anonymize(
     weights: str | None = None,
     households: str | None = None,
     strata: str | None = None,
+    refine: float | None = None,
 ) -> Release:
     """Mask the quasi-identifiers of ``df`` by microaggregation and return a verified release.
 
@@ -80,10 +83,20 @@ def anonymize(
     quasi_identifiers : str or sequence of str
         Columns to mask (key variables an intruder may know); from ``schema`` when given.
     k : int
-        Minimum group size, ``2 <= k <= len(df)``.
+        Minimum group size, ``2 <= k <= len(df)`` (required unless ``plan`` is given).
     method : str, default=None
         A partitioner of :data:`microagg.partition.PARTITIONERS`; ``None``: ``"mdav"``
         (``"mage"`` with categorical quasi-identifiers, the insensitive partition with DP).
+    plan : microagg.steps.Plan, default=None
+        The steps of the release, in order (:class:`~microagg.steps.Plan`), instead of
+        ``quasi_identifiers``, ``k``, ``method``, ``method_params``, ``aggregation``,
+        ``aggregation_params``, ``scaling`` and ``refine`` (refused with it, by name): the
+        shorthand is exactly the plan of one :class:`~microagg.steps.Microaggregate` step.
+        A plan of several steps masks disjoint groups of numeric quasi-identifiers, one
+        after the other, each with its own k (promised, ``checks["steps"]``); k over all of
+        them is reported, not promised (as with ``attribute_groups``). ``Release.steps``
+        records what each step did; ``Release.without_last_step()`` re-runs the plan minus
+        its last step under the recorded seed.
     sensitive, identifiers : str or sequence of str, default=()
         Confidential columns (published unchanged, checked by l / t) and direct identifiers
         (dropped). Every other column is published unchanged, but a column that looks like a
@@ -169,6 +182,9 @@ def anonymize(
         are all whole numbers is published rounded to integers; ``False``: no rounding.
         Rounding comes after aggregation and the final table is verified again (it can merge
         classes): ``Release.params["rounding"]``, ``Release.checks["rounding"]``.
+    refine : float, default=None
+        The quality mode: seconds of local search (``> 0``) improving ``method``'s partition
+        (``mdav-ls``; on large inputs ``mdav-scale`` with its refinement).
 
     Returns
     -------
@@ -188,7 +204,29 @@ def anonymize(
     >>> release.k, release.data["age"].tolist()  # whole numbers: rounded by default
     (3, [29, 29, 29, 50, 50, 50])
     """
-    options = {name: value for name, value in locals().items()
-               if name not in ("df", "quasi_identifiers", "k", "schema")}
-    return run(Request.build(df, quasi_identifiers=quasi_identifiers, k=k, schema=schema,
-                             **options))
+    def replay(steps: Plan) -> Release:  # the same call with another plan
+        return anonymize(
+            df, plan=steps, sensitive=sensitive, identifiers=identifiers,
+            random_state=release.seed, epsilon=epsilon, bounds=bounds,
+            intruder_knows=intruder_knows, hierarchies=hierarchies, l=l, diversity=diversity,
+            diversity_c=diversity_c, t=t, t_distance=t_distance,
+            attribute_groups=attribute_groups, n_attribute_groups=n_attribute_groups,
+            categorical_aggregation=categorical_aggregation, clustering_il=clustering_il,
+            certify=certify, blocking=blocking, block_size=block_size, n_jobs=n_jobs,
+            missing=missing, schema=schema, keep=keep, dates=dates, rounding=rounding,
+            weights=weights, households=households, strata=strata)
+
+    release = run(Request.build(
+        df, quasi_identifiers=quasi_identifiers, k=k, plan=plan, replay=replay,
+        method=method, sensitive=sensitive, identifiers=identifiers, aggregation=aggregation,
+        aggregation_params=aggregation_params, scaling=scaling, random_state=random_state,
+        method_params=method_params, epsilon=epsilon, bounds=bounds,
+        intruder_knows=intruder_knows, hierarchies=hierarchies, l=l, diversity=diversity,
+        diversity_c=diversity_c, t=t, t_distance=t_distance,
+        attribute_groups=attribute_groups, n_attribute_groups=n_attribute_groups,
+        categorical_aggregation=categorical_aggregation, clustering_il=clustering_il,
+        certify=certify, blocking=blocking, block_size=block_size, n_jobs=n_jobs,
+        missing=missing, schema=schema, keep=keep, dates=dates, rounding=rounding,
+        weights=weights, households=households, strata=strata, refine=refine))
+    return release
+

@@ -12,16 +12,12 @@ change the verdict: k-anonymity does not promise against it, and a required l is
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..exceptions import HomogeneityWarning
 from .notes import warn_user
 
-if TYPE_CHECKING:
-    from .result import Release
-
-__all__ = ["homogeneity_message", "with_homogeneity_warning"]
+__all__ = ["homogeneity_message", "warn_homogeneity"]
 
 
 def homogeneity_message(column: str, figures: Mapping[str, Any]) -> str:
@@ -44,17 +40,12 @@ def homogeneity_message(column: str, figures: Mapping[str, Any]) -> str:
             "l-diversity (-l 2 / l=2) so that every class holds at least two values.")
 
 
-def with_homogeneity_warning(release: Release) -> Release:
-    """``release`` with a :class:`HomogeneityWarning` per sensitive column that has
-    homogeneous classes (raised, and kept in ``Release.warnings``)."""
-    measured = release.metrics.get("homogeneity")
+def warn_homogeneity(metrics: Mapping[str, Any], notes: list[str]) -> None:
+    """A :class:`HomogeneityWarning` (raised, and added to ``notes``) per sensitive column
+    whose ``metrics["homogeneity"]`` has homogeneous classes."""
+    measured = metrics.get("homogeneity")
     if not isinstance(measured, Mapping):
-        return release
-    found = {col: figures for col, figures in measured.items()
-             if int(figures.get("homogeneous_classes", 0)) > 0}
-    if not found:
-        return release
-    notes = list(release.warnings)
-    for col, figures in found.items():
-        warn_user(notes, homogeneity_message(str(col), figures), HomogeneityWarning)
-    return replace(release, warnings=tuple(notes))
+        return
+    for col, figures in measured.items():
+        if int(figures.get("homogeneous_classes", 0)) > 0:
+            warn_user(notes, homogeneity_message(str(col), figures), HomogeneityWarning)

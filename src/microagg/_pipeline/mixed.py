@@ -33,6 +33,7 @@ from ..metrics import (
 from ..models import ILOmegaCost
 from ..partition.cdt import Columns
 from ..partition.mixed import MixedData
+from .assemble import Findings, assemble
 from .grouping import enforce_models
 from .measure import sensitive_metrics
 from .missing import MissingRecord, prepare_missing, published_sensitive, repair_diversity
@@ -40,7 +41,7 @@ from .mixed_patterns import Pieces, missing_mask, plan_mixed, published_missing,
 from .notes import warn_user
 from .numeric import privacy_params, quasi_identifier_matrix
 from .pattern_stage import restricted_request
-from .publish import published_numbers
+from .publish import Published, publish, published_numbers
 from .request import Request
 from .result import Release
 from .rules import require_complete
@@ -205,9 +206,10 @@ def _publish(request: Request, cols: _Columns, labels: NDArray[np.intp]
     return published, gen, constant
 
 
-def _verify(request: Request, published: pd.DataFrame, labels: NDArray[np.intp]
+def _verify(request: Request, final: Published, labels: NDArray[np.intp]
             ) -> tuple[dict[str, Any], NDArray[np.intp]]:
-    k, sens = request.k, request.sensitive
+    """k, the group k, l and t, from the published table (dates back, rounded)."""
+    k, sens, published = request.k, request.sensitive, final.data
     group_k = group_k_check(k, int(np.bincount(labels).min()),
                             "size of the smallest group (from the release's labels)")
     classes = published_classes(published, request.quasi_identifiers)
@@ -218,6 +220,8 @@ def _verify(request: Request, published: pd.DataFrame, labels: NDArray[np.intp]
                            request.l, request.diversity, request.diversity_c),
         **closeness_checks(classes, request.closeness, request.t),
     }
+    if final.rounding is not None:
+        checks["rounding"] = final.rounding
     return checks, classes
 
 
@@ -294,25 +298,38 @@ def run_mixed(request: Request) -> Release:
     labels, params = _partition(request, cols, rng, timings)
     t = time.perf_counter()
     published, gen, constant = _publish(request, cols, labels)
-    published = published_missing(published, record.category)
+    table = published_missing(published, record.category)
     timings["aggregate"] = time.perf_counter() - t
+    final = publish(table, request, timings)
     t = time.perf_counter()
-    checks, classes = _verify(request, published, labels)
+    checks, classes = _verify(request, final, labels)
     timings["verify"] = time.perf_counter() - t
     t = time.perf_counter()
-    metrics = _measure(request, cols, gen, labels, classes, published, constant)
+    metrics = _measure(request, cols, gen, labels, classes, final.data, constant)
     notes: list[str] = []
     record.warn(notes)
     notes += _notes(request, cols, labels, metrics["ncp"])
     timings["measure"] = time.perf_counter() - t
-    timings["total"] = time.perf_counter() - request.started
     n_plain = cols.n_plain
-    return Release(
-        data=published, labels=labels, seed=seed, checks=MappingProxyType(checks),
-        metrics=MappingProxyType(metrics), warnings=tuple(notes),
-        timings=MappingProxyType(timings),
-        params=_params(request, record, (cols.num_cols[:n_plain], cols.num_cols[n_plain:],
-                                         cols.cat_cols), params))
+    return assemble(request, data=final.data, labels=labels, seed=seed,
+                    findings=Findings(checks, metrics, notes, timings),
+                    params=_params(request, record, (cols.num_cols[:n_plain],
+                                                     cols.num_cols[n_plain:], cols.cat_cols),
+                                   params),
+                    steps=_steps(request, table, labels, metrics))
+
+
+def _steps(request: Request, table: pd.DataFrame, labels: NDArray[np.intp],
+           metrics: dict[str, Any]) -> tuple[Any, ...]:
+    """``Release.steps``: the one step's record; its information loss is the NCP in percent
+    (the loss of generalized values)."""
+    from ..steps.microaggregate import step_record
+
+    assert request.plan is not None  # every built Request has one
+    qi = list(request.quasi_identifiers)
+    original = request.data.loc[:, qi]
+    return (step_record(request.plan.steps[0], original, original, table.loc[:, qi],
+                        [labels], loss=100.0 * float(metrics["ncp"])),)
 
 
 def _params(request: Request, record: MissingRecord,
@@ -367,18 +384,18 @@ def _run_patterns(request: Request, record: MissingRecord, seed: int,
         labels[rows] = sub_labels + offset
         offset += int(sub_labels.max()) + 1
     timings["partition_and_aggregate"] = time.perf_counter() - t
-    published = pieces.into(request.data.drop(columns=list(request.identifiers)),
-                            record.category)
+    table = pieces.into(request.data.drop(columns=list(request.identifiers)),
+                        record.category)
+    final = publish(table, request, timings)
     t = time.perf_counter()
-    checks, classes = _verify(request, published, labels)
+    checks, classes = _verify(request, final, labels)
     timings["verify"] = time.perf_counter() - t
     metrics = weighted_metrics(pieces, labels, classes)
     if request.sensitive:
-        metrics.update(sensitive_metrics(classes, published, request.sensitive))
+        metrics.update(sensitive_metrics(classes, final.data, request.sensitive))
     notes: list[str] = []
     record.warn(notes)
-    timings["total"] = time.perf_counter() - request.started
-    return Release(data=published, labels=labels, seed=seed, checks=MappingProxyType(checks),
-                   metrics=MappingProxyType(metrics), warnings=tuple(notes),
-                   timings=MappingProxyType(timings),
-                   params=_params(request, record, kinds, params))
+    return assemble(request, data=final.data, labels=labels, seed=seed,
+                    findings=Findings(checks, metrics, notes, timings),
+                    params=_params(request, record, kinds, params),
+                    steps=_steps(request, table, labels, metrics))

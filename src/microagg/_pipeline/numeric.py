@@ -20,12 +20,12 @@ from .._scaling import apply_scaler, fit_scaler, from_safe_range, safe_exponents
 from .._validation import resolve_seed
 from ..aggregate import aggregate
 from ..exceptions import ConstantColumnWarning, LowUtilityWarning, PrivacyLeakWarning
-from ..models import check_k_anonymity, k_anonymity
+from .assemble import Findings, assemble
 from .certify import certify_metrics, check_complete
 from .measure import Tables, completed_tables, numeric_metrics, sensitive_metrics
 from .missing import prepare_missing, published_sensitive
 from .notes import warn_user
-from .publish import published_numbers
+from .publish import publish, published_numbers
 from .request import Request
 from .result import Release
 from .verify import (
@@ -60,6 +60,9 @@ class Outcome:
     budget: Mapping[str, Any] | None = None
     alternative: str | None = None
     shuffle: np.random.Generator | None = None
+    steps: tuple[Any, ...] = ()
+    """The records of a plan's steps (:mod:`.plan_stage`); empty: one step, recorded by
+    :func:`steps_of`."""
 
 
 def quasi_identifier_matrix(df: pd.DataFrame, columns: tuple[str, ...], *,
@@ -144,57 +147,71 @@ def run_numeric(request: Request) -> Release:
         outcome = STAGES[request.kind](request, values, rng, timings)
     record.warn(notes)
     notes = outcome.privacy_notes + notes + outcome.notes
-    published = request.data.drop(columns=list(request.identifiers))
+    table = request.data.drop(columns=list(request.identifiers))
     for j, col in enumerate(qi):
-        published[col] = outcome.masked[:, j]
+        table[col] = outcome.masked[:, j]
+    published = publish(table, request, timings)
     t = time.perf_counter()
-    checks, classes, labels = _verify(request, outcome, published, values, notes)
+    checks, classes, labels = _verify(request, outcome, published.data, notes)
+    if published.rounding is not None:
+        checks["rounding"] = published.rounding
     timings["verify"] = time.perf_counter() - t
     t = time.perf_counter()
-    metrics = _measure(request, outcome, published, raw, varying, classes, labels, notes)
+    metrics = _measure(request, outcome, published.data, raw, varying, classes, labels, notes)
     timings["measure"] = time.perf_counter() - t
     if request.certify is not None:
         t = time.perf_counter()
         metrics.update(certify_metrics(outcome.scaled, labels, request.k, request.certify,
                                        seed))
         timings["certify"] = time.perf_counter() - t
+    data = published.data
     if outcome.shuffle is not None:  # the input order would say which rows share a rank block
-        order = outcome.shuffle.permutation(published.shape[0])
-        published = published.iloc[order].reset_index(drop=True)
+        order = outcome.shuffle.permutation(data.shape[0])
+        data = data.iloc[order].reset_index(drop=True)
         labels = labels[order]
-    timings["total"] = time.perf_counter() - request.started
-    return Release(data=published, labels=labels, seed=seed,
-                   params=MappingProxyType({**_params(request, outcome),
-                                            "missing": record.params()}),
-                   checks=MappingProxyType(checks), metrics=MappingProxyType(metrics),
-                   warnings=tuple(notes), timings=MappingProxyType(timings),
-                   attribute_partitions=MappingProxyType(outcome.partitions))
+    return assemble(request, data=data, labels=labels, seed=seed,
+                    params={**_params(request, outcome), "missing": record.params()},
+                    findings=Findings(checks, metrics, notes, timings),
+                    partitions=outcome.partitions, steps=steps_of(request, raw, outcome))
 
 
-def _verify(request: Request, outcome: Outcome, published: pd.DataFrame,
-            values: NDArray[np.float64], notes: list[str]
+def steps_of(request: Request, raw: NDArray[np.float64], outcome: Outcome) -> tuple[Any, ...]:
+    """``Release.steps``: the plan's records, or the record of the one step (its figures
+    on the quasi-identifiers before and after masking)."""
+    from ..steps.microaggregate import step_record
+
+    if outcome.steps:
+        return outcome.steps
+    assert request.plan is not None  # every built Request has one
+    qi = list(request.quasi_identifiers)
+    original = pd.DataFrame(raw, columns=qi)
+    partitions = list(outcome.partitions.values()) or [outcome.labels]
+    return (step_record(request.plan.steps[0], original, original,
+                        pd.DataFrame(outcome.masked, columns=qi), partitions),)
+
+
+def _verify(request: Request, outcome: Outcome, published: pd.DataFrame, notes: list[str]
             ) -> tuple[dict[str, Any], NDArray[np.intp] | None, NDArray[np.intp]]:
-    """k (promised or reported), the group k, l and t, from the published table."""
+    """k (promised or reported), the group k, l and t, from the published table (dates
+    back, rounded): the classes of identical published quasi-identifiers."""
     k, qi, partitions = request.k, request.quasi_identifiers, outcome.partitions
-    published_qi = published.loc[:, list(qi)].to_numpy(dtype=np.float64)
     checks = outcome.checks
     labels = outcome.labels
     noisy_or_dp = request.noisy or request.epsilon is not None
+    classes_of_all = published_classes(published, qi)  # the published table, as it is
+    achieved = int(np.bincount(classes_of_all).min())
     if partitions:
-        labels = published_classes(published, qi)
+        labels = classes_of_all
         guaranteed = len(partitions) == 1 and not request.noisy  # one group of every column
-        achieved = (check_k_anonymity(published_qi, k) if guaranteed
-                    else k_anonymity(published_qi))
         checks["k_anonymity"] = k_check(k if guaranteed else None, achieved)
         if len(partitions) > 1:
             _attribute_group_warning(checks, notes, k, achieved, labels, len(partitions))
-    elif np.isnan(published_qi).any():  # a published missing cell is a value of its own
-        achieved = int(np.bincount(published_classes(published, qi)).min())
-        checks["k_anonymity"] = k_check(None if request.noisy else k, achieved)
-    elif request.noisy:
-        checks["k_anonymity"] = k_check(None, k_anonymity(published_qi))
     else:
-        checks["k_anonymity"] = k_check(k, check_k_anonymity(published_qi, k))
+        checks["k_anonymity"] = k_check(None if request.noisy else k, achieved)
+    if outcome.steps:
+        from .plan_stage import step_checks
+
+        checks["steps"] = step_checks(request, published)
     group_min = (min(int(np.bincount(g).min()) for g in partitions.values()) if partitions
                  else int(np.bincount(labels).min()))
     checks["group_k"] = group_k_check(
@@ -203,7 +220,7 @@ def _verify(request: Request, outcome: Outcome, published: pd.DataFrame,
         + " computed (from the release's labels)"
         + (", in every attribute group's own partition" if partitions else ""))
     sens = request.sensitive
-    classes = (published_classes(published, qi) if sens and not noisy_or_dp else None)
+    classes = classes_of_all if sens and not noisy_or_dp else None
     if classes is not None:
         checks.update(diversity_checks(classes, published_sensitive(published, classes, sens),
                                        sens, request.l, request.diversity,
@@ -236,8 +253,6 @@ def _measure(request: Request, outcome: Outcome, published: pd.DataFrame,
     qi = request.quasi_identifiers
     shown = published_numbers(outcome.masked, qi, request)  # rounded, dates as published
     masked_scaled = apply_scaler(shown, outcome.scaler)
-    if classes is not None and (request.rounding or request.dates):
-        classes = published_classes(pd.DataFrame(shown, columns=list(qi)), qi)
     metrics = numeric_metrics(
         completed_tables(Tables(values, shown, outcome.scaled, masked_scaled, labels, qi,
                                 varying)),

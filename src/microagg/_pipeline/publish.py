@@ -1,21 +1,16 @@
 """The publish step of every in-memory release: dates back, numbers rounded, then verified again.
 
 A stage publishes each group's representative as a float (a mean of ages is 29.285714...).
-:func:`finish`, called by :func:`~microagg._pipeline.stages.run` after every in-memory stage,
-is a short sequence of small steps on the published table:
+Every in-memory release runs ``stage -> publish -> verify -> measure -> Release`` once
+(:mod:`.assemble`); :func:`publish` is the second of these, on the masked table:
 
 1. :func:`restore_dates`: date quasi-identifiers (:mod:`.dates`) back to dates;
 2. :func:`round_numbers`: quasi-identifiers rounded to their digits (``Release.params
    ["rounding"]``);
-3. :func:`reverify`: the classes of identical published quasi-identifiers recounted on the
-   final table, and k (and l, t when asked) checked again with :mod:`.verify`
-   (``Release.checks["rounding"]``);
-4. :func:`~.published.with_published_columns`: the columns published unchanged that break k
-   named (``Release.checks["published_columns"]``), the kept identifiers recorded;
-5. :func:`~.survey_risk_step.with_survey_risk`: with a weight or a household, the disclosure
-   risk before and after (``Release.metrics["survey_risk"]``);
-6. :func:`~.homogeneous.with_homogeneity_warning`: classes whose records all share one
-   sensitive value, a :class:`~microagg.exceptions.HomogeneityWarning`.
+3. :func:`rounding_check`: the classes of identical quasi-identifiers counted before and
+   after (``Release.checks["rounding"]``).
+
+The verifier then derives k (and l, t when asked) from the published table only.
 
 Rounding a group's common representative never splits a group, but it can merge classes
 (29.3 and 28.9 both become 29); with a noisy aggregation each record has its own values and
@@ -36,7 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -46,18 +41,14 @@ from numpy.typing import NDArray
 
 from ..exceptions import SchemaError
 from . import dates as _dates
-from .homogeneous import with_homogeneity_warning
-from .published import with_published_columns
-from .survey_risk_step import with_survey_risk
-from .verify import closeness_checks, diversity_checks, k_check, published_classes
+from .verify import published_classes
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..schema import Schema
     from .request import Request
-    from .result import Release
 
-__all__ = ["DIGITS", "finish", "prepare", "published_numbers", "restore_dates", "reverify",
-           "round_numbers", "rounding_for"]
+__all__ = ["DIGITS", "Published", "prepare", "publish", "published_numbers", "published_params",
+           "restore_dates", "round_numbers", "rounding_check", "rounding_for"]
 
 DIGITS = (-10, 15)
 """The allowed range of a column's rounding digits (0: integers, -1: tens, 2: cents)."""
@@ -213,57 +204,51 @@ def published_numbers(values: NDArray[np.float64], columns: Sequence[str],
     return out
 
 
-def reverify(release: Release, request: Request, published: pd.DataFrame
-             ) -> tuple[dict[str, Any], Any]:
-    """Step 3: the checks (k, l, t) re-derived from the final table, with
-    ``checks["rounding"]``; and the labels (the new classes for a release by attribute groups,
-    whose labels are its classes)."""
+def rounding_check(table: pd.DataFrame, published: pd.DataFrame, request: Request
+                   ) -> Mapping[str, Any]:
+    """``checks["rounding"]``: the classes of identical quasi-identifiers of the masked
+    ``table`` and of the ``published`` one (after :func:`restore_dates` and
+    :func:`round_numbers`), and the k of each."""
     qi = list(request.quasi_identifiers)
-    before = published_classes(release.data, qi)
+    before = published_classes(table, qi)
     after = published_classes(published, qi)
-    k_before, k_after = int(np.bincount(before).min()), int(np.bincount(after).min())
-    checks = dict(release.checks)
-    old = checks["k_anonymity"]
-    checks["k_anonymity"] = MappingProxyType({**k_check(old["required"], k_after),
-                                              "model": old["model"]})
-    if "l_diversity" in checks:
-        checks.update(diversity_checks(after, published, request.sensitive, request.l,
-                                       request.diversity, request.diversity_c))
-    if "t_closeness" in checks:
-        checks.update(closeness_checks(after, request.closeness, request.t))
-    checks["rounding"] = MappingProxyType({
+    return MappingProxyType({
         "columns": MappingProxyType(dict(request.rounding)),
         "dates": MappingProxyType({c: s.publish for c, s in request.dates.items()}),
         "classes_before": int(before.max()) + 1, "classes_after": int(after.max()) + 1,
-        "k_before": k_before, "k_after": k_after,
+        "k_before": int(np.bincount(before).min()), "k_after": int(np.bincount(after).min()),
         "model": "rounding and date precision applied after aggregation: the classes of "
                  "identical published quasi-identifiers recounted and k (l, t) verified "
                  "again on the final table; metrics describe the values as published",
     })
-    labels = after if release.attribute_partitions else release.labels
-    return checks, labels
 
 
-def finish(release: Release, request: Request) -> Release:
-    """The release as published: :func:`restore_dates`, :func:`round_numbers`, then
-    :func:`reverify` (only when a date or a rounding changed what is published).
-    ``params["dates"]`` and ``params["rounding"]`` say what was done."""
-    params = MappingProxyType({
-        **release.params,
+@dataclass(frozen=True)
+class Published:
+    """The table as the release publishes it, and what publishing it did."""
+
+    data: pd.DataFrame
+    rounding: Mapping[str, Any] | None = None
+    """``checks["rounding"]`` (:func:`rounding_check`), when a date or a rounding applies."""
+
+
+def publish(table: pd.DataFrame, request: Request, timings: dict[str, float]) -> Published:
+    """The masked ``table`` (identifiers dropped, quasi-identifiers replaced, dates as days)
+    as published: :func:`restore_dates`, then :func:`round_numbers`; with a date or a
+    rounding, ``timings["publish"]`` and the figures of :func:`rounding_check`."""
+    if not request.dates and not request.rounding:
+        return Published(table)
+    started = time.perf_counter()
+    published = round_numbers(restore_dates(table, request), request.rounding)
+    check = rounding_check(table, published, request)
+    timings["publish"] = time.perf_counter() - started
+    return Published(published, check)
+
+
+def published_params(request: Request) -> dict[str, Any]:
+    """The entries of ``Release.params`` that say how the table was published."""
+    return {
         "dates": MappingProxyType({c: MappingProxyType(s.summary())
                                    for c, s in request.dates.items()}),
         "rounding": MappingProxyType(dict(request.rounding)),
-    })
-    if not request.dates and not request.rounding:
-        return with_homogeneity_warning(with_survey_risk(
-            with_published_columns(replace(release, params=params), request), request))
-    started = time.perf_counter()
-    published = round_numbers(restore_dates(release.data, request), request.rounding)
-    checks, labels = reverify(release, request, published)
-    timings = dict(release.timings)
-    timings["publish"] = time.perf_counter() - started
-    timings["total"] = time.perf_counter() - request.started
-    return with_homogeneity_warning(with_survey_risk(with_published_columns(
-        replace(release, data=published, labels=labels, params=params,
-                checks=MappingProxyType(checks), timings=MappingProxyType(timings)), request),
-        request))
+    }

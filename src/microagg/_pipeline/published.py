@@ -14,7 +14,6 @@ Every column without a role is published unchanged. Two ways that can undo the m
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -27,11 +26,10 @@ from .verify import class_sizes, published_classes
 
 if TYPE_CHECKING:  # pragma: no cover
     from .request import Request
-    from .result import Release
 
 __all__ = ["IDENTIFIER_NAMES", "NEARLY_UNIQUE", "broken_columns_check", "check_keep",
            "check_unmasked_identifiers", "identifier_reason", "published_column_checks",
-           "row_positions", "warn_broken_k", "with_published_columns"]
+           "row_positions", "unchanged_columns_check", "warn_broken_k"]
 
 
 def check_keep(df: pd.DataFrame, keep: Sequence[str], roles: Mapping[str, Sequence[str]]
@@ -206,25 +204,17 @@ def warn_broken_k(check: Mapping[str, Any] | None, notes: list[str]) -> None:
                      "them before release.", PrivacyLeakWarning, first=True)
 
 
-def with_published_columns(release: Release, request: Request) -> Release:
-    """``release`` with ``params["keep"]`` and, when a column published unchanged breaks k,
-    ``checks["published_columns"]`` and the privacy warning naming it.
+def unchanged_columns_check(published: pd.DataFrame, request: Request,
+                            required: int | None) -> Mapping[str, Any] | None:
+    """``checks["published_columns"]`` of a release (:func:`published_column_checks`), or
+    ``None`` when no column published unchanged breaks its ``required`` k.
 
     The columns checked are those without a role that are published as they are (not the
     sensitive ones: what an intruder must not learn, not what they know). A noisy release
-    promises no k, so nothing is checked against one.
+    promises no k (``required`` is ``None``), so nothing is checked against one.
     """
     roles = {*request.quasi_identifiers, *request.sensitive, *request.identifiers}
-    as_is = [c for c in release.data.columns if c not in roles]
-    required = release.checks.get("k_anonymity", {}).get("required")
-    check = (published_column_checks(release.data, request.quasi_identifiers, as_is, required)
-             if as_is and required is not None else None)
-    params = MappingProxyType({**release.params, "keep": request.keep,
-                               "weight": request.weight, "household": request.household,
-                               "strata": request.strata})
-    if check is None:
-        return replace(release, params=params)
-    notes = list(release.warnings)
-    warn_broken_k(check, notes)
-    return replace(release, params=params, warnings=tuple(notes),
-                   checks=MappingProxyType({**release.checks, "published_columns": check}))
+    as_is = [c for c in published.columns if c not in roles]
+    if not as_is or required is None:
+        return None
+    return published_column_checks(published, request.quasi_identifiers, as_is, required)

@@ -29,8 +29,10 @@ from ..hierarchy import Hierarchy
 from ..models import SensitiveDistribution
 from ..partition import PARTITIONERS, Partitioner, get_partitioner
 from ..schema import Schema, roles_from
+from ..steps import Plan
 from .certify import certify_option
 from .missing import check_missing
+from .plan_request import check_plan_steps, shorthand_of, shorthand_plan
 from .publish import prepare as prepare_publishing
 from .published import check_keep, check_unmasked_identifiers, row_positions
 from .roleless import check_roleless_columns
@@ -55,7 +57,7 @@ __all__ = ["CATEGORICAL_AGGREGATIONS", "Request"]
 CATEGORICAL_AGGREGATIONS = ("generalize", "mode")
 """Representatives of nominal quasi-identifiers in a mixed release."""
 
-KINDS = ("numeric", "attribute-groups", "dp", "mixed")
+KINDS = ("numeric", "attribute-groups", "dp", "mixed", "plan")
 """The stage that runs a request (:attr:`Request.kind`)."""
 
 NO_ROWS = "The input table has no rows; there is nothing to release."
@@ -122,6 +124,11 @@ class Request:
     """Digits each quasi-identifier is published rounded to (:func:`.publish.rounding_for`)."""
     started: float = field(default_factory=time.perf_counter)
     """When the request was made (``Release.timings["validate"]`` counts from it)."""
+    plan: Plan | None = None
+    """The steps (:class:`~microagg.steps.Plan`): given, or the one step of the shorthand."""
+    replay: Any = field(default=None, repr=False)
+    """``replay(plan)`` runs the face's call again with another plan (for
+    :meth:`~microagg._pipeline.result.Release.without_last_step`); ``None``: not offered."""
 
     @property
     def noisy(self) -> bool:
@@ -137,8 +144,8 @@ class Request:
 
     @classmethod
     def build(cls, df: pd.DataFrame, *, quasi_identifiers: str | Sequence[str] | None = None,
-              k: int, schema: Schema | None = None, engine: str = "memory",
-              **options: Any) -> Request:
+              k: int | None = None, schema: Schema | None = None, engine: str = "memory",
+              plan: Plan | None = None, replay: Any = None, **options: Any) -> Request:
         """Check every option (see :func:`microagg.anonymize` for each) and freeze them.
 
         With ``schema``, the roles, hierarchies and bounds come from it (options naming roles
@@ -147,9 +154,14 @@ class Request:
         ``engine`` names the engine that will run the request: the options it does not run
         are refused first, all of them named (:class:`~microagg._pipeline.rules.EngineRefusal`);
         for an engine that reads the table itself, ``df`` is the table's first rows and the
-        checks on the number of rows wait for :meth:`check_rows`.
+        checks on the number of rows wait for :meth:`check_rows`. ``plan`` (a
+        :class:`~microagg.steps.Plan`) gives the steps instead of the one-step shorthand's
+        options (:mod:`.plan_request`); ``replay(plan)`` runs the face's call again with
+        another plan (:meth:`Release.without_last_step`).
         """
         started = time.perf_counter()
+        quasi_identifiers, k, options = shorthand_of(plan, quasi_identifiers, k, options,
+                                                   engine)
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"anonymize expects a pandas DataFrame. Got {type(df).__name__} "
                             "instead.")
@@ -183,8 +195,13 @@ class Request:
             fields.update(_mixed_options(df, fields, options))
         else:
             fields.update(_numeric_options(df, fields, options))
+        if plan is not None and len(plan.steps) > 1:
+            check_plan_steps(df, plan, fields)
+            fields["kind"] = "plan"
         fields["keep"] = _kept_identifiers(df, fields, whole=whole)  # after every other check
-        return cls(data=df, started=started, engine=runner.name, **fields, **published_as)
+        fields["plan"] = plan if plan is not None else shorthand_plan(fields, options)
+        return cls(data=df, started=started, engine=runner.name, replay=replay, **fields,
+                   **published_as)
 
     def check_rows(self, n_rows: int) -> None:
         """For an engine that counts the rows as it reads them: at least one row, and at

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from .verdict import Verdict, decide, kept_identifiers
 
-__all__ = ["ENGINES", "Release", "to_plain"]
+__all__ = ["ENGINES", "Release", "StepFigures", "StepRecord", "to_plain"]
 
 ENGINES = ("memory", "file", "dask", "stream")
 """Where a release was computed: in this process (blocked or not), file to file out of core,
@@ -59,6 +59,77 @@ def _frozen(value: Any) -> Any:
     if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
         return type(value)(_frozen(v) for v in value)
     return value
+
+
+@dataclass(frozen=True)
+class StepFigures:
+    """Risk and utility of the working table at one point of a plan, on the plan's keys
+    (the quasi-identifiers of all its steps).
+
+    Attributes
+    ----------
+    k_anonymity : int
+        The smallest number of records sharing one combination of the keys.
+    unique_share : float
+        The share of records whose combination of the keys is unique (0 to 1).
+    information_loss : float
+        SSE/SST in percent between the original keys and these, standard-scaled (0 on the
+        original).
+    """
+
+    k_anonymity: int
+    unique_share: float
+    information_loss: float
+
+    def summary(self) -> dict[str, Any]:
+        """The figures as plain values."""
+        return {"k_anonymity": self.k_anonymity, "unique_share": self.unique_share,
+                "information_loss": self.information_loss}
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one step of a plan did (``Release.steps``): sdcMicro's "before / after".
+
+    Attributes
+    ----------
+    step : str
+        The step's name (a key of :data:`microagg.steps.STEPS`).
+    options : Mapping
+        The step's options as a record (:meth:`microagg.steps.Microaggregate.to_record`).
+    cells_changed : int
+        Cells of the working table whose value the step changed.
+    groups : int
+        Groups of the step's partition.
+    smallest_group : int
+        Records in its smallest group (its group k).
+    before, after : StepFigures
+        The figures before the step (on the original for the first) and after it, on the
+        working table before publication (rounding and dates come once, at the end).
+    """
+
+    step: str
+    options: Mapping[str, Any]
+    cells_changed: int
+    groups: int
+    smallest_group: int
+    before: StepFigures
+    after: StepFigures
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Picklable (``MappingProxyType`` is not): the options as a plain dict."""
+        return (StepRecord, (self.step, dict(self.options), self.cells_changed, self.groups,
+                             self.smallest_group, self.before, self.after))
+
+    def summary(self) -> dict[str, Any]:
+        """The record as plain JSON-ready values."""
+        return {"step": self.step, "options": to_plain(self.options),
+                "cells_changed": self.cells_changed, "groups": self.groups,
+                "smallest_group": self.smallest_group, "before": self.before.summary(),
+                "after": self.after.summary()}
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,6 +178,9 @@ class Release:
         of :attr:`checks` and the identifier-like columns kept, ``params["keep"]``): made
         once with the release (and again by :func:`dataclasses.replace`), the words every
         output prints.
+    steps : tuple of StepRecord
+        What each step of the release's plan did, in order (one record for a one-step
+        release; none for the engines that read files themselves).
     """
 
     data: Any
@@ -122,6 +196,10 @@ class Release:
     output: pathlib.Path | None = None
     rows: int | None = None
     columns: tuple[str, ...] | None = None
+    steps: tuple[StepRecord, ...] = ()
+    replay: Callable[[Any], Release] | None = field(default=None, repr=False)
+    """How to run the release's plan again on its original table (``replay(plan)``), for
+    :meth:`without_last_step`; kept in this process only (never pickled or summarized)."""
     verdict: Verdict = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -142,6 +220,30 @@ class Release:
         """Published columns (from :attr:`columns`, else :attr:`data`)."""
         return [str(c) for c in (self.columns if self.columns is not None
                                  else self.data.columns)]
+
+    def without_last_step(self) -> Release:
+        """The release of the same plan without its last step (sdcMicro's ``undolast``): the
+        plan run again on the original table, under the recorded seed, so every step left
+        gives the same result as in this release.
+
+        Raises
+        ------
+        ValueError
+            For a plan of one step (nothing would be left to release).
+        RuntimeError
+            When this release no longer holds its original table (an engine that reads
+            files, or a release unpickled in another process): run ``anonymize`` again with
+            ``Plan(...).without_last_step()``.
+        """
+        from ..steps import Plan
+
+        plan = Plan.from_records(self.params["plan"]) if "plan" in self.params else None
+        if plan is None or self.replay is None:
+            raise RuntimeError(
+                "This release does not hold its original table (computed by the "
+                f"{self.engine!r} engine, or unpickled): run anonymize(df, plan=Plan(...)"
+                ".without_last_step(), random_state=release.seed) on the original instead.")
+        return self.replay(plan.without_last_step())
 
     def summary(self) -> dict[str, Any]:
         """Everything but the data and labels, as plain JSON-serializable values."""
@@ -166,9 +268,11 @@ class Release:
 
     def __getstate__(self) -> dict[str, Any]:
         """Picklable state (to hand a release from a worker process to the workbench)."""
-        return {name: _thawed(value) for name, value in self.__dict__.items()}
+        return {name: _thawed(value) for name, value in self.__dict__.items()
+                if name != "replay"}  # holds the original table: never leaves the process
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        object.__setattr__(self, "replay", None)
         for name, value in state.items():
             object.__setattr__(self, name, _frozen(value))
 

@@ -10,7 +10,7 @@ from typing import Any
 from .._progress import Progress, reporting
 from .dp import dp_stage
 from .grouping import attribute_group_stage, grouping_stage
-from .publish import finish
+from .plan_stage import plan_stage
 from .request import Request
 from .result import Release
 
@@ -20,14 +20,16 @@ STAGES: MappingProxyType[str, Callable[..., Any]] = MappingProxyType({
     "numeric": grouping_stage,
     "attribute-groups": attribute_group_stage,
     "dp": dp_stage,
+    "plan": plan_stage,
 })
 """The numeric stages: each turns (request, values, rng, timings) into an Outcome that
 :func:`~microagg._pipeline.numeric.run_numeric` verifies and measures."""
 
 
 def run(request: Request, *, progress: Progress | None = None) -> Release:
-    """Run ``request`` in memory and return its verified Release, as published: dates back,
-    numbers rounded and verified again (:func:`~microagg._pipeline.publish.finish`).
+    """Run ``request`` in memory and return its verified Release: its stage, then the
+    published table (dates back, numbers rounded) verified and measured once
+    (:mod:`.assemble`).
 
     ``progress(grouped, n_samples)``, when given, is called as a partitioner that measures
     its progress groups records (exact MDAV on large inputs; :mod:`microagg._progress`);
@@ -37,7 +39,7 @@ def run(request: Request, *, progress: Progress | None = None) -> Release:
         if request.kind == "mixed":
             from .mixed import run_mixed
 
-            return finish(run_mixed(request), request)
+            return run_mixed(request)
         from .numeric import run_numeric
 
-        return finish(run_numeric(request), request)
+        return run_numeric(request)

@@ -1,5 +1,5 @@
-"""The disclosure risk before and after, as statistical offices measure it (issue 19): the last
-step of the publish stage when the request names a sampling weight, a household or strata.
+"""The disclosure risk before and after, as statistical offices measure it: measured with
+the release's metrics when the request names a sampling weight, a household or strata.
 
 The key variables are the quasi-identifiers; the original table gives the risk *before*
 (every value as it was), the published table the risk *after*, by the same measures
@@ -12,7 +12,7 @@ unique, which is what microaggregation removes.
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -20,9 +20,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from .request import Request
-    from .result import Release
 
-__all__ = ["with_survey_risk"]
+__all__ = ["survey_risk_figures"]
 
 
 def _summary(table: pd.DataFrame, request: Request, households: str | None) -> dict[str, Any]:
@@ -41,19 +40,19 @@ def _summary(table: pd.DataFrame, request: Request, households: str | None) -> d
     return out
 
 
-def with_survey_risk(release: Release, request: Request) -> Release:
-    """``release`` with ``metrics["survey_risk"]`` = ``{"before": ..., "after": ...}`` (the
-    summaries of :class:`~microagg.metrics.survey_risk.SurveyRisk`) when the request has a
-    weight, a household or strata (the frequencies then counted within each stratum, which
-    is published unchanged); unchanged otherwise.
+def survey_risk_figures(published: pd.DataFrame, request: Request
+                        ) -> Mapping[str, Any] | None:
+    """``metrics["survey_risk"]`` = ``{"before": ..., "after": ...}`` (the summaries of
+    :class:`~microagg.metrics.survey_risk.SurveyRisk`) when the request has a weight, a
+    household or strata (the frequencies then counted within each stratum, which is
+    published unchanged); ``None`` otherwise.
 
     The household risk after masking needs each published record's household: the household
     column when it is published (kept), else the original's, row for row, unless the release
-    reordered its rows (a noisy aggregation shuffles them): then it is left out.
+    gives each record noisy values of its own: then it is left out.
     """
     if request.weight is None and request.household is None and request.strata is None:
-        return release
-    published = release.data
+        return None
     household = request.household
     after_households = None
     if household is not None:
@@ -62,6 +61,5 @@ def with_survey_risk(release: Release, request: Request) -> Release:
         elif not request.noisy and len(published) == len(request.data):
             published = published.assign(**{household: request.data[household].to_numpy()})
             after_households = household
-    risk = MappingProxyType({"before": _summary(request.data, request, household),
+    return MappingProxyType({"before": _summary(request.data, request, household),
                              "after": _summary(published, request, after_households)})
-    return replace(release, metrics=MappingProxyType({**release.metrics, "survey_risk": risk}))

@@ -1,0 +1,77 @@
+"""The one place an in-memory :class:`~microagg._pipeline.result.Release` is built.
+
+Every in-memory release runs ``stage -> publish -> verify -> measure -> Release``, each once:
+a stage masks the table (:mod:`.numeric`, :mod:`.mixed`, :mod:`.plan_stage`),
+:func:`~.publish.publish` restores dates and rounds, the stage's verifier derives its checks
+from the published table and its measures compare the original with it. :func:`assemble`
+adds what every release checks and measures the same way, on the published table (the
+columns published unchanged that break k, the survey risk, the homogeneity warning), with the
+warnings accumulated in one list, and constructs the Release.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from .homogeneous import warn_homogeneity
+from .publish import published_params
+from .published import unchanged_columns_check, warn_broken_k
+from .result import Release, StepRecord
+from .survey_risk_step import survey_risk_figures
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .request import Request
+
+__all__ = ["Findings", "assemble"]
+
+
+@dataclass
+class Findings:
+    """What a stage derived from the published table, completed by :func:`assemble`."""
+
+    checks: dict[str, Any]
+    metrics: dict[str, Any]
+    warnings: list[str]
+    """Every warning of the release, privacy-relevant ones first (one list, appended to)."""
+    timings: dict[str, float]
+
+
+def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], seed: int,
+             params: Mapping[str, Any], findings: Findings,
+             partitions: Mapping[str, NDArray[np.intp]] | None = None,
+             steps: tuple[StepRecord, ...] = ()) -> Release:
+    """The Release of ``request``: ``data`` is the published table (dates back, rounded,
+    rows in their published order), ``findings`` what the stage derived from it; the
+    published-columns check, the survey risk and the homogeneity warning are added here,
+    and ``params`` completed with how the table was published and the survey roles.
+    """
+    checks, metrics, warnings = findings.checks, findings.metrics, findings.warnings
+    timings = findings.timings
+    required = checks.get("k_anonymity", {}).get("required")
+    broken = unchanged_columns_check(data, request, required)
+    if broken is not None:
+        warn_broken_k(broken, warnings)
+        checks["published_columns"] = broken
+    risk = survey_risk_figures(data, request)
+    if risk is not None:
+        metrics["survey_risk"] = risk
+    warn_homogeneity(metrics, warnings)
+    timings["total"] = time.perf_counter() - request.started
+    return Release(
+        data=data, labels=labels, seed=seed,
+        params=MappingProxyType({**params, **published_params(request),
+                                 "plan": request.plan.to_records() if request.plan else None,
+                                 "keep": request.keep, "weight": request.weight,
+                                 "household": request.household, "strata": request.strata}),
+        checks=MappingProxyType(checks), metrics=MappingProxyType(metrics),
+        warnings=tuple(warnings), timings=MappingProxyType(timings),
+        attribute_partitions=MappingProxyType(dict(partitions or {})),
+        steps=steps, replay=request.replay)

@@ -1,0 +1,143 @@
+"""The rules of a request made with ``plan=`` (:class:`~microagg.steps.Plan`): what a plan
+replaces, and what a plan of several steps runs.
+
+A plan of one :class:`~microagg.steps.Microaggregate` step is exactly the one-step shorthand
+(``quasi_identifiers=``, ``k=``, ``method=`` ...): :func:`shorthand_of` gives its options and
+the request runs as if they had been given. A plan of several steps masks disjoint groups of
+numeric quasi-identifiers, one step after the other (:mod:`.plan_stage`); the options it cannot
+run yet are refused by name (:func:`check_plan_steps`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from ..aggregate import AGGREGATORS, is_noisy
+from ..aggregate import aggregation_params as checked_aggregation_params
+from ..exceptions import SchemaError
+from ..partition import get_partitioner
+from ..steps import Microaggregate, Plan
+
+__all__ = ["PLAN_REPLACES", "check_plan_steps", "shorthand_of", "shorthand_plan"]
+
+PLAN_REPLACES = ("quasi_identifiers", "k", "method", "method_params", "aggregation",
+                 "aggregation_params", "scaling", "refine")
+"""The one-step shorthand's options, which a plan's steps give instead."""
+
+_SEVERAL_STEPS_REFUSE = ("epsilon", "bounds", "attribute_groups", "n_attribute_groups", "l",
+                         "t", "certify", "blocking", "block_size", "hierarchies",
+                         "clustering_il")
+"""Options a plan of several steps does not run yet."""
+
+
+def shorthand_of(plan: Any, quasi_identifiers: Any, k: Any, options: Mapping[str, Any],
+                 engine: str = "memory") -> tuple[Any, Any, dict[str, Any]]:
+    """``(quasi_identifiers, k, options)`` of a request: those given, or with ``plan`` its
+    one step's (a plan of several steps: the union of their quasi-identifiers and the
+    smallest k; :func:`check_plan_steps` checks each step). ``plan`` with any of
+    :data:`PLAN_REPLACES` is refused, each named, and a plan of several steps on another
+    ``engine`` than memory or with an option it does not run yet."""
+    if plan is None:
+        if k is None:
+            raise TypeError("anonymize needs k (the smallest group size, an int >= 2) or a "
+                            "plan (plan=Plan([Microaggregate(..., k=5)])).")
+        return quasi_identifiers, k, dict(options)
+    if not isinstance(plan, Plan):
+        raise TypeError(f"The 'plan' parameter must be a microagg.steps.Plan. Got "
+                        f"{type(plan).__name__} instead.")
+    given = {"quasi_identifiers": quasi_identifiers, "k": k, **options}
+    clash = [name for name in PLAN_REPLACES if given.get(name) not in (None, {}, ())]
+    if clash:
+        raise ValueError(f"plan= gives each step's options: do not pass "
+                         f"{', '.join(clash)} with it (put them in the plan's steps).")
+    if len(plan.steps) > 1:
+        _refuse_options(plan, options, engine)
+        keys = tuple(dict.fromkeys(c for step in plan.steps for c in step.quasi_identifiers))
+        return keys, min(step.k for step in plan.steps), dict(options)
+    step = plan.steps[0]
+    return step.quasi_identifiers, step.k, {
+        **options, "method": step.method, "method_params": dict(step.method_params) or None,
+        "aggregation": step.aggregation,
+        "aggregation_params": dict(step.aggregation_params) or None,
+        "scaling": step.scaling}
+
+
+def shorthand_plan(fields: Mapping[str, Any], options: Mapping[str, Any]) -> Plan:
+    """The one-step plan the shorthand's options make (``Release.params["plan"]``)."""
+    return Plan([Microaggregate(fields["quasi_identifiers"], fields["k"],
+                                method=options.get("method"),
+                                method_params=options.get("method_params") or {},
+                                aggregation=options.get("aggregation"),
+                                aggregation_params=options.get("aggregation_params") or {},
+                                scaling=options.get("scaling"))])
+
+
+def _refuse_options(plan: Plan, options: Mapping[str, Any], engine: str) -> None:
+    """Another engine than memory, and the options of :data:`_SEVERAL_STEPS_REFUSE`."""
+    where = f"A plan of {len(plan.steps)} steps"
+    if engine != "memory":
+        raise SchemaError(f"{where} runs in memory only (engine 'memory'), not on engine "
+                          f"{engine!r}.")
+    given = [name for name in _SEVERAL_STEPS_REFUSE
+             if options.get(name) not in (None, False, {}, ())]
+    if given:
+        raise SchemaError(f"{where} does not run {', '.join(given)} yet: use a plan of one "
+                          "step (or the shorthand quasi_identifiers=, k=) for them.")
+
+
+def check_plan_steps(df: pd.DataFrame, plan: Plan, fields: Mapping[str, Any]) -> None:
+    """Refuse what a plan of several steps cannot run yet: a column in two steps,
+    categorical or missing quasi-identifiers, a generalizing method, a noisy aggregation;
+    then check each step's options as the shorthand's are checked (its options and engine
+    were checked by :func:`shorthand_of`)."""
+    where = f"A plan of {len(plan.steps)} steps"
+    seen: dict[str, int] = {}
+    for position, step in enumerate(plan.steps, start=1):
+        twice = [c for c in step.quasi_identifiers if c in seen]
+        if twice:
+            raise SchemaError(f"Step {position} of the plan masks {', '.join(map(repr, twice))}"
+                              f", already masked by step {seen[twice[0]]}: the steps of a plan "
+                              "mask disjoint groups of quasi-identifiers.")
+        seen.update(dict.fromkeys(step.quasi_identifiers, position))
+    if fields["hierarchies"]:
+        raise SchemaError(f"{where} masks numeric quasi-identifiers only; "
+                          f"{', '.join(map(repr, fields['hierarchies']))} are categorical.")
+    values = df.loc[:, list(fields["quasi_identifiers"])]
+    holes = {str(c): int(n) for c, n in values.isna().sum().items() if n}
+    if holes:
+        raise SchemaError(f"{where} does not run missing quasi-identifier values yet ("
+                          + ", ".join(f"{c!r}: {n} of {len(df)} rows" for c, n in holes.items())
+                          + "); impute or drop them first, or use a plan of one step.")
+    for position, step in enumerate(plan.steps, start=1):
+        _check_step(step, position, n_rows=len(df))
+
+
+def _check_step(step: Microaggregate, position: int, *, n_rows: int) -> None:
+    """One microaggregate step's method, aggregation and scaling, as the shorthand's."""
+    from .._scaling import SCALINGS
+    from .._validation import check_k
+
+    what = f"step {position} of the plan"
+    check_k(step.k, n_samples=n_rows, caller=what)
+    partitioner = get_partitioner(step.method or "mdav")
+    if partitioner.generalizes:
+        raise SchemaError(f"{what}: method {partitioner.name!r} generalizes; a plan of "
+                          "several steps runs numeric microaggregation only.")
+    if step.scaling is not None and step.scaling not in SCALINGS:
+        raise ValueError(f"{what}: unknown scaling {step.scaling!r}. Valid scalings: "
+                         f"{', '.join(SCALINGS)}.")
+    aggregation = step.aggregation or "mean"
+    if aggregation not in AGGREGATORS:
+        raise ValueError(f"{what}: unknown aggregation {aggregation!r}. Valid aggregations: "
+                         f"{', '.join(sorted(AGGREGATORS))}.")
+    params = checked_aggregation_params(aggregation, step.aggregation_params)
+    if is_noisy(aggregation, params):
+        raise SchemaError(f"{what}: aggregation {aggregation!r} is noisy; a plan of several "
+                          "steps promises each step's k on the published table, which a "
+                          "noisy aggregation does not keep.")
+    partitioner.check_params(partitioner.params_for_scaling(dict(step.method_params),
+                                                            step.scaling))
+
