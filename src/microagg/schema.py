@@ -71,7 +71,7 @@ import pandas as pd
 from ._column_names import match_columns
 from ._pipeline.dates import format_problem
 from ._schema_propose import propose_schema
-from ._schema_steps import plan_keys, read_steps, renamed_plan
+from ._schema_steps import plan_keys, read_steps, renamed_plan, schema_with_plan
 from .exceptions import SchemaError
 from .hierarchy import as_labels
 from .steps import Plan
@@ -192,6 +192,10 @@ class Schema:
             return self
         return replace(self, columns=dict(zip(names, self.columns.values(), strict=True)),
                        plan=renamed_plan(self.plan, list(self.columns), names))
+
+    def with_plan(self, plan: Plan | None) -> Schema:
+        """This schema running ``plan`` (:func:`._schema_steps.schema_with_plan`)."""
+        return schema_with_plan(self, plan)
 
     @property
     def missing(self) -> dict[str, tuple[float | str, ...]]:

@@ -3,6 +3,7 @@ with the one-step options (-q, -k, -m) and with a schema's own [[steps]]."""
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
 import subprocess
@@ -120,3 +121,27 @@ def test_help_shows_the_step_option_with_an_example() -> None:
     text = " ".join(re.sub(r"[│╭╮╰╯─]+", " ", done.stdout).split())  # borders out
     assert "--step" in text and "microaggregate quasi-identifiers=age,bmi k=5" in text
     assert "[[steps]]" in text
+
+
+def test_step_with_a_schema_of_roles_runs_the_plan(body: pathlib.Path,
+                                                   tmp_path: pathlib.Path) -> None:
+    schema = tmp_path / "s.toml"
+    schema.write_text("".join(f'[columns.{c}]\nrole = "quasi-identifier"\n'
+                              for c in ("age", "income", "height", "weight")))
+    out, summary = tmp_path / "out.csv", tmp_path / "s.json"
+    done = _cli("anonymize", body, "--schema", schema, "--step", STEP_1, "--step", STEP_2,
+                "--random-state", "1", "-o", out, "--summary-json", summary)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(summary.read_text())["params"]["plan"] == Plan.from_text(
+        [STEP_1, STEP_2]).to_records()
+
+
+def test_a_schema_plan_with_k_is_refused_by_name(body: pathlib.Path,
+                                                 tmp_path: pathlib.Path) -> None:
+    schema = tmp_path / "s.toml"
+    schema.write_text(SCHEMA.replace('[[steps]]', '[columns.height]\nrole = "other"\n'
+                                     '[columns.weight]\nrole = "other"\n\n[[steps]]', 1))
+    done = _cli("anonymize", body, "--schema", schema, "-k", "5", "-o", tmp_path / "o.csv")
+    assert done.returncode == EXIT_USER_ERROR
+    assert "The schema's [[steps]] say each step's columns, k and method; drop -k" in \
+        " ".join(done.stderr.split())
