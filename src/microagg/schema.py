@@ -50,6 +50,10 @@ to SPSS and Stata where the release left the cell unchanged, :mod:`._missing_cod
 :func:`load_schema` reports every problem of a file at once; :meth:`Schema.check` every
 problem of a table against it. :func:`propose_schema` (:mod:`._schema_propose`) writes a
 first draft from a table for the user to edit.
+
+Optional ``[[steps]]`` tables make the release a plan of steps (:mod:`._schema_steps`):
+``step = "microaggregate"``, ``quasi_identifiers = [...]``, ``k = 5``, ``method = "mdav"``,
+read into :attr:`Schema.plan` and run by :func:`microagg.anonymize`.
 """
 
 from __future__ import annotations
@@ -67,8 +71,10 @@ import pandas as pd
 from ._column_names import match_columns
 from ._pipeline.dates import format_problem
 from ._schema_propose import propose_schema
+from ._schema_steps import plan_keys, read_steps, renamed_plan, schema_with_plan
 from .exceptions import SchemaError
 from .hierarchy import as_labels
+from .steps import Plan
 
 __all__ = ["ROLES", "TYPES", "ColumnSpec", "Schema", "check_unique_columns", "load_schema",
            "propose_schema"]
@@ -117,6 +123,8 @@ class Schema:
     """Where it was read from (named in messages)."""
     notes: tuple[str, ...] = field(default=())
     """What reading it noticed, for the user (not errors)."""
+    plan: Plan | None = None
+    """The file's ``[[steps]]`` as a plan; ``None``: one step on the quasi-identifiers."""
 
     def names(self, role: str) -> list[str]:
         """The columns with ``role``, in the file's order."""
@@ -190,7 +198,12 @@ class Schema:
         names = match_columns(list(self.columns), columns) or []
         if names == list(self.columns) or len(set(names)) < len(names):
             return self
-        return replace(self, columns=dict(zip(names, self.columns.values(), strict=True)))
+        return replace(self, columns=dict(zip(names, self.columns.values(), strict=True)),
+                       plan=renamed_plan(self.plan, list(self.columns), names))
+
+    def with_plan(self, plan: Plan | None) -> Schema:
+        """This schema running ``plan`` (:func:`._schema_steps.schema_with_plan`)."""
+        return schema_with_plan(self, plan)
 
     @property
     def missing(self) -> dict[str, tuple[float | str, ...]]:
@@ -309,9 +322,10 @@ def load_schema(path: str | os.PathLike[str]) -> Schema:
     raw = _read_toml(file)
     problems: list[str] = []
     columns = raw.get("columns")
-    unknown_top = sorted(set(raw) - {"columns"})
+    unknown_top = sorted(set(raw) - {"columns", "steps"})
     if unknown_top:
-        problems.append(f"unknown top-level key(s) {unknown_top} (only [columns.NAME] tables)")
+        problems.append(f"unknown top-level key(s) {unknown_top} (only [columns.NAME] and "
+                        "[[steps]] tables)")
     if not isinstance(columns, dict) or not columns:
         problems.append("no [columns.NAME] tables")
         columns = {}
@@ -327,10 +341,11 @@ def load_schema(path: str | os.PathLike[str]) -> Schema:
         if len(several) > 1:
             problems.append(f"{len(several)} columns have role = \"{single}\" "
                             f"({', '.join(map(repr, several))}); at most one may")
+    plan = read_steps(raw.get("steps"), {c: s.role for c, s in specs.items()}, problems)
     if problems:
         raise SchemaError(f"Schema file {str(file)!r} has {len(problems)} problem(s): "
                           + "; ".join(problems) + ".")
-    return Schema(columns=specs, source=str(file))
+    return Schema(columns=specs, source=str(file), plan=plan)
 
 
 def _read_toml(file: pathlib.Path) -> dict[str, Any]:
@@ -483,6 +498,8 @@ def roles_from(schema: Schema | None, qi: Sequence[str] | None, sens: Sequence[s
     """Quasi-identifiers, sensitive and identifiers from a schema or from explicit lists."""
     if schema is None:
         return list(qi or []), list(sens or []), list(ids or [])
+    if schema.plan is not None and qi and list(qi) == plan_keys(schema.plan):
+        return list(qi), schema.sensitive, schema.identifiers  # the plan's: the schema's own
     given = [name for name, value in (("quasi-identifiers", qi), ("sensitive", sens),
                                       ("identifiers", ids)) if value]
     if given:

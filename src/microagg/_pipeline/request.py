@@ -158,6 +158,9 @@ class Request:
         another plan (:meth:`Release.without_last_step`).
         """
         started = time.perf_counter()
+        if schema is not None:  # a schema's [[steps]], or plan= checked against its roles
+            schema = schema.with_plan(plan)
+            plan = schema.plan
         quasi_identifiers, k, options = shorthand_of(plan, quasi_identifiers, k, options,
                                                    engine)
         if not isinstance(df, pd.DataFrame):

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from microagg.io import TableMetadata
     from microagg.release import Release
     from microagg.schema import Schema
+    from microagg.steps import Plan
 
 __all__ = [
     "FLAGS",
@@ -42,6 +43,7 @@ __all__ = [
     "command_engine",
     "engine_refusal",
     "parse_dates",
+    "parse_plan",
     "parse_rounding",
     "print_release",
     "read_dataset",
@@ -67,7 +69,7 @@ FLAGS = {
     "certify": "--certify",
     "n_jobs": "--jobs", "method": "-m/--method (it generalizes)",
     "dates": "--dates", "rounding": "--round", "weights": "--weight",
-    "households": "--household",
+    "households": "--household", "plan": "--step",
     "schema": "--schema with hierarchies, ordinal columns, categorical quasi-identifiers "
               "(their codes would be averaged), date quasi-identifiers or round digits",
 }
@@ -180,6 +182,33 @@ def schema_for(schema: pathlib.Path | None, dataset: str | None) -> Schema | Non
     return load_schema(schema)
 
 
+def parse_plan(steps: list[str] | None, given: Sequence[str], schema: Schema | None
+               ) -> Plan | None:
+    """The plan of the repeated ``--step`` options (:meth:`Plan.from_text
+    <microagg.steps.Plan.from_text>`); ``None`` without them (a schema's ``[[steps]]`` then
+    run as the schema's own). ``given``: the one-step options given on the command line
+    (``-k``...), refused by name with ``--step`` or a schema's ``[[steps]]``, as a plan
+    given twice is."""
+    from microagg.steps import Plan
+
+    if not steps:
+        if schema is not None and schema.plan is not None and given:
+            raise UsageError(f"The schema's [[steps]] say each step's columns, k and method; "
+                             f"drop {', '.join(given)} (or the schema's [[steps]]).")
+        return None
+    if given:
+        raise UsageError(f"--step and {', '.join(given)} cannot be given together: each "
+                         "--step names its own quasi-identifiers, k and method (e.g. --step "
+                         "'microaggregate quasi-identifiers=age,income k=5 method=mdav').")
+    if schema is not None and schema.plan is not None:
+        raise UsageError(f"--step and the [[steps]] of the schema {schema.source} give the "
+                         "plan twice; give it once.")
+    try:
+        return Plan.from_text(steps)
+    except (TypeError, ValueError) as error:
+        raise UsageError(f"--step: {error}") from None
+
+
 def aggregation_params(aggregation: str | None, rho: float | None,
                         agg_param: list[str] | None) -> dict[str, Any] | None:
     """``--agg-param`` pairs, and ``--rho`` (a shorthand of ``--agg-param rho=...``)."""
@@ -242,13 +271,26 @@ def columns_as_spelled(options: dict[str, Any], columns: Sequence[object]) -> di
         if isinstance(options[key], dict):
             names = match_columns(list(options[key]), columns) or []
             out[key] = dict(zip(names, options[key].values(), strict=True))
+    if options.get("plan") is not None:
+        from microagg._schema_steps import plan_keys, renamed_plan
+
+        named = plan_keys(options["plan"])
+        out["plan"] = renamed_plan(options["plan"], named, match_columns(named, columns) or [])
     return out
 
 
 def request_keywords(options: dict[str, Any]) -> dict[str, Any]:
     """The keywords of :meth:`Request.build` from the parsed options: roles not given (nor
-    by a bundled data set, :func:`_read_dataset`) empty, empty mappings ``None``."""
+    by a bundled data set, :func:`_read_dataset`) empty, empty mappings ``None``; a plan's
+    run (``--step``, or a schema's ``[[steps]]``: ``k`` is then ``None``) without the
+    one-step options, which its steps give."""
     options = {name: value for name, value in options.items() if name != "missing_codes"}
+    if options.get("plan") is None:  # the one-step shorthand, or a schema's [[steps]]
+        options.pop("plan", None)
+    if options["k"] is None:  # a plan: each step names its columns, k and method
+        return {**options, "sensitive": options["sensitive"] or (),
+                "identifiers": options["identifiers"] or (),
+                "hierarchies": options["hierarchies"] or None}
     return {**options, "quasi_identifiers": options["quasi_identifiers"] or [],
             "sensitive": options["sensitive"] or (), "identifiers": options["identifiers"] or (),
             "method_params": options["method_params"] or None,
@@ -262,6 +304,11 @@ def read_dataset(name: str, options: dict[str, Any]
 
     ds = load_dataset(name)
     qi, sens, ids = options["quasi_identifiers"], options["sensitive"], options["identifiers"]
+    plan = options.get("plan")
+    if plan is not None:  # the plan's steps name the columns masked
+        from microagg._schema_steps import plan_keys
+
+        qi = plan_keys(plan)
     if qi is None:
         qi = list(ds.quasi_identifiers)
     if sens is None:
@@ -277,7 +324,8 @@ def read_dataset(name: str, options: dict[str, Any]
               if options.get(key) is None and value is not None and value not in named}
     keep = list(options.get("keep") or ()) or [c for c in ds.kept if c not in named]
     return ds.data, f"dataset {ds.name}", {**options, **survey, "keep": keep,
-                                           "quasi_identifiers": qi, "sensitive": sens,
+                                           "quasi_identifiers": qi if plan is None else None,
+                                           "sensitive": sens,
                                            "identifiers": ids,
                                            "hierarchies": hierarchies or None}
 

@@ -21,6 +21,7 @@ from microagg.cli._anonymize_run import (
     codes_for,
     command_engine,
     parse_dates,
+    parse_plan,
     parse_rounding,
     print_release,
     run_in_memory,
@@ -43,6 +44,7 @@ from microagg.cli._common import (
 
 @app.command()
 def anonymize(
+    ctx: typer.Context,
     *,
     input_path: Annotated[
         str | None,
@@ -255,6 +257,17 @@ def anonymize(
                      help="A TOML schema giving every column's role and type (see `microagg "
                           "init-schema`); replaces -q, -s, --drop."),
     ] = None,
+    step: Annotated[
+        list[str] | None,
+        typer.Option("--step", metavar="TEXT", show_default=False,
+                     help="One step of a plan, repeatable, run in order: the step's name "
+                          "(microaggregate) and its options as option=value, e.g. --step "
+                          "'microaggregate quasi-identifiers=age,bmi k=5 method=mdav' "
+                          "--step 'microaggregate quasi-identifiers=income k=3'. Replaces "
+                          "-q, -k and -m; a schema's \\[\\[steps]] give the same plan. "
+                          "k-anonymity over all the steps' columns is reported, not "
+                          "promised."),
+    ] = None,
     engine: Annotated[
         str,
         typer.Option("--engine",
@@ -334,8 +347,14 @@ def anonymize(
         outputs = check_outputs(input_path, dataset, output, summary_json, report)
         runner, face = command_engine(engine, input_path, dataset, outputs, scheduler)
         loaded_schema = schema_for(schema, dataset)
+        given = [flag for flag, given in (("-q/--quasi-identifiers", quasi_identifiers),
+                                          ("-k", _given(ctx, "k")), ("-m/--method", method))
+                 if given]
+        plan = parse_plan(step, given, loaded_schema)
+        stepwise = plan is not None or getattr(loaded_schema, "plan", None) is not None
         options = dict(
-            quasi_identifiers=split_names(quasi_identifiers), k=k, method=method,
+            quasi_identifiers=split_names(quasi_identifiers),
+            k=None if stepwise else k, method=method,  # a plan: each step gives its own
             sensitive=split_names(sensitive), identifiers=split_names(drop),
             keep=split_names(keep) or (), weights=weight, households=household,
             strata=strata, aggregation=aggregation,
@@ -351,9 +370,9 @@ def anonymize(
             blocking=blocking, block_size=block_size, n_jobs=jobs, refine=refine_seconds,
             certify=certify_seconds, missing=missing,
             dates=parse_dates(dates), rounding=parse_rounding(round_digits),
-            missing_codes=codes_for(loaded_schema, missing_codes, runner))
+            missing_codes=codes_for(loaded_schema, missing_codes, runner), plan=plan)
         if input_path is not None and not options["quasi_identifiers"] \
-                and loaded_schema is None:
+                and loaded_schema is None and plan is None:
             raise UsageError("-q/--quasi-identifiers (or --schema) is required with an INPUT "
                              "file.")
         from microagg.cli._long_runs import compile_note, compiling_notice, watch_compilation
@@ -373,3 +392,11 @@ def anonymize(
                   time.perf_counter() - start - compiled.seconds)
     compile_note(compiled)  # a first run's one-time compilation, apart from the release's time
     exit_on_verdict(release.verdict)
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether option ``name`` was given (not its default): ``-k 5`` is given, ``5`` by
+    default is not. The source enum is read from the context's own click (typer may bring
+    its own copy), never imported."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source is not type(source).DEFAULT

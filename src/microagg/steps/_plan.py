@@ -154,7 +154,10 @@ def _step_from_record(record: Mapping[str, Any], position: int) -> StepOptions:
                and f.name not in given]
     if missing:
         raise ValueError(f"{where} ({name}) needs {', '.join(map(repr, missing))}.")
-    return options_class(**given)
+    try:
+        return options_class(**given)
+    except (TypeError, ValueError) as error:  # the option's own message, with where it is
+        raise type(error)(f"{where} ({name}): {error}") from None
 
 
 @dataclass(frozen=True)

@@ -136,6 +136,12 @@ class Attempt:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
+    def required_k(self) -> str:
+        """The k asked for: the form's, or each step's (``"5, 3"``) for a plan."""
+        steps = self.options.get("plan")
+        return ", ".join(str(s["k"]) for s in steps) if steps else str(self.options["k"])
+
+    @property
     def figures(self) -> dict[str, str]:
         """The key figures shown side by side: achieved k, headline loss and risk."""
         from microagg.metrics.headline import headline_loss, headline_risk
@@ -187,8 +193,13 @@ def release_for(df: pd.DataFrame, schema: dict[str, dict[str, Any]], folder: pat
         if progress is not None:
             progress(done, total, "records grouped")
 
+    from microagg.steps import Plan
+
+    keywords: dict[str, Any] = dict(options)
+    if keywords.get("plan") is not None:  # plain records: what a worker process receives
+        keywords["plan"] = Plan.from_records(keywords["plan"])
     with reporting(grouped if progress is not None else None):
-        return microagg.anonymize(df, schema=build_schema(schema, folder), **options)
+        return microagg.anonymize(df, schema=build_schema(schema, folder), **keywords)
 
 
 def make_attempt(number: int, options: dict[str, Any], release: Release, seconds: float,
@@ -247,9 +258,16 @@ def _float(value: float) -> str:
 def reproduction(attempt: Attempt, input_name: str = "INPUT.csv") -> dict[str, str]:
     """The exact ``microagg anonymize`` command and the Python call that give this release
     again (the seed included: internal material, not for publication)."""
+    from .plan_form import step_text
+
     o = attempt.options
-    args = ["microagg", "anonymize", input_name, "--schema", "schema.toml", "-k", str(o["k"])]
-    python = [f"k={o['k']}"]
+    args = ["microagg", "anonymize", input_name, "--schema", "schema.toml"]
+    if o.get("plan"):
+        args += [word for record in o["plan"] for word in ("--step", step_text(record))]
+        python = [f"plan=Plan.from_records({o['plan']!r})"]
+    else:
+        args += ["-k", str(o["k"])]
+        python = [f"k={o['k']}"]
     if o.get("method"):
         args += ["-m", o["method"]]
         python.append(f"method={o['method']!r}")
@@ -269,7 +287,8 @@ def reproduction(attempt: Attempt, input_name: str = "INPUT.csv") -> dict[str, s
     python.append(f"random_state={o['random_state']}")
     code = io.StringIO()
     code.write("import microagg\nfrom microagg.io import read_table\n"
-               "from microagg.schema import load_schema\n\n"
+               "from microagg.schema import load_schema\n"
+               + ("from microagg.steps import Plan\n" if o.get("plan") else "") + "\n"
                f"df = read_table({input_name!r})\n"
                f"release = microagg.anonymize(df, schema=load_schema('schema.toml'), "
                f"{', '.join(python)})\n")

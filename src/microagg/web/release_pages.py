@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from . import job_pages, protect, roles
+from . import job_pages, plan_form, protect, roles
 from .jobs import Job, JobRunner, RunnerBusy
 from .pages import _ensure_schema, render
 from .protect import PROTECT_ERRORS, Attempt
@@ -124,16 +124,22 @@ async def get_risk(request: Request) -> Response:
 def protect_page(request: Request, *, errors: list[str] | None = None, status: int = 200,
                  values: dict[str, str] | None = None, message: str | None = None,
                  ) -> HTMLResponse:
-    """The Protect page: privacy model and method, with the recommended default."""
+    """The Protect page: privacy model and method, with the recommended default, and an
+    optional second step (:mod:`.plan_form`)."""
+    from microagg.partition import PARTITIONERS
+    from microagg.steps import STEPS
+
     session = session_of(request)
     problems = _ensure_schema(session) + list(errors or [])
     recommended = protect.recommended_method(session.schema)
     shown = {"k": "5", "method": recommended, "l": "", "t": "", "epsilon": "", "bounds": "",
-             "params": "", "random_state": "", **(values or {})}
+             "params": "", "random_state": "", **dict.fromkeys(plan_form.STEP_FIELDS, ""),
+             **(values or {})}
     return render(request, "protect.html", status=status, title="Protect",
                   page_name="protect", errors=problems, message=message,
                   ready=session.table is not None and bool(session.schema),
-                  methods=protect.methods(), recommended=recommended, values=shown)
+                  methods=protect.methods(), recommended=recommended, values=shown,
+                  steps=list(STEPS), step_methods=list(PARTITIONERS))
 
 
 def prefilled(query: Mapping[str, str]) -> dict[str, str]:
@@ -176,9 +182,11 @@ async def post_protect(request: Request) -> Response:
     if running is not None:
         return _see(f"/jobs/{running.id}")
     values = {name: form.get(name, "") for name in ("k", "method", "l", "t", "epsilon",
-                                                    "bounds", "params", "random_state")}
+                                                    "bounds", "params", "random_state",
+                                                    *plan_form.STEP_FIELDS)}
     try:
-        options = protect.parse_form(form)
+        options = plan_form.plan_options(form, protect.parse_form(form), session.schema,
+                                         list(session.table.columns), len(session.table))
     except PROTECT_ERRORS as error:
         return protect_page(request, errors=[str(error)], status=400, values=values)
     table, schema = session.table, {name: dict(e) for name, e in session.schema.items()}
@@ -191,11 +199,13 @@ async def post_protect(request: Request) -> Response:
                                                      job.seconds, schema, as_read,
                                                      metadata))
 
-    method = options["method"] or protect.recommended_method(schema)
+    method = options.get("method") or protect.recommended_method(schema)
+    label = (f"a plan of {len(options['plan'])} steps" if options.get("plan")
+             else f"{method}, k = {options['k']}")
     try:
         job = job_pages.start_job(
             request, protect.release_for, (table, schema, session.folder, options),
-            kind="protect", label=f"{method}, k = {options['k']}",
+            kind="protect", label=label,
             then=job_pages.Then("/result", protect_page, values), on_done=keep)
     except RunnerBusy as error:
         return protect_page(request, errors=[str(error)], status=503, values=values)
@@ -210,11 +220,15 @@ async def get_result(request: Request) -> Response:
     attempt = _current(session)
     checks = []
     if attempt is not None:
-        for name, check in attempt.release.checks.items():
-            detail = {k: v for k, v in check.items()
-                      if k != "model" and not isinstance(v, Mapping)}
-            checks.append({"name": name, "model": check.get("model", ""),
-                           "detail": ", ".join(f"{k} {v}" for k, v in detail.items())})
+        for name, found in attempt.release.checks.items():
+            # a check of each step of a plan is a sequence: one row per step
+            each = [found] if isinstance(found, Mapping) else list(found)
+            for position, check in enumerate(each, start=1):
+                detail = {k: v for k, v in check.items()
+                          if k != "model" and not isinstance(v, Mapping)}
+                checks.append({"name": name if len(each) == 1 and isinstance(found, Mapping)
+                               else f"{name} {position}", "model": check.get("model", ""),
+                               "detail": ", ".join(f"{k} {v}" for k, v in detail.items())})
     return render(request, "result.html", title="Result", page_name="result", errors=[],
                   message=None, attempt=attempt, checks=checks, attempts=session.attempts,
                   current=session.current, schema_changed=attempt is not None

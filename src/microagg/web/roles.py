@@ -176,7 +176,10 @@ def from_toml(text: str, stored: Collection[str] = ()
     except tomllib.TOMLDecodeError as error:
         return None, [f"the file is not valid TOML: {error}"]
     problems = [f"unknown top-level key {key!r} (only [columns.NAME] tables)"
-                for key in raw if key != "columns"]
+                for key in raw if key not in ("columns", "steps")]
+    if "steps" in raw:  # a plan is chosen on the Protect page, where the server checks it
+        problems.append("the workbench reads a schema's columns, not its [[steps]]: remove "
+                        "them and give the second step on the Protect page")
     columns = raw.get("columns")
     if not isinstance(columns, dict) or not columns:
         return None, [*problems, "no [columns.NAME] tables"]
