@@ -61,7 +61,6 @@ FLAGS = {
     "t_distance": "--t-distance", "n_attribute_groups": "--n-attribute-groups",
     "categorical_aggregation": "--categorical-aggregation", "blocking": "--blocking",
     "block_size": "--block-size", "missing": "--missing", "strata": "--strata",
-    "plan": "--step",
     "aggregation": "--aggregation", "aggregation_params": "--agg-param",
     "epsilon": "--epsilon", "bounds": "--bounds", "hierarchies": "--hierarchy", "l": "-l",
     "t": "-t", "intruder_knows": "--intruder-knows", "attribute_groups": "--attribute-groups",
