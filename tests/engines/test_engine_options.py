@@ -173,8 +173,6 @@ def _request_options(option: str, folder: pathlib.Path) -> tuple[pd.DataFrame, d
     options = {**(BASE if spec.base else {}), **spec.extra, **spec.options}
     if option == "schema":
         options["schema"] = _schema(folder)
-    if option == "plan":  # the engines refuse it first, before asking for the roles
-        options = {**BASE, **options}
     return frame, options
 
 

@@ -33,13 +33,14 @@ _SEVERAL_STEPS_REFUSE = ("epsilon", "bounds", "attribute_groups", "n_attribute_g
 """Options a plan of several steps does not run yet."""
 
 
-def shorthand_of(plan: Any, quasi_identifiers: Any, k: Any, options: Mapping[str, Any],
-                 engine: str = "memory") -> tuple[Any, Any, dict[str, Any]]:
+def shorthand_of(plan: Any, quasi_identifiers: Any, k: Any, options: Mapping[str, Any]
+                 ) -> tuple[Any, Any, dict[str, Any]]:
     """``(quasi_identifiers, k, options)`` of a request: those given, or with ``plan`` its
     one step's (a plan of several steps: the union of their quasi-identifiers and the
     smallest k; :func:`check_plan_steps` checks each step). ``plan`` with any of
-    :data:`PLAN_REPLACES` is refused, each named, and a plan of several steps on another
-    ``engine`` than memory or with an option it does not run yet."""
+    :data:`PLAN_REPLACES` is refused, each named, and a plan of several steps with an option
+    it does not run yet (the engines that do not run a plan of several steps refused it
+    first, by name: :data:`microagg.engines.REFUSABLE`)."""
     if plan is None:
         if k is None:
             raise TypeError("anonymize needs k (the smallest group size, an int >= 2) or a "
@@ -54,7 +55,7 @@ def shorthand_of(plan: Any, quasi_identifiers: Any, k: Any, options: Mapping[str
         raise ValueError(f"plan= gives each step's options: do not pass "
                          f"{', '.join(clash)} with it (put them in the plan's steps).")
     if len(plan.steps) > 1:
-        _refuse_options(plan, options, engine)
+        _refuse_options(plan, options)
         keys = tuple(dict.fromkeys(c for step in plan.steps for c in step.quasi_identifiers))
         return keys, min(step.k for step in plan.steps), dict(options)
     step = plan.steps[0]
@@ -75,12 +76,9 @@ def shorthand_plan(fields: Mapping[str, Any], options: Mapping[str, Any]) -> Pla
                                 scaling=options.get("scaling"))])
 
 
-def _refuse_options(plan: Plan, options: Mapping[str, Any], engine: str) -> None:
-    """Another engine than memory, and the options of :data:`_SEVERAL_STEPS_REFUSE`."""
+def _refuse_options(plan: Plan, options: Mapping[str, Any]) -> None:
+    """The options of :data:`_SEVERAL_STEPS_REFUSE`."""
     where = f"A plan of {len(plan.steps)} steps"
-    if engine != "memory":
-        raise SchemaError(f"{where} runs in memory only (engine 'memory'), not on engine "
-                          f"{engine!r}.")
     given = [name for name in _SEVERAL_STEPS_REFUSE
              if options.get(name) not in (None, False, {}, ())]
     if given:

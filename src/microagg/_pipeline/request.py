@@ -161,14 +161,13 @@ class Request:
         if schema is not None:  # a schema's [[steps]], or plan= checked against its roles
             schema = schema.with_plan(plan)
             plan = schema.plan
-        quasi_identifiers, k, options = shorthand_of(plan, quasi_identifiers, k, options,
-                                                   engine)
+        runner = _engine(engine, {**options, "plan": plan}, schema)  # refused first
+        quasi_identifiers, k, options = shorthand_of(plan, quasi_identifiers, k, options)
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"anonymize expects a pandas DataFrame. Got {type(df).__name__} "
                             "instead.")
         if schema is not None:  # its names as the table spells them
             schema = schema.spelled_as(df.columns)
-        runner = _engine(engine, options, schema)
         df = row_positions(df, _named_columns(quasi_identifiers, options, schema))
         if schema is not None:
             df, quasi_identifiers, options = _with_schema(df, schema, quasi_identifiers,

@@ -67,14 +67,15 @@ quality mode (``refine``: mdav-scale block by block)."""
 PARAMS = ("method", "k", "quasi_identifiers", "sensitive", "identifiers", "aggregation",
           "aggregation_params", "scaling", "method_params", "epsilon", "intruder_knows", "l",
           "diversity", "t", "t_distance", "attribute_groups", "blocking", "group_methods",
-          "time_budget", "certify", "microagg_version", "missing", "dates", "rounding", "keep",
-          "weight", "household", "strata")
+          "time_budget", "certify", "microagg_version", "missing", "dates", "rounding", "plan",
+          "keep", "weight", "household", "strata")
 """The keys of ``Release.params``, the same for every engine (the in-memory engine's
 numeric release writes them; the others through :func:`release_params`): a value that does
 not apply to an engine is ``None``. What only one engine takes is recorded under the key it
 belongs to: ``blocking`` holds the block size (and, for the engines that fit their block tree
 on a sample, ``sample_size``; for the stream, its window of arrivals: ``delay`` and
-``flush_age``). Where a release ran (``Release.engine``, a Dask scheduler, worker processes)
+``flush_age``); ``plan`` the steps as records (:meth:`microagg.steps.Plan.to_records`: one
+``microaggregate`` step where the engine runs no plan of more). Where a release ran (``Release.engine``, a Dask scheduler, worker processes)
 is no parameter of it: the same request and seed publish the same table on every engine."""
 
 

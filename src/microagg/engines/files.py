@@ -65,7 +65,8 @@ def engine_params(request: Request, *, sample_size: int) -> Mapping[str, Any]:
                                    "block_size": int(request.block_size),
                                    "sample_size": int(sample_size)}),
         group_methods=MappingProxyType({}), microagg_version=__version__,
-        dates=MappingProxyType({}), rounding=MappingProxyType({}), keep=request.keep,
+        dates=MappingProxyType({}), rounding=MappingProxyType({}),
+        plan=request.plan.to_records() if request.plan is not None else None, keep=request.keep,
         weight=request.weight, household=request.household, strata=request.strata)
 
 

@@ -30,6 +30,7 @@ from ..exceptions import SchemaError
 from ..io import check_output_path
 from ..partition import get_partitioner
 from ..schema import check_unique_columns
+from ..steps import Microaggregate, Plan
 from . import release_params
 from ._stream_engine import Batch, StreamEngine, checked_records
 from ._stream_input import check_params, check_scale, frame_to_matrix
@@ -93,7 +94,10 @@ class _Job:
             blocking=MappingProxyType({"blocking": "arrival", "delay": self.delay,
                                        "flush_age": self.flush_age}),
             group_methods=MappingProxyType({}), microagg_version=__version__,
-            dates=MappingProxyType({}), rounding=MappingProxyType({}), keep=tuple(self.keep))
+            dates=MappingProxyType({}), rounding=MappingProxyType({}),
+            plan=Plan([Microaggregate(tuple(self.columns), self.k,
+                                      method=get_partitioner(self.method).name)]).to_records(),
+            keep=tuple(self.keep))
 
 
 def _job(options: dict[str, Any]) -> _Job:
