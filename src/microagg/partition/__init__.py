@@ -18,9 +18,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._constraints import Anything, Constraint, InstanceOf, Interval, Options
-from .._lazy import lazy_names
+from .._lazy import LazyMapping, Target, lazy_names
 from .._validation import RandomState
-from ._partitioner import LazyMapping, Partitioner, Target
+from ._partitioner import Partitioner
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers; loaded on access below
     from ..documents.mdav import spherical_partition

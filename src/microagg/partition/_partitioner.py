@@ -7,24 +7,23 @@ from these entries without loading a family, a domain package or their dependenc
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._constraints import Constraint, validate_params
+from .._lazy import LoadedOnRead
 from .._validation import RandomState
 
 if TYPE_CHECKING:
     from .mixed import MixedData
 
-__all__ = ["EXTRA_MODULES", "LazyMapping", "Partitioner", "Target", "extra_installed"]
+__all__ = ["EXTRA_MODULES", "Partitioner", "extra_installed"]
 
 EXTRA_MODULES: Mapping[str, str] = MappingProxyType({
     "cdt": "kmedoids", "graph": "networkx", "series": "tslearn", "semantic": "nltk",
@@ -49,103 +48,6 @@ def extra_installed(extra: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def _load(path: str) -> Any:
-    """The attribute that ``"module:attribute"`` names, its module imported now."""
-    module, _, name = path.partition(":")
-    if not module or not name:
-        raise ValueError(f"A registry target must read 'module:attribute'; got {path!r}.")
-    return getattr(importlib.import_module(module), name)
-
-
-@dataclass(frozen=True)
-class Target:
-    """A function named by ``"module:function"``, imported on first use, with ``keywords``
-    bound as :func:`functools.partial` binds them.
-
-    >>> Target("math:hypot").load()(3.0, 4.0)
-    5.0
-    >>> Target("builtins:int", {"base": 2}).load()("101")
-    5
-    """
-
-    path: str
-    keywords: Mapping[str, Any] = field(default_factory=dict)
-
-    def load(self) -> Callable[..., Any]:
-        """The function (its module imported now), with :attr:`keywords` bound."""
-        function = _load(self.path)
-        return partial(function, **self.keywords) if self.keywords else function
-
-
-_Function = TypeVar("_Function")
-
-
-class _Loaded(Generic[_Function]):
-    """A dataclass field that holds a function, given itself or as a :class:`Target` (or its
-    ``"module:function"`` string), and imports a target on first read.
-
-    ``required``: the field has no default; otherwise its default is ``None``.
-    """
-
-    def __init__(self, *, required: bool) -> None:
-        self.required = required
-        self.given = self.loaded = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.given, self.loaded = f"_{name}_given", f"_{name}_loaded"
-
-    def __get__(self, entry: object | None, owner: type | None = None) -> _Function:
-        if entry is None:  # the class: the field's default (none when required)
-            if self.required:
-                raise AttributeError(self.given)
-            return None  # type: ignore[return-value]
-        state = entry.__dict__
-        if self.loaded not in state:  # imported once, on the first read
-            given = state[self.given]
-            if isinstance(given, str):
-                given = Target(given)
-            state[self.loaded] = given.load() if isinstance(given, Target) else given
-        return state[self.loaded]
-
-    def __set__(self, entry: object, value: _Function | str | Target) -> None:
-        entry.__dict__[self.given] = value
-        entry.__dict__.pop(self.loaded, None)
-
-    def target(self, entry: object) -> str | None:
-        """The ``"module:function"`` the entry was given, ``None`` for a function object."""
-        given = entry.__dict__[self.given]
-        return given if isinstance(given, str) else getattr(given, "path", None)
-
-
-class LazyMapping(Mapping[str, Any]):
-    """A read-only mapping named by ``"module:attribute"``, imported on first access.
-
-    >>> sorted(LazyMapping("microagg.partition.colgen:CONSTRAINTS"))
-    ['part_size', 'time_limit']
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._mapping: Mapping[str, Any] | None = None
-
-    def _loaded(self) -> Mapping[str, Any]:
-        if self._mapping is None:
-            self._mapping = _load(self.path)
-        return self._mapping
-
-    def __getitem__(self, key: str) -> Any:
-        return self._loaded()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._loaded())
-
-    def __len__(self) -> int:
-        return len(self._loaded())
-
-    def __repr__(self) -> str:
-        return f"LazyMapping({self.path!r})"
-
-
 @dataclass(frozen=True)
 class Partitioner:
     """A registered partitioner: the function and what a user needs to know about it.
@@ -156,7 +58,7 @@ class Partitioner:
     """
 
     name: str
-    function: _Loaded[Callable[..., NDArray[np.intp]]] = _Loaded(required=True)
+    function: LoadedOnRead[Callable[..., NDArray[np.intp]]] = LoadedOnRead(required=True)  # noqa: RUF009 - a descriptor, not a shared value
     """The partitioner, ``f(X, k, *, random_state=None, **params) -> labels``."""
     # the type checker takes the descriptor for a default; the class has none (its __get__
     # raises AttributeError on the class), so the three fields below stay positional
@@ -177,8 +79,8 @@ class Partitioner:
     """Whether its phases stop at shares of its ``time_limit`` (colgen), so that a run can
     depend on the machine's speed before the whole budget is spent; the release then always
     says so (:func:`~microagg._advice.time_budget`)."""
-    resolve: _Loaded[Callable[[int, dict[str, Any]], dict[str, Any]] | None] = _Loaded(
-        required=False)
+    resolve: LoadedOnRead[Callable[[int, dict[str, Any]], dict[str, Any]] | None] = (
+        LoadedOnRead(required=False))  # noqa: RUF009 - a descriptor, not a shared value
     """Turns defaults that depend on the number of records into values (mdav-ls's
     ``time_limit="auto"`` into seconds), so that a release records what was used."""
     constraints: Mapping[str, tuple[Constraint, ...]] = field(default_factory=dict)
@@ -201,7 +103,8 @@ class Partitioner:
     holds at most this many values (records x quasi-identifiers), so wider data get blocks
     of fewer records (:meth:`default_block_size`); ``None``: :attr:`block_size` whatever
     the width."""
-    refine_across: _Loaded[Callable[..., NDArray[np.intp]] | None] = _Loaded(required=False)
+    refine_across: LoadedOnRead[Callable[..., NDArray[np.intp]] | None] = (
+        LoadedOnRead(required=False))  # noqa: RUF009 - a descriptor, not a shared value
     """A local search that improves a partition found block by block across the block
     borders, called as ``refine_across(X, labels, k, random_state=..., **params)``: the
     blocked, file and Dask engines run it on second blocks after the first pass
