@@ -5,6 +5,11 @@ Each partitioner has the signature ``f(X, k, *, random_state=None, **params) -> 
 numbers 0..g-1, every group with at least ``k`` records. :data:`PARTITIONERS` maps a short
 name to its :class:`Partitioner` entry; the CLI, the benchmarks and the common test suite
 enumerate it.
+
+Importing this package imports no partitioner: each entry names its function as
+``"module:function"``, imported on the first read of :attr:`Partitioner.function`, and the
+partitioners' names below load on first access (PEP 562), so that the registry loads no
+numba kernel, no scipy and no domain package (documents, fuzzy, semantic, series).
 """
 
 from __future__ import annotations
