@@ -34,7 +34,6 @@ from .aggregate_registry import (
     verify_fuzzy_representatives,
     verify_synthetic_moments,
 )
-from .fuzzy import fuzzy_random_aggregation
 from .synthetic import synthetic_microdata
 
 __all__ = [
@@ -294,7 +293,7 @@ AGGREGATORS: Mapping[str, Aggregator] = MappingProxyType({entry.name: entry for 
                "Synthetic records with each group's exact mean and covariance (hybrid data).",
                noisy_when=_always, warning_text=synthetic_warning,
                verifier=verify_synthetic_moments),
-    Aggregator("fuzzy-random", fuzzy_random_aggregation,
+    Aggregator("fuzzy-random", "microagg.fuzzy:fuzzy_random_aggregation",
                "The mean of a group drawn by each record's fuzzy memberships.",
                params={"m": 2.0, "threshold": None, "neighbours": 10},
                constraints={"m": (Interval(float, 1, None, closed="neither"),),

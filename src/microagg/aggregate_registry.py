@@ -16,10 +16,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._constraints import Constraint, validate_params
+from ._lazy import LoadedOnRead
 from ._scaling import safe_exponents, to_safe_range
 from ._validation import RandomState
 from .exceptions import PrivacyViolationError
-from .fuzzy import check_fuzzy_representatives
 from .synthetic import check_synthetic_moments
 
 __all__ = [
@@ -129,6 +129,8 @@ def verify_fuzzy_representatives(values: NDArray[np.float64], masked: NDArray[np
                                  labels: NDArray[np.intp], columns: tuple[str, ...] = ()
                                  ) -> None:
     """:func:`~microagg.fuzzy.check_fuzzy_representatives` with the verifier signature."""
+    from .fuzzy import check_fuzzy_representatives  # the domain package, loaded when used
+
     check_fuzzy_representatives(values, masked, labels)
 
 
@@ -137,12 +139,16 @@ class Aggregator:
     """A registered aggregator: the function and what a release needs to know about it.
 
     Calling the entry checks the parameters (:meth:`check_params`) and runs the function:
-    ``entry(values, labels, *, random_state=None, **params) -> masked``.
+    ``entry(values, labels, *, random_state=None, **params) -> masked``. The function may be
+    given as ``"module:function"``, imported on the first read of :attr:`function`.
     """
 
     name: str
-    function: Callable[..., NDArray[np.float64]]
-    summary: str
+    function: LoadedOnRead[Callable[..., NDArray[np.float64]]] = (
+        LoadedOnRead(required=True))  # noqa: RUF009 - a descriptor, not a shared value
+    # the type checker takes the descriptor for a default; the class has none, so the field
+    # below stays positional
+    summary: str  # type: ignore[misc]
     params: Mapping[str, Any] = field(default_factory=dict)
     """Keyword parameters and their defaults."""
     constraints: Mapping[str, tuple[Constraint, ...]] = field(default_factory=dict)

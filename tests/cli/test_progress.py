@@ -131,8 +131,8 @@ import sys, time
 import microagg.cli._common as common
 common.LOG_DELAY = 0.0
 common.PROGRESS_DELAY = 0.0
-import microagg.partition
-sys.modules["microagg.partition.mdav"].PROGRESS_MIN_ROWS = 0
+import importlib
+importlib.import_module("microagg.partition.mdav").PROGRESS_MIN_ROWS = 0
 if "--slow-reports" in sys.argv:  # keep the bar up long enough for a refresh
     sys.argv.remove("--slow-reports")
     records = common.DelayedProgress.records

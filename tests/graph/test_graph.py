@@ -7,17 +7,21 @@ import itertools
 import math
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
-import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from microagg.exceptions import PrivacyViolationError
-from microagg.graph import (
+# the graph extra: without networkx this module (all of tests/graph) is skipped at collection
+nx = pytest.importorskip("networkx", reason="the graph extra is not installed: "
+                                            "pip install 'microagg[graph]'")
+
+from microagg.exceptions import PrivacyViolationError  # noqa: E402 - after the extra's check
+from microagg.graph import (  # noqa: E402 - needs networkx: after the extra's check
     _degree,
     degree_k_anonymity,
     graph_k_anonymity,
@@ -28,7 +32,7 @@ from microagg.graph import (
     read_graph,
     write_graph,
 )
-from microagg.partition import optimal_univariate
+from microagg.partition import optimal_univariate  # noqa: E402 - after the extra's check
 
 # Seed 001, section 2.2, Table 2: adjacency matrix of the 3-anonymous graph of Fig. 2
 SEED_TABLE2 = """\
@@ -485,3 +489,17 @@ def test_neighbourhood_bad_rule() -> None:
     with pytest.raises(ValueError, match=r"'rule' parameter .* auto, union, intersection\. "
                                          r"Got 'mean'"):
         neighbourhood_anonymize(nx.path_graph(4), 2, rule="mean")
+
+
+def test_the_graph_tests_skip_at_collection_without_networkx():
+    # a fresh interpreter in which networkx cannot be imported (a None entry in sys.modules)
+    code = ("import sys; sys.modules['networkx'] = None; import pytest; "
+            "sys.exit(pytest.main(['-q', '-rs', '-p', 'no:cacheprovider', '--co', "
+            f"{str(pathlib.Path(__file__).parent)!r}]))")
+    root = pathlib.Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, check=False, cwd=root)
+    assert done.returncode == 5, done.stdout + done.stderr  # 5: no test collected, no error
+    assert "error" not in done.stdout.lower(), done.stdout
+    assert re.search(r"SKIPPED \[1\] .*test_graph\.py:\d+: the graph extra is not installed",
+                     done.stdout), done.stdout

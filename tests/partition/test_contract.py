@@ -17,6 +17,23 @@ METHODS = [pytest.param(m, marks=pytest.mark.slow) if m in _HEAVY else m
            for m in sorted(PARTITIONERS)]
 
 
+def skip_without_extra(method: str) -> None:
+    """Skip the test when the partitioner needs an optional extra that is not installed
+    (:attr:`~microagg.partition.Partitioner.extra`), instead of failing on its import."""
+    entry = get_partitioner(method)
+    if not entry.installed:
+        pytest.skip(f"{entry.name} needs the {entry.extra} extra: "
+                    f"pip install 'microagg[{entry.extra}]'")
+
+
+@pytest.fixture(autouse=True)
+def _needs_its_extra(request: pytest.FixtureRequest) -> None:
+    """Every test of this suite run for one ``method`` skips when its extra is missing."""
+    callspec = getattr(request.node, "callspec", None)
+    if callspec is not None and "method" in callspec.params:
+        skip_without_extra(callspec.params["method"])
+
+
 def assert_valid_partition(labels: np.ndarray, n: int, k: int, fixed_size: bool) -> None:
     assert labels.shape == (n,)
     assert labels.dtype == np.intp
@@ -201,3 +218,36 @@ def test_mixed_deterministic_under_seed(method, rng):
 def test_mixed_n_below_k_names_both_numbers(method, rng):
     with pytest.raises(ValueError, match=r"n_samples=5 should be >= k=10"):
         PARTITIONERS[method](mixed_table(rng, 5), 10)
+
+
+# --- optional extras -------------------------------------------------------------------------
+
+def test_a_partitioner_whose_extra_is_missing_is_skipped(monkeypatch):
+    import microagg.partition._partitioner as registry
+
+    assert PARTITIONERS["cdt"].extra == "cdt"
+    assert {n for n, p in PARTITIONERS.items() if p.extra is not None} == {"cdt"}
+    monkeypatch.setattr(registry, "extra_installed", lambda extra: extra != "cdt")
+    assert not PARTITIONERS["cdt"].installed
+    assert PARTITIONERS["mdav"].installed  # no extra: always installed
+    with pytest.raises(pytest.skip.Exception, match=r"cdt needs the cdt extra: pip install "
+                                                    r"'microagg\[cdt\]'"):
+        skip_without_extra("cdt")
+    skip_without_extra("mdav")  # returns: nothing to skip
+
+
+def test_the_suite_skips_cdt_without_its_extra_instead_of_failing():
+    # a fresh interpreter in which kmedoids cannot be imported (a None entry in sys.modules)
+    import pathlib
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['kmedoids'] = None; import pytest; "
+            "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-k', 'cdt and not extra',"
+            f" {__file__!r}]))")
+    root = pathlib.Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600, check=False, cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    summary = done.stdout.strip().splitlines()[-1]
+    assert "skipped" in summary and "passed" not in summary and "failed" not in summary, summary

@@ -7,7 +7,6 @@ from itertools import combinations
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.neighbors import NearestNeighbors
 
 from .._jit import njit
 from ..partition._neighbour_lists import sq_to_point
@@ -24,6 +23,8 @@ def sse_of(X: NDArray[np.float64], members: NDArray[np.intp]) -> float:
 
 def neighbours(X: NDArray[np.float64], width: int) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
     """Squared distances and indices of each row's ``width`` nearest rows (itself first)."""
+    from sklearn.neighbors import NearestNeighbors  # loaded when used
+
     width = min(width, X.shape[0])
     dist, idx = NearestNeighbors(n_neighbors=width).fit(X).kneighbors(X)
     # a duplicate may come before the row itself: put the row first, keep the rest sorted

@@ -13,9 +13,21 @@ from rich.table import Table
 
 from microagg.cli._common import app, package_version, stdout
 
-# every module that defines kernels: importing them registers their cache folders
+# every module that defines kernels: importing them registers their cache folders (the
+# partitioners' modules load with their registry entries' functions, see below)
 _KERNEL_MODULES = ("microagg.partition", "microagg.aggregate", "microagg.fuzzy",
                    "microagg.metrics.clustering")
+
+
+def _load_kernel_modules() -> None:
+    """Import every module that defines kernels: :data:`_KERNEL_MODULES` and the module of
+    every registered partitioner (the registry loads them on first use)."""
+    from microagg.partition import PARTITIONERS
+
+    for module in _KERNEL_MODULES:
+        importlib.import_module(module)
+    for entry in PARTITIONERS.values():
+        _ = entry.function, entry.refine_across
 
 
 def _package_versions() -> dict[str, str]:
@@ -36,8 +48,7 @@ def kernel_cache_report() -> dict[str, Any]:
     from microagg._jit import KERNELS
     from microagg._numba_cache import cache_settings, kernel_stamp
 
-    for module in _KERNEL_MODULES:
-        importlib.import_module(module)
+    _load_kernel_modules()
     settings = cache_settings()
     stamp = kernel_stamp()
     folders = []

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 from scipy.spatial import cKDTree
 
@@ -262,6 +261,8 @@ def homogeneity(classes: ArrayLike, sensitive: ArrayLike) -> dict[str, float | i
     >>> homogeneity([0, 0, 1, 1], ["a", None, None, None])["homogeneous_classes"]
     1
     """
+    import pandas as pd  # pd.isna: None, NaN and NaT alike; loaded when used
+
     cls = np.unique(np.asarray(classes).ravel(), return_inverse=True)[1].ravel()
     raw = np.asarray(sensitive, dtype=object).ravel()
     known = ~pd.isna(raw)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from .._constraints import check_option
@@ -128,6 +127,8 @@ class SensitiveDistribution:
 
     def __init__(self, values: ArrayLike, *, distance: str = "auto",
                  hierarchy: Any = None):
+        import pandas as pd  # pd.isna: None, NaN and NaT alike; loaded when used
+
         arr = np.asarray(values, dtype=object).ravel()
         observed = ~pd.isna(arr)
         seen = arr[observed]
