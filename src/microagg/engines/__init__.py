@@ -83,6 +83,11 @@ def release_params(**values: Any) -> Mapping[str, Any]:
     """``Release.params`` in the one layout (:data:`PARAMS`): ``values`` in its order, every
     key not given ``None``; a key outside the layout is a bug.
 
+    Parameters
+    ----------
+    **values
+        The parameters of the release, by their keys in :data:`PARAMS`.
+
     Examples
     --------
     >>> params = release_params(method="mdav", k=3)
