@@ -83,6 +83,60 @@ def test_dld_is_low_after_microaggregation_of_spread_data(rng):
     assert 0.0 <= risk <= 1 / 5 + 1e-12  # at most one link per group of >= 5
 
 
+def _brute_force_dld(X, masked):
+    d = ((masked[:, None, :] - X[None, :, :]) ** 2).sum(axis=2)
+    nearest = d == d.min(axis=1, keepdims=True)
+    return float(np.mean([nearest[i, i] / nearest[i].sum() for i in range(len(X))]))
+
+
+def _grouped_releases(rng):
+    """Releases that share vectors: MDAV centroids, integer groups full of exact ties
+    (duplicated originals among them), groups of one beside larger ones, large values."""
+    from microagg.aggregate import group_mean
+    from microagg.partition import mdav
+
+    X = rng.standard_normal((400, 4))
+    yield X, group_mean(X, mdav(X, 3))
+    ties = rng.integers(0, 3, size=(300, 2)).astype(float)
+    yield ties, group_mean(ties, mdav(ties, 4))
+    yield ties, group_mean(ties, np.unique(rng.integers(0, 60, size=300),
+                                           return_inverse=True)[1])
+    mixed = rng.standard_normal((200, 3))
+    labels = np.where(np.arange(200) < 150, np.arange(200) // 5, np.arange(200) - 120)
+    yield mixed, group_mean(mixed, labels)
+    yield X * 1e100, group_mean(X, mdav(X, 3)) * 1e100
+
+
+def test_dld_centroid_scan_agrees_with_the_tree_and_brute_force(rng):
+    from microagg.metrics.risk import _full_dld
+
+    for X, masked in _grouped_releases(rng):
+        scanned = _full_dld(X, masked, scan=True)
+        assert scanned == _full_dld(X, masked, scan=False)
+        assert scanned == pytest.approx(_brute_force_dld(X, masked), abs=1e-12)
+
+
+def test_dld_scans_the_centroids_of_a_grouped_release(monkeypatch, rng):
+    import microagg.metrics._dld_kernel as kernel
+    from microagg.aggregate import group_mean
+    from microagg.partition import mdav
+
+    calls = []
+    scan = kernel.crowded_vectors
+
+    def counting(*args):
+        calls.append(args[1].shape[0])
+        return scan(*args)
+
+    monkeypatch.setattr(kernel, "crowded_vectors", counting)
+    X = rng.standard_normal((500, 3))
+    risk = dld_risk(X, group_mean(X, mdav(X, 5)))
+    assert calls == [100]  # one scan over the 100 centroids
+    assert risk == pytest.approx(_brute_force_dld(X, group_mean(X, mdav(X, 5))), abs=1e-12)
+    dld_risk(X, X + 0.01)  # every vector distinct: the tree alone
+    assert calls == [100]
+
+
 def test_group_size_summary():
     assert group_size_summary(np.array([0, 0, 0, 1, 1, 1, 1])) == {
         "n_groups": 2, "group_size_min": 3, "group_size_max": 4, "group_size_mean": 3.5}

@@ -26,8 +26,11 @@ def dld_risk(original: ArrayLike, masked: ArrayLike, labels: ArrayLike | None = 
     distance on the arrays as given: scale both with the ORIGINAL's scaling first). A masked
     record counts 1 if its own original is the unique nearest, ``1/t`` if it is one of ``t``
     originals at exactly the nearest distance, 0 otherwise; the result is the mean over
-    records, in [0, 1]. O(n log n) with a k-d tree; masked records that are identical (a
-    microaggregated group) are linked once.
+    records, in [0, 1]. Masked records that are identical (a microaggregated group) are
+    linked once: with a k-d tree, O(n log n); when the records share vectors (groups of two
+    or more) a scan over the group centroids first settles every group whose nearest own
+    record is alone near it, and only the rest go to the tree (same scores, about three times
+    less CPU on 10,000 groups of 5 in 10 columns).
 
     The linkage runs on the same attributes on both sides: the masked columns against the
     original data restricted to those columns. ``attributes`` restricts both further, to the
@@ -86,29 +89,89 @@ def dld_risk(original: ArrayLike, masked: ArrayLike, labels: ArrayLike | None = 
         scored = np.sort(np.random.default_rng(random_state).choice(
             A.shape[0], size=int(sample), replace=False))
         return _sampled_dld(A, B, scored)
-    unique, inverse = np.unique(B, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
+    return _full_dld(A, B)
+
+
+SCAN_WORK = 4e9
+"""Largest ``G * G * p`` (``G`` distinct published vectors in ``p`` columns) for which
+:func:`dld_risk` proves the common case with the centroid scan of
+:func:`~microagg.metrics._dld_kernel.crowded_vectors` instead of the k-d tree: 10,000 groups
+in 10 columns are 1e9 (about 0.3 s on one core, against about 1 s for the tree)."""
+
+
+def _full_dld(A: np.ndarray, B: np.ndarray, *, scan: bool | None = None) -> float:
+    """DLD of every record. Records published as the same vector are linked once. With
+    ``scan`` (default: when records share vectors, two per vector or more, and the scan
+    costs at most :data:`SCAN_WORK`) the vectors whose nearest own record is alone within
+    reach score it 1 at once and only the others go to the k-d tree; the tree alone gives
+    the same scores (both score exactly the rule of :func:`dld_risk`)."""
+    rows = np.ascontiguousarray(B).view(np.dtype((np.void, B.dtype.itemsize * B.shape[1])))
+    _, first, inverse = np.unique(rows.ravel(), return_index=True, return_inverse=True)
+    unique, inverse = B[first], inverse.ravel()
+    score = np.zeros(A.shape[0])
+    if scan is None:
+        scan = 2 * unique.shape[0] <= A.shape[0] \
+            and float(unique.shape[0]) ** 2 * A.shape[1] <= SCAN_WORK
+    tree_rows = _scan_clear(A, unique, inverse, score) if scan else np.arange(unique.shape[0])
+    if tree_rows.size:
+        _tree_scores(A, unique, inverse, tree_rows, score)
+    return float(score.mean())
+
+
+def _scan_clear(A: np.ndarray, unique: np.ndarray, inverse: np.ndarray,
+                score: np.ndarray) -> np.ndarray:
+    """Score the vectors whose nearest own record is the only original within reach of it
+    (1 for that record) and return the others, left to :func:`_tree_scores`.
+
+    The reach, the own nearest distance times ``1 + 2e-9`` plus ``2e-12``, is beyond the
+    tie radius the tree uses (``1 + 1e-9``, ``1e-12``) by far more than any rounding of
+    the distances: every other original is then farther than the tie radius, which is the
+    tree's "one nearest original" case. Records whose squared distance to their vector
+    overflows leave every vector to the tree."""
+    import numba
+
+    from ._dld_kernel import crowded_vectors
+
+    with np.errstate(over="ignore"):
+        own = ((A - unique[inverse]) ** 2).sum(axis=1)
+    if not np.isfinite(own).all():  # distances beyond the float range: the tree decides
+        return np.arange(unique.shape[0])
+    members = np.lexsort((own, inverse))  # by vector, nearest own record first
+    starts = np.zeros(unique.shape[0] + 1, dtype=np.intp)
+    np.cumsum(np.bincount(inverse, minlength=unique.shape[0]), out=starts[1:])
+    nearest = members[starts[:-1]]
+    reach = np.sqrt(own[nearest]) * (1.0 + 2e-9) + 2e-12
+    crowded = crowded_vectors(np.ascontiguousarray(A[members]), np.ascontiguousarray(unique),
+                              starts, reach, np.sqrt(own[members]), numba.get_num_threads())
+    score[nearest[~crowded]] = 1.0
+    return np.flatnonzero(crowded)
+
+
+def _tree_scores(A: np.ndarray, unique: np.ndarray, inverse: np.ndarray, rows: np.ndarray,
+                 score: np.ndarray) -> None:
+    """Score the records published as the vectors ``unique[rows]``: a k-d tree finds each
+    vector's two nearest originals; a vector with one nearest scores it 1 if it is its own,
+    and a vector with ties scores ``1/t`` each of its own among the ``t`` exactly nearest."""
     tree = cKDTree(A)
-    dist, index = tree.query(unique, k=2, workers=-1)
+    queries = unique[rows]
+    dist, index = tree.query(queries, k=2, workers=-1)
     # every original within the nearest distance (plus rounding room), then exact ties only
     radius = dist[:, 0] * (1.0 + 1e-9) + 1e-12
-    score = np.zeros(A.shape[0])
     clear = dist[:, 1] > radius  # one nearest original: the common case, vectorized
     first = index[clear, 0]
-    own = inverse[first] == np.flatnonzero(clear)
+    own = inverse[first] == rows[clear]
     score[first[own]] = 1.0
     tied_rows = np.flatnonzero(~clear)
-    candidates = tree.query_ball_point(unique[tied_rows], r=radius[tied_rows]) \
+    candidates = tree.query_ball_point(queries[tied_rows], r=radius[tied_rows]) \
         if tied_rows.size else []
     for u, cand in zip(tied_rows, candidates, strict=True):
         cand = np.asarray(cand, dtype=np.intp)
-        d = ((A[cand] - unique[u]) ** 2).sum(axis=1)
+        d = ((A[cand] - queries[u]) ** 2).sum(axis=1)
         tied = cand[d == d.min()]
         # only the originals released as this very vector score; the others keep the score
         # their own masked vector gives them
-        own = tied[inverse[tied] == u]
-        score[own] = 1.0 / tied.size
-    return float(score.mean())
+        own_tied = tied[inverse[tied] == rows[u]]
+        score[own_tied] = 1.0 / tied.size
 
 
 def _sampled_dld(A: np.ndarray, B: np.ndarray, scored: np.ndarray) -> float:
