@@ -5,7 +5,10 @@ Public API
 =================  ==========================================================================
 anonymize          DataFrame in, verified :class:`Release` out.
 anonymize_series   Time series (one column per time point) in, verified :class:`Release` out.
-Release            The published data with its parameters, seed, checks, metrics, warnings.
+Release            The published data with its parameters, seed, checks, metrics, warnings,
+                   and the record of each step.
+Plan               The steps of a release, in order (``anonymize(df, plan=Plan([...]))``).
+Microaggregate     The options of one microaggregation step of a plan.
 MicroAggregator    scikit-learn style clusterer (``fit_predict`` / ``labels_``).
 partition          The partitioners: ``partition.PARTITIONERS`` (the registry by name) and
                    ``partition.partition(X, k, method=...)``.
@@ -43,6 +46,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs; loaded on a
     )
     from .hierarchy import Hierarchy
     from .partition import PARTITIONERS
+    from .steps import Microaggregate, Plan
     from .release import Release, anonymize
     from .series import anonymize_series
 
@@ -54,6 +58,8 @@ __all__ = [
     "InternalError",
     "LowUtilityWarning",
     "MicroAggregator",
+    "Microaggregate",
+    "Plan",
     "PrivacyLeakWarning",
     "PrivacyViolationError",
     "Release",
@@ -73,6 +79,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "InternalError": (".exceptions", "InternalError"),
     "LowUtilityWarning": (".exceptions", "LowUtilityWarning"),
     "MicroAggregator": (".estimator", "MicroAggregator"),
+    "Microaggregate": (".steps", "Microaggregate"),
+    "Plan": (".steps", "Plan"),
     "PrivacyLeakWarning": (".exceptions", "PrivacyLeakWarning"),
     "PrivacyViolationError": (".exceptions", "PrivacyViolationError"),
     "Release": (".release", "Release"),
