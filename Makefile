@@ -54,7 +54,7 @@ test-exhaustive: $(STAMP)
 nojit: $(STAMP)
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist load -m "not slow" \
 	    -p no:cacheprovider \
-	    tests/partition/test_contract.py tests/partition/test_methods.py tests/test_aggregate.py
+	    tests/partition/test_contract.py tests/partition/test_methods.py tests/aggregate/test_aggregate.py
 
 ## docs-cli: regenerate docs/cli.md from the app (a test fails when it is stale)
 docs-cli: $(STAMP)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Best effort: start a throwaway PostgreSQL (Debian's server, if installed) for tests/test_sql.py
+# Best effort: start a throwaway PostgreSQL (Debian's server, if installed) for tests/io/test_sql.py
 # and print the URL the test reads from MICROAGG_TEST_POSTGRES_URL; print nothing otherwise
 # (the PostgreSQL test then skips). Never fails the CI run.
 set -u

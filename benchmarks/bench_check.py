@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from microagg.check import check_table
+from microagg.audit.check import check_table
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ def main() -> None:
     import dask.dataframe as dd
     import distributed
 
-    from microagg.engines.dask import anonymize_dask
+    from microagg.engines.dask.engine import anonymize_dask
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=1_000_000)

@@ -93,7 +93,7 @@ def main() -> None:
     parser.add_argument("--json", type=pathlib.Path, help="also write the figures here")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    from microagg.engines.file import anonymize_file
+    from microagg.engines.file.engine import anonymize_file
 
     args.folder.mkdir(parents=True, exist_ok=True)
     source = args.folder / f"gauss-{args.n}.parquet"

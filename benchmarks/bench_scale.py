@@ -152,7 +152,7 @@ def bench_1m() -> None:
 def bench_10m(folder: pathlib.Path) -> None:
 
     from bench_file_quality import write_input  # the same standard normal chunks, seed 0
-    from microagg.engines.file import anonymize_file
+    from microagg.engines.file.engine import anonymize_file
 
     source, target = folder / "in.parquet", folder / "out.parquet"
     write_input(source, 10_000_000)

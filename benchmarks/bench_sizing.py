@@ -1,4 +1,4 @@
-"""Calibrate the cost model of :mod:`microagg._sizing` (issue 18, item 8) on this machine.
+"""Calibrate the cost model of :mod:`microagg._runtime.sizing` (issue 18, item 8) on this machine.
 
     python benchmarks/bench_sizing.py          # about 1 minute on 2 cores
 
@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from _machine import machine
-from microagg import _sizing
+from microagg._runtime import sizing as _sizing
 from microagg.partition import mdav
 from microagg.partition.blocking import blocked_partition
 

@@ -27,9 +27,9 @@ from collections.abc import Iterator
 import numpy as np
 
 from _machine import machine  # benchmarks/_machine.py (run as a script)
-from microagg._groups import group_means
-from microagg.engines.stream import anonymize_stream
-from microagg.engines.stream_check import StreamChecker
+from microagg._base.groups import group_means
+from microagg.engines.stream.check import StreamChecker
+from microagg.engines.stream.engine import anonymize_stream
 from microagg.metrics import information_loss
 from microagg.partition import mdav
 

@@ -32,9 +32,9 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from microagg.aggregate import group_mean, random_k_anonymous, rho_aggregation
+from microagg.aggregate.aggregators import group_mean, random_k_anonymous, rho_aggregation
+from microagg.aggregate.dp import dp_microaggregation
 from microagg.datasets import load_dataset
-from microagg.dp import dp_microaggregation
 from microagg.metrics import dld_risk, information_loss
 from microagg.partition import bottom_up, mdav, top_down
 

@@ -137,8 +137,8 @@ def speed() -> None:
     census = load_dataset("census")
     X = census.data.loc[:, list(census.quasi_identifiers)].to_numpy(np.float64)
     Z = (X - X.mean(axis=0)) / X.std(axis=0, ddof=1)
-    from microagg.fuzzy import fuzzy_partition
     from microagg.partition import mdav
+    from microagg.partition.fuzzy import fuzzy_partition
 
     fuzzy_partition(Z[:60], 3, random_state=0)  # compile
     fuzzy_partition(Z[:60], 3, strategy="repair", random_state=0)

@@ -20,11 +20,11 @@ def _fresh(code: str) -> dict[str, object]:
     return result
 
 
-DOMAIN = ("microagg.documents", "microagg.fuzzy", "microagg.semantic", "microagg.series")
+DOMAIN = ("microagg.documents", "microagg.partition.fuzzy", "microagg.semantic", "microagg.series")
 """The domain packages, which the numeric core never imports."""
 
 NUMERIC_CORE = ("microagg.partition", "microagg.models", "microagg.metrics",
-                "microagg.aggregate", "microagg.aggregate_registry", "microagg.bounds")
+                "microagg.aggregate.aggregators", "microagg.aggregate.registry", "microagg.bounds")
 
 _LOADED = (
     "import json, sys\n"

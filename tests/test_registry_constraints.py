@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from microagg._constraints import Constraint, Interval, Options, describe, invalid_values
-from microagg._scaling import apply_scaler, fit_scaler
-from microagg.aggregate import AGGREGATORS, NOISY_AGGREGATORS, aggregate, is_noisy
-from microagg.aggregate_registry import check_noise_within_groups
+from microagg._base.constraints import Constraint, Interval, Options, describe, invalid_values
+from microagg._base.scaling import apply_scaler, fit_scaler
+from microagg.aggregate.aggregators import AGGREGATORS, NOISY_AGGREGATORS, aggregate, is_noisy
+from microagg.aggregate.registry import check_noise_within_groups
 from microagg.exceptions import InternalError, PrivacyViolationError
 from microagg.partition import PARTITIONERS
 
@@ -54,7 +54,7 @@ def test_constraint_words(rules, text):
 
 
 def test_type_error_before_value_error():
-    from microagg._constraints import validate_params
+    from microagg._base.constraints import validate_params
 
     rules = {"gamma": (Interval(float, 0, 1, closed="both"),)}
     with pytest.raises(ValueError, match=r"^The 'gamma' parameter of vmdav must be a float in "
@@ -259,9 +259,9 @@ def test_explicit_scaling_is_the_one_used(name):
 def _unknown_names() -> list[tuple[str, Any]]:
     """Every place that looks a name up, each given the unknown name 'x'."""
     from microagg._pipeline.rules import check_diversity
-    from microagg.aggregate import get_aggregator
+    from microagg.aggregate.aggregators import get_aggregator
+    from microagg.aggregate.generalize import generalize
     from microagg.engines import get_engine
-    from microagg.generalize import generalize
     from microagg.models import enforce_l_diversity, l_diversity
     from microagg.models._t_closeness import earth_movers_distance
     from microagg.partition import get_partitioner
@@ -291,7 +291,7 @@ def test_every_unknown_name_has_the_one_message(name: str, call: Any) -> None:
 
 
 def test_check_option_returns_the_name_or_lists_the_valid_ones() -> None:
-    from microagg._constraints import check_option
+    from microagg._base.constraints import check_option
 
     assert check_option("vp", ("kd", "pca", "vp"), parameter="blocking") == "vp"
     with pytest.raises(ValueError) as refused:
@@ -304,7 +304,7 @@ def test_check_option_returns_the_name_or_lists_the_valid_ones() -> None:
     (True, 0, None, TypeError), ("3", 2, None, TypeError)])
 def test_check_int_says_what_validate_params_says(value: Any, low: int, high: int | None,
                                                   error: type) -> None:
-    from microagg._constraints import check_int, validate_params
+    from microagg._base.constraints import check_int, validate_params
 
     rule = (Interval(int, low, high, closed="both"),)
     with pytest.raises(error) as by_hand:
@@ -315,7 +315,7 @@ def test_check_int_says_what_validate_params_says(value: Any, low: int, high: in
 
 
 def test_check_int_returns_a_python_int() -> None:
-    from microagg._constraints import check_int
+    from microagg._base.constraints import check_int
 
     value = check_int(np.int64(4), parameter="k", caller="mdav", low=2, high=4)
     assert value == 4 and type(value) is int

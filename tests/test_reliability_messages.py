@@ -17,16 +17,16 @@ import pytest
 from typer.testing import CliRunner
 
 from microagg import ConstantColumnWarning, LowUtilityWarning, anonymize
-from microagg._advice import LARGE_GROUPS, low_utility_message
+from microagg._pipeline.advice import LARGE_GROUPS, low_utility_message
 from microagg.cli import app
 from microagg.cli._common import match_columns, split_names
 from microagg.exceptions import SchemaError
-from microagg.io import check_output_path, read_table
+from microagg.io.tables import check_output_path, read_table
 from microagg.models import enforce_l_diversity
 from microagg.partition import local_search, quality_mode
 from microagg.partition.blocking import fit_block_tree
 from microagg.partition.local_search import default_time_limit
-from microagg.schema import load_schema, propose_schema
+from microagg.schema.schema_file import load_schema, propose_schema
 
 # -- item 6: constant quasi-identifiers ------------------------------------------------------
 

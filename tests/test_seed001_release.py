@@ -10,8 +10,8 @@ import pytest
 from microagg import anonymize
 from microagg.datasets import load_dataset
 from microagg.exceptions import PrivacyLeakWarning
-from microagg.fuzzy import fuzzy_partition, fuzzy_random_aggregation
 from microagg.partition import mdav_categorical
+from microagg.partition.fuzzy import fuzzy_partition, fuzzy_random_aggregation
 from microagg.partition.mixed import MixedData
 
 
@@ -182,9 +182,9 @@ def test_unknown_categorical_aggregation():
 
 
 def test_fuzzy_refuses_files_too_large_for_its_membership_matrix(monkeypatch):
-    import microagg.fuzzy
+    import microagg.partition.fuzzy
 
-    monkeypatch.setattr(microagg.fuzzy, "MAX_RECORDS", 50)
+    monkeypatch.setattr(microagg.partition.fuzzy, "MAX_RECORDS", 50)
     X = np.random.default_rng(0).normal(size=(60, 2))
     with pytest.raises(ValueError, match=r"60 records at k=3 .* up to 50 records"):
         fuzzy_partition(X, 3)

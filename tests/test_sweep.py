@@ -59,7 +59,7 @@ def test_plot_and_cli(tmp_path):
 
 
 def test_categorical_sweep_uses_ncp_and_class_risk():
-    from microagg.check import equivalence_classes
+    from microagg.audit.check import equivalence_classes
     from microagg.datasets import load_dataset
     from microagg.sweep import risk_column, sweep
 
@@ -111,7 +111,7 @@ def test_a_schema_with_a_weight_maps_the_global_risk(tmp_path) -> None:
     """Issue 19: with a weight in the schema every run has the published file's global risk,
     and the map uses it as the risk axis."""
     from microagg.datasets import load_dataset
-    from microagg.schema import load_schema
+    from microagg.schema.schema_file import load_schema
     from microagg.sweep import RISK_LABELS, risk_column, sweep
 
     survey = load_dataset("survey").data.drop(columns=["income", "date_of_birth"])

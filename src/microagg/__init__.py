@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# Where (and whether) numba may cache kernels is decided by microagg._jit, which every kernel
+# Where (and whether) numba may cache kernels is decided by microagg._runtime.jit, which every kernel
 # module imports before defining a kernel: `import microagg` (and `microagg --version`) loads
 # no numba.
 
@@ -46,9 +46,9 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs; loaded on a
     )
     from .hierarchy import Hierarchy
     from .partition import PARTITIONERS
-    from .steps import Microaggregate, Plan
     from .release import Release, anonymize
     from .series import anonymize_series
+    from .steps import Microaggregate, Plan
 
 __all__ = [
     "PARTITIONERS",

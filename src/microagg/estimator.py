@@ -9,9 +9,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from ._scaling import SCALINGS, apply_scaler, fit_scaler
-from ._validation import RandomState, check_choice, check_matrix
-from .aggregate import aggregate
+from ._base.scaling import SCALINGS, apply_scaler, fit_scaler
+from ._base.validation import RandomState, check_choice, check_matrix
+from .aggregate.aggregators import aggregate
 from .partition import get_partitioner
 
 __all__ = ["MicroAggregator"]

@@ -8,14 +8,14 @@ from typing import Any
 
 import pandas as pd
 
+from ._base.scaling import SCALINGS
+from ._base.validation import RandomState
 from ._pipeline.measure import DLD_SAMPLE, DLD_SAMPLE_ABOVE
 from ._pipeline.request import CATEGORICAL_AGGREGATIONS, Request
 from ._pipeline.result import Release
 from ._pipeline.stages import run
-from ._scaling import SCALINGS
-from ._validation import RandomState
 from .hierarchy import Hierarchy
-from .schema import Schema
+from .schema.schema_file import Schema
 from .steps import Plan
 
 __all__ = ["CATEGORICAL_AGGREGATIONS", "DLD_SAMPLE", "DLD_SAMPLE_ABOVE", "SCALINGS", "Release",
@@ -73,7 +73,7 @@ def anonymize(
     A noisy aggregation (``"rho"`` with rho > 0, ``"random-k"``, ``"synthetic"``,
     ``"fuzzy-random"``) gives each record its own values: ``checks["group_k"]`` is promised,
     ``checks["k_anonymity"]`` only reported. ``epsilon`` makes an epsilon-differentially
-    private release (:mod:`microagg.dp`; noise from OS entropy, rows shuffled, every column a
+    private release (:mod:`microagg.aggregate.dp`; noise from OS entropy, rows shuffled, every column a
     quasi-identifier). ``docs/guarantees.md`` says what each model does not promise.
 
     Parameters

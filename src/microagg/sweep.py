@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from ._atomic import atomic_write
-from .check import equivalence_classes
+from .audit.check import equivalence_classes
+from .io._atomic import atomic_write
 from .metrics.headline import NUMERIC_LOSS, class_risk, headline_loss
 from .release import anonymize
 

@@ -13,7 +13,7 @@ from microagg._pipeline.rules import EngineRefusal
 from microagg.cli import EXIT_NOT_PROTECTED, app
 from microagg.exceptions import SchemaError
 from microagg.metrics import sse
-from microagg.report import render_report
+from microagg.report.html import render_report
 
 
 @pytest.fixture(scope="module")

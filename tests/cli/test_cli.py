@@ -14,7 +14,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 import microagg._pipeline.stages
-import microagg.io
+import microagg.io.tables
 from microagg._pipeline.request import Request
 from microagg.cli import EXIT_BUG, EXIT_NOT_PROTECTED, EXIT_USER_ERROR, app
 from microagg.cli._common import DelayedProgress, parse_params
@@ -199,7 +199,7 @@ def test_output_equal_to_input_is_rejected_before_any_work(
 ) -> None:
     before = people.read_bytes()
     calls: list[str] = []
-    monkeypatch.setattr(microagg.io, "read_table", lambda *a, **k: calls.append("read"))
+    monkeypatch.setattr(microagg.io.tables, "read_table", lambda *a, **k: calls.append("read"))
     monkeypatch.setattr(Request, "build", lambda *a, **k: calls.append("anon"))
     result = _invoke("anonymize", people, "-q", "age,income", "-o", people)
     assert result.exit_code == EXIT_USER_ERROR

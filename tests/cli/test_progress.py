@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from microagg._progress import current_progress, reporting
+from microagg._runtime.progress import current_progress, reporting
 from microagg.cli._common import DelayedProgress
 from microagg.partition import mdav, mdav1
 from microagg.partition.blocking import blocked_partition

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from microagg import _sizing
+from microagg._runtime import sizing as _sizing
 from microagg.cli import EXIT_USER_ERROR, app
 from microagg.cli._common import UsageError
 from microagg.cli._long_runs import check_size, guard_estimate

@@ -18,7 +18,7 @@ from microagg.cli._anonymize_run import (
     parse_plan,
     request_keywords,
 )
-from microagg.schema import load_schema
+from microagg.schema.schema_file import load_schema
 from microagg.steps import Microaggregate, Plan
 
 STEP_1 = "microaggregate quasi-identifiers=age,income k=5 method=mdav"

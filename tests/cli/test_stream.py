@@ -110,7 +110,7 @@ def test_flush_age_and_delay_column_as_stream_csv_takes_them(source: Path, tmp_p
                                                              ) -> None:
     # the command takes every option of stream_csv but the fixed scales (a vector): the same
     # options and seed write the same file, and the summary records them in params
-    from microagg.engines.stream_csv import stream_csv
+    from microagg.engines.stream.csv_files import stream_csv
 
     out = tmp_path / "cli.csv"
     run = _microagg("stream", str(source), "-q", "a,b", "-k", "4", "--delay", "30",

@@ -26,9 +26,9 @@ from microagg._pipeline.request import Request
 from microagg._pipeline.result import Release
 from microagg._pipeline.rules import EngineRefusal
 from microagg.engines import ENGINES, PARAMS, REFUSABLE, engines_running
-from microagg.engines.files import file_request
+from microagg.engines._reads_files import file_request
 from microagg.hierarchy import Hierarchy
-from microagg.schema import load_schema
+from microagg.schema.schema_file import load_schema
 from microagg.steps import Microaggregate, Plan
 
 N = 30
@@ -134,7 +134,7 @@ OPTIONS: dict[str, Option] = {
     "block_size": Option({"blocking": "kd", "block_size": 40}, (),
                          lambda r: r.params["blocking"]["block_size"] == 40),
     # worker processes change where the blocks run, not what is published (the same file:
-    # tests/engines/test_file.py::test_worker_processes_give_the_same_file)
+    # tests/engines/file/test_file.py::test_worker_processes_give_the_same_file)
     "n_jobs": Option({"blocking": "kd", "block_size": 40, "n_jobs": 1}, (),
                      lambda r: r.k >= 3 and "n_jobs" not in r.params),
     "missing": Option({"missing": "impute:median"}, (),
@@ -263,7 +263,7 @@ def test_the_dask_engine_runs_its_options_and_the_release_shows_it(tmp_path, opt
 
 
 def test_every_engine_writes_one_params_layout(tmp_path, scheduler):
-    from microagg.engines.stream_csv import stream_csv
+    from microagg.engines.stream.csv_files import stream_csv
 
     frame = _frame().loc[:, ["a", "b"]]
     frame.to_csv(tmp_path / "in.csv", index=False)

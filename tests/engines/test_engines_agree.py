@@ -21,9 +21,9 @@ dd = pytest.importorskip("dask.dataframe")
 
 from microagg import anonymize  # noqa: E402
 from microagg.cli import EXIT_NOT_PROTECTED  # noqa: E402
-from microagg.engines.dask import anonymize_dask  # noqa: E402
-from microagg.engines.file import run_file  # noqa: E402
-from microagg.engines.files import file_request  # noqa: E402
+from microagg.engines._reads_files import file_request  # noqa: E402
+from microagg.engines.dask.engine import anonymize_dask  # noqa: E402
+from microagg.engines.file.engine import run_file  # noqa: E402
 from microagg.exceptions import PrivacyLeakWarning  # noqa: E402
 from microagg.partition.blocking import run_block  # noqa: E402
 

@@ -174,8 +174,8 @@ def test_wider_data_get_blocks_of_fewer_records() -> None:
 
 def test_the_file_engine_refines_across_its_blocks(tmp_path: pathlib.Path, frame,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from microagg.engines import _file_regroup
-    from microagg.engines.file import anonymize_file
+    from microagg.engines.file import _regroup as _file_regroup
+    from microagg.engines.file.engine import anonymize_file
 
     frame.to_csv(tmp_path / "in.csv", index=False)
     options = {"quasi_identifiers": QI, "k": 5, "block_size": 300, "n_jobs": 1,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from microagg.aggregate import group_mean
+from microagg.aggregate.aggregators import group_mean
 from microagg.metrics import clustering_information_loss, il1s, moment_changes
 from microagg.partition import mdav
 

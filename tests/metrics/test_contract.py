@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import microagg.metrics as metrics
-from microagg.generalize import generalize
+from microagg.aggregate.generalize import generalize
 from microagg.hierarchy import Hierarchy, HierarchyTables
 
 WORK = Hierarchy.from_mapping(

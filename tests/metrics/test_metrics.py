@@ -74,7 +74,7 @@ def test_dld_rejects_bad_attributes(attributes):
 
 
 def test_dld_is_low_after_microaggregation_of_spread_data(rng):
-    from microagg.aggregate import group_mean
+    from microagg.aggregate.aggregators import group_mean
     from microagg.partition import mdav
 
     X = rng.standard_normal((300, 3))
@@ -92,7 +92,7 @@ def _brute_force_dld(X, masked):
 def _grouped_releases(rng):
     """Releases that share vectors: MDAV centroids, integer groups full of exact ties
     (duplicated originals among them), groups of one beside larger ones, large values."""
-    from microagg.aggregate import group_mean
+    from microagg.aggregate.aggregators import group_mean
     from microagg.partition import mdav
 
     X = rng.standard_normal((400, 4))
@@ -118,7 +118,7 @@ def test_dld_centroid_scan_agrees_with_the_tree_and_brute_force(rng):
 
 def test_dld_scans_the_centroids_of_a_grouped_release(monkeypatch, rng):
     import microagg.metrics._dld_kernel as kernel
-    from microagg.aggregate import group_mean
+    from microagg.aggregate.aggregators import group_mean
     from microagg.partition import mdav
 
     calls = []

@@ -136,7 +136,7 @@ def test_large_files_report_the_dld_sample(monkeypatch, data):
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_blocked_partition_reports_block_by_block(data, n_jobs):
-    from microagg._progress import reporting
+    from microagg._runtime.progress import reporting
 
     heard: list[tuple[int, int]] = []
     with reporting(lambda grouped, total: heard.append((grouped, total))):

@@ -148,7 +148,7 @@ def test_aliases_point_to_registered_methods():
     method=st.sampled_from(sorted(PARTITIONERS)),
 )
 def test_property_groups_rows_and_information_loss(X, k, method):
-    from microagg.aggregate import group_mean
+    from microagg.aggregate.aggregators import group_mean
     from microagg.metrics import information_loss
 
     if X.shape[0] < k:

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from microagg import anonymize, load_dataset
-from microagg.aggregate import group_mean
+from microagg.aggregate.aggregators import group_mean
 from microagg.metrics import information_loss, sse, sst
 from microagg.partition import mdav
 from microagg.partition._reference import mdav_numpy

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from microagg import SchemaError, anonymize
+from microagg.aggregate.generalize import class_nodes, generalize
 from microagg.datasets import load_dataset
-from microagg.generalize import class_nodes, generalize
 from microagg.hierarchy import Hierarchy
 from microagg.metrics import (
     homogeneity,

@@ -20,7 +20,7 @@ from microagg._pipeline.verify import published_classes
 from microagg.cli import EXIT_NOT_PROTECTED, app
 from microagg.datasets import load_dataset
 from microagg.exceptions import SchemaError
-from microagg.schema import load_schema
+from microagg.schema.schema_file import load_schema
 
 IDS = ["person_id", "name", "household_id"]
 DROP = [*IDS, "postcode", "weight"]

@@ -13,7 +13,7 @@ import pytest
 from microagg import anonymize
 from microagg._pipeline.request import Request
 from microagg.exceptions import SchemaError
-from microagg.schema import load_schema
+from microagg.schema.schema_file import load_schema
 
 
 @pytest.fixture

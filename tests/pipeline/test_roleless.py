@@ -10,10 +10,10 @@ import pytest
 from microagg import anonymize
 from microagg._pipeline.request import Request
 from microagg._pipeline.roleless import RareValues, rare_values
-from microagg._report_text import status_line
 from microagg.datasets import load_dataset
 from microagg.exceptions import SchemaError
-from microagg.schema import load_schema
+from microagg.report._text import status_line
+from microagg.schema.schema_file import load_schema
 
 N = 40
 

@@ -15,7 +15,7 @@ from microagg._pipeline.rules import EngineRefusal
 from microagg._pipeline.verify import published_classes
 from microagg.datasets import load_dataset
 from microagg.exceptions import PrivacyLeakWarning, SchemaError
-from microagg.schema import load_schema
+from microagg.schema.schema_file import load_schema
 
 IDS = ["person_id", "name", "household_id"]
 DROP = [*IDS, "postcode"]

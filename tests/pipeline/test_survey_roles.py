@@ -9,7 +9,7 @@ import pytest
 
 from microagg import anonymize
 from microagg.exceptions import SchemaError, SurveyWeightWarning
-from microagg.schema import load_schema
+from microagg.schema.schema_file import load_schema
 
 
 @pytest.fixture

@@ -239,7 +239,7 @@ def test_a_sweep_runs_as_a_job_with_runs_done_and_cancel(long_client: TestClient
 def test_the_report_is_drawn_in_a_worker_process(client: TestClient, monkeypatch) -> None:
     """Drawing the report's figures would hold the server's interpreter: it happens in a
     worker (the server's own render_report is broken here, and the report still comes)."""
-    import microagg.report
+    import microagg.report.html
 
     def broken(*args: object, **kwargs: object) -> str:
         raise AssertionError("the report was drawn in the server's process")
@@ -248,6 +248,6 @@ def test_the_report_is_drawn_in_a_worker_process(client: TestClient, monkeypatch
     response = settled(client, client.post("/protect", data={
         "k": "5", "method": "mdav", "random_state": "0", "csrf_token": csrf(client, "/protect")}))
     assert 'id="achieved-k"' in response.text
-    monkeypatch.setattr(microagg.report, "render_report", broken)
+    monkeypatch.setattr(microagg.report.html, "render_report", broken)
     report = client.get("/result/report.html")
     assert report.status_code == 200 and "<html" in report.text.lower()

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from starlette.testclient import TestClient
 
-from microagg.schema import load_schema
+from microagg.schema.schema_file import load_schema
 
 from .conftest import csrf, upload
 

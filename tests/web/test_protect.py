@@ -325,7 +325,7 @@ def test_parquet_list_and_struct_columns_through_the_workbench(client: TestClien
                                                               tmp_path: pathlib.Path) -> None:
     import pyarrow.parquet as pq
 
-    from tests.test_nested_columns import _nested_parquet
+    from tests.io.test_nested_columns import _nested_parquet
 
     source = _nested_parquet(tmp_path)
     assert upload(client, "nested.parquet", source.read_bytes()).status_code == 200

@@ -23,9 +23,9 @@ from numpy.typing import NDArray
 
 from .homogeneous import warn_homogeneity
 from .publish import published_params
-from .published import unchanged_columns_check, warn_broken_k
 from .result import Release, StepRecord
 from .survey_risk_step import survey_risk_figures
+from .unmasked import unchanged_columns_check, warn_broken_k
 
 if TYPE_CHECKING:  # pragma: no cover
     from .request import Request

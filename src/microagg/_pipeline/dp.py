@@ -1,5 +1,5 @@
 """The epsilon-differentially private stage: the insensitive partition on bound-rescaled
-quasi-identifiers, Laplace-noised group means, rows shuffled (:mod:`microagg.dp`)."""
+quasi-identifiers, Laplace-noised group means, rows shuffled (:mod:`microagg.aggregate.dp`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import NDArray
 
-from ..dp import dp_microaggregation
+from ..aggregate.dp import dp_microaggregation
 from ..exceptions import PrivacyLeakWarning, SchemaError
 from .notes import warn_user
 from .numeric import Outcome, standard_scaling

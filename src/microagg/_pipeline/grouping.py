@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._advice import time_budget
 from ..engines.blocked import request_partitioner
 from ..exceptions import PrivacyLeakWarning
 from ..models import enforce_l_diversity, enforce_t_closeness
 from ..partition import Partitioner
 from ..partition.attribute_groups import resolve_attribute_groups
+from .advice import time_budget
 from .missing import repair_diversity
 from .notes import warn_user
 from .numeric import Outcome, aggregate_safely, standard_scaling
@@ -49,7 +49,7 @@ def enforce_models(request: Request, labels: NDArray[np.intp], timings: dict[str
 
 def _noisy_warning(request: Request, sizes: NDArray[np.int64]) -> str | None:
     """The privacy warning a noisy aggregation owes (``None`` for a deterministic one)."""
-    from ..aggregate import AGGREGATORS
+    from ..aggregate.aggregators import AGGREGATORS
 
     if not request.noisy:
         return None
@@ -100,7 +100,7 @@ def grouping_stage(request: Request, values: NDArray[np.float64], rng: np.random
 
 def request_aggregator(request: Request) -> Any:
     """The registry entry of the request's aggregation."""
-    from ..aggregate import AGGREGATORS
+    from ..aggregate.aggregators import AGGREGATORS
 
     return AGGREGATORS[request.aggregation or "mean"]
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .._scaling import safe_exponents, to_safe_range
+from .._base.scaling import safe_exponents, to_safe_range
 from ..metrics import (
     clustering_information_loss,
     dld_risk,

@@ -15,11 +15,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .. import __version__
-from .._advice import low_utility_message
-from .._scaling import SAFE_MAGNITUDE, apply_scaler, fit_scaler
-from .._validation import resolve_seed
+from .._base.scaling import SAFE_MAGNITUDE, apply_scaler, fit_scaler
+from .._base.validation import resolve_seed
+from ..aggregate.generalize import generalize
 from ..exceptions import LowUtilityWarning, SchemaError
-from ..generalize import generalize
 from ..metrics import (
     group_size_summary,
     il_omega,
@@ -33,6 +32,7 @@ from ..metrics import (
 from ..models import ILOmegaCost
 from ..partition.cdt import Columns
 from ..partition.mixed import MixedData
+from .advice import low_utility_message
 from .assemble import Findings, assemble
 from .grouping import enforce_models
 from .measure import sensitive_metrics

@@ -15,11 +15,11 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .. import __version__
-from .._advice import low_utility_message
-from .._scaling import apply_scaler, fit_scaler, from_safe_range, safe_exponents, to_safe_range
-from .._validation import resolve_seed
-from ..aggregate import aggregate
+from .._base.scaling import apply_scaler, fit_scaler, from_safe_range, safe_exponents, to_safe_range
+from .._base.validation import resolve_seed
+from ..aggregate.aggregators import aggregate
 from ..exceptions import ConstantColumnWarning, LowUtilityWarning, PrivacyLeakWarning
+from .advice import low_utility_message
 from .assemble import Findings, assemble
 from .certify import certify_metrics
 from .measure import Tables, completed_tables, numeric_metrics, sensitive_metrics

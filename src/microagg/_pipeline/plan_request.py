@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..aggregate import AGGREGATORS, is_noisy
-from ..aggregate import aggregation_params as checked_aggregation_params
+from ..aggregate.aggregators import AGGREGATORS, is_noisy
+from ..aggregate.aggregators import aggregation_params as checked_aggregation_params
 from ..exceptions import SchemaError
 from ..partition import get_partitioner
 from ..steps import Microaggregate, Plan
@@ -115,8 +115,8 @@ def check_plan_steps(df: pd.DataFrame, plan: Plan, fields: Mapping[str, Any]) ->
 
 def _check_step(step: Microaggregate, position: int, *, n_rows: int) -> None:
     """One microaggregate step's method, aggregation and scaling, as the shorthand's."""
-    from .._scaling import SCALINGS
-    from .._validation import check_k
+    from .._base.scaling import SCALINGS
+    from .._base.validation import check_k
 
     what = f"step {position} of the plan"
     check_k(step.k, n_samples=n_rows, caller=what)

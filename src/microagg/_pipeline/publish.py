@@ -44,7 +44,7 @@ from . import dates as _dates
 from .verify import published_classes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..schema import Schema
+    from ..schema.schema_file import Schema
     from .request import Request
 
 __all__ = ["DIGITS", "Published", "prepare", "publish", "published_numbers", "published_params",

@@ -17,25 +17,25 @@ from typing import Any
 
 import pandas as pd
 
-from .._constraints import check_option
-from .._nested import check_roles_hold_values
-from .._scaling import SCALINGS
-from .._validation import RandomState, check_k
-from ..aggregate import AGGREGATORS, is_noisy
-from ..aggregate import aggregation_params as checked_aggregation_params
-from ..dp import check_epsilon
+from .._base.constraints import check_option
+from .._base.scaling import SCALINGS
+from .._base.validation import RandomState, check_k
+from ..aggregate.aggregators import AGGREGATORS, is_noisy
+from ..aggregate.aggregators import aggregation_params as checked_aggregation_params
+from ..aggregate.dp import check_epsilon
+from ..aggregate.generalize import NUMERIC_MODES
 from ..exceptions import SchemaError
-from ..generalize import NUMERIC_MODES
 from ..hierarchy import Hierarchy
+from ..io._nested import check_roles_hold_values
 from ..models import SensitiveDistribution
 from ..partition import PARTITIONERS, Partitioner, get_partitioner
-from ..schema import Schema, roles_from
+from ..schema._steps import roles_from
+from ..schema.schema_file import Schema
 from ..steps import Plan
 from .certify import certify_option
 from .missing import check_missing, kind_with_missing
 from .plan_request import check_plan_steps, shorthand_of, shorthand_plan
 from .publish import prepare as prepare_publishing
-from .published import check_keep, check_unmasked_identifiers, row_positions
 from .roleless import check_roleless_columns
 from .rules import (
     QUALITY_SCALE_ROWS,
@@ -52,6 +52,7 @@ from .rules import (
     validate_roles,
 )
 from .survey_roles import survey_roles
+from .unmasked import check_keep, check_unmasked_identifiers, row_positions
 
 __all__ = ["CATEGORICAL_AGGREGATIONS", "Request"]
 

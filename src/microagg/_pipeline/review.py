@@ -1,5 +1,5 @@
 """A published file judged by the release's own rules: ``microagg check`` and ``microagg
-report ORIGINAL PUBLISHED`` (:mod:`microagg.check`, :mod:`microagg.assess`).
+report ORIGINAL PUBLISHED`` (:mod:`microagg.audit.check`, :mod:`microagg.audit.assess`).
 
 * :func:`as_released` reads the quasi-identifiers as the release did: date columns as days
   since 1970-01-01 (:mod:`.dates`), ordinal columns as ordered categories (their ranks), so
@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .._identifiers import identifier_reason
+from .._base.identifiers import identifier_reason
 from . import dates as _dates
-from .published import published_column_checks
+from .unmasked import published_column_checks
 from .verdict import Verdict, decide
 from .verify import class_sizes, published_classes
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..schema import Schema
+    from ..schema.schema_file import Schema
 
 __all__ = ["Reading", "as_released", "published_as_is", "reading_of", "review_checks"]
 
@@ -129,10 +129,10 @@ def review_checks(published: pd.DataFrame, qi: Sequence[str], sens: Sequence[str
     -------
     checks : dict
         ``k_anonymity`` and, when a published column breaks k, ``published_columns``
-        (:func:`~.published.published_column_checks`, the release's).
+        (:func:`~.unmasked.published_column_checks`, the release's).
     kept : tuple of str
         The published columns that look like identifiers
-        (:func:`~microagg._identifiers.identifier_reason`, the rule by which a release
+        (:func:`~microagg._base.identifiers.identifier_reason`, the rule by which a release
         refuses them unless they are kept on purpose).
     verdict : Verdict
         :func:`~.verdict.decide` of both.

@@ -4,7 +4,7 @@ A column published unchanged with a value that fewer than ``k`` records share (a
 of birth, a near-unique income, a household's sampling weight) tells those records apart on
 its own, whatever the masking of the quasi-identifiers: the release would be k-anonymous on
 paper only. :func:`check_roleless_columns` refuses such columns when the Request is built,
-like the identifier-like ones (:func:`~microagg._pipeline.published.check_unmasked_identifiers`),
+like the identifier-like ones (:func:`~microagg._pipeline.unmasked.check_unmasked_identifiers`),
 unless the user publishes them on purpose (``keep``, a schema's ``other`` role): those are
 recorded in ``params["keep"]`` and the report never says "Protected". The measure is one
 ``value_counts`` per column without a role; missing values are no value.
@@ -62,7 +62,7 @@ def rare_values(series: pd.Series, k: int) -> RareValues | None:
     try:
         counts = series.value_counts(dropna=True, sort=False)
     except (TypeError, NotImplementedError):  # lists or structs (numpy or Arrow cells)
-        from .._nested import content_keys
+        from ..io._nested import content_keys
 
         counts = content_keys(series.dropna()).value_counts(sort=False)
     rare = counts[counts < k]

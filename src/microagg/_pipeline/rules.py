@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._constraints import check_option
+from .._base.constraints import check_option
 from ..exceptions import SchemaError
 from ..hierarchy import Hierarchy
 from ..models import DIVERSITIES, GROUND_DISTANCES, SensitiveDistribution, check_l, check_t
 from ..models import l_diversity as l_diversity_of
-from ..schema import check_unique_columns
+from ..schema.schema_file import check_unique_columns
 from .missing import MISSING_LABEL, missing_refusal
 
 __all__ = ["EngineRefusal", "as_names", "check_attribute_group_request", "check_blocking_request",

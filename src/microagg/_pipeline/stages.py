@@ -7,7 +7,7 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
-from .._progress import Progress, reporting
+from .._runtime.progress import Progress, reporting
 from .dp import dp_stage
 from .grouping import attribute_group_stage, grouping_stage
 from .plan_stage import plan_stage
@@ -32,8 +32,8 @@ def run(request: Request, *, progress: Progress | None = None) -> Release:
     (:mod:`.assemble`).
 
     ``progress(grouped, n_samples)``, when given, is called as a partitioner that measures
-    its progress groups records (exact MDAV on large inputs; :mod:`microagg._progress`);
-    ``None`` keeps the callback already listening (:func:`~microagg._progress.reporting`
+    its progress groups records (exact MDAV on large inputs; :mod:`microagg._runtime.progress`);
+    ``None`` keeps the callback already listening (:func:`~microagg._runtime.progress.reporting`
     around :func:`microagg.anonymize`), if any."""
     with reporting(progress) if progress is not None else contextlib.nullcontext():
         if request.kind == "mixed":

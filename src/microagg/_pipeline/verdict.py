@@ -1,7 +1,7 @@
 """The one verdict of a release: whether it is protected, in the same words on every face.
 
 :func:`decide` reads the checks the verifier re-derived from the published table
-(:mod:`.verify`, :mod:`.published`) and the identifier-like columns published on purpose, and
+(:mod:`.verify`, :mod:`.unmasked`) and the identifier-like columns published on purpose, and
 returns one :class:`Verdict`. Every :class:`~microagg._pipeline.result.Release` computes it
 once, when it is made (so a release always carries the verdict of its own checks); the
 command line, the summary JSON, the HTML report, ``microagg check``, ``microagg report`` and
@@ -144,7 +144,7 @@ def decide(checks: Mapping[str, Any], kept: Sequence[str] = ()) -> Verdict:
     checks : mapping
         ``Release.checks``: ``k_anonymity`` (``required`` ``None`` when no k is promised),
         optionally ``l_diversity``, ``t_closeness``, ``differential_privacy`` and
-        ``published_columns`` (:func:`~microagg._pipeline.published.published_column_checks`).
+        ``published_columns`` (:func:`~microagg._pipeline.unmasked.published_column_checks`).
     kept : sequence of str
         Identifier-like columns published on purpose.
 

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .._nested import distinct_codes
-from .._validation import check_labels
+from .._base.validation import check_labels
 from ..exceptions import InternalError, PrivacyViolationError
+from ..io._nested import distinct_codes
 from ..models import SensitiveDistribution, check_l_diversity, check_t_closeness
 from ..partition.mixed import MixedData
 

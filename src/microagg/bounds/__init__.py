@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import RandomState, check_k, check_matrix, resolve_seed
+from .._base.validation import RandomState, check_k, check_matrix, resolve_seed
 from ._certify import ascend
 from ._master import ColumnPool, column_generation, enumeration_rounds
 from ._pricing import knn_sums, neighbours

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import njit
+from .._runtime.jit import njit
 
 __all__ = ["candidates", "completion_shares", "enumerate_groups"]
 

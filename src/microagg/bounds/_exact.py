@@ -55,7 +55,7 @@ import numpy as np
 from numba import prange
 from numpy.typing import NDArray
 
-from .._jit import njit
+from .._runtime.jit import njit
 from ._cuts import CutDuals
 from ._enumeration import candidates, enumerate_groups
 from ._pricing import sse_of

@@ -8,7 +8,7 @@ from itertools import combinations
 import numpy as np
 from numpy.typing import NDArray
 
-from .._jit import njit
+from .._runtime.jit import njit
 from ..partition._neighbour_lists import sq_to_point
 
 __all__ = ["brute_force_columns", "brute_force_min_rc", "greedy_columns", "knn_sums",

@@ -63,11 +63,11 @@ def main() -> None:
     ``microagg --version`` alone is answered at once; everything else goes to the app.
     SIGTERM exits with status 143 after the usual clean-up (partial output and work folder
     removed), like Ctrl-C; only SIGKILL leaves them, for the next run to remove (the work
-    folders in ``$TMPDIR``: as any command starts, :func:`~microagg._leftovers.remove_leftovers_at_start`)."""
+    folders in ``$TMPDIR``: as any command starts, :func:`~microagg.io._leftovers.remove_leftovers_at_start`)."""
     if sys.argv[1:] == ["--version"]:
         sys.stdout.write(f"microagg {package_version()}\n")
         return
-    from microagg._leftovers import exit_on_sigterm, remove_leftovers_at_start
+    from microagg.io._leftovers import exit_on_sigterm, remove_leftovers_at_start
 
     remove_leftovers_at_start()  # a SIGKILLed run's originals in $TMPDIR, removed now
     app = _load_app()

@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 
     from microagg._pipeline.request import Request
     from microagg.engines import Engine
-    from microagg.io import TableMetadata
+    from microagg.io.tables import TableMetadata
     from microagg.release import Release
-    from microagg.schema import Schema
+    from microagg.schema.schema_file import Schema
     from microagg.steps import Plan
 
 __all__ = [
@@ -88,7 +88,7 @@ class Outputs:
 def check_outputs(input_path: str | None, dataset: str | None, output: str,
              summary_json: pathlib.Path | None, report: pathlib.Path | None) -> Outputs:
     """Exactly one input; the outputs checked (never the input, never each other)."""
-    from microagg.io import check_output_path, check_table_output
+    from microagg.io.tables import check_output_path, check_table_output
 
     if (input_path is None) == (dataset is None):
         raise UsageError("Give exactly one of INPUT or --dataset "
@@ -113,7 +113,7 @@ def command_engine(name: str, input_path: str | None, dataset: str | None, outpu
     engine that reads its input file itself takes no --dataset, database table or --report
     (which needs the table in memory)."""
     from microagg.engines import get_engine
-    from microagg.sql import is_sql_url
+    from microagg.io.sql import is_sql_url
 
     runner = get_engine(name)
     if runner.command != "anonymize":  # the stream engine is a command of its own
@@ -137,7 +137,7 @@ def command_engine(name: str, input_path: str | None, dataset: str | None, outpu
 
 def _read_whole(path: str | pathlib.Path) -> bool:
     """An Excel, Stata or SPSS file: read whole, never streamed in chunks."""
-    from microagg._formats import STREAMED_EXTENSIONS, SUPPORTED_EXTENSIONS, format_suffix
+    from microagg.io._formats import STREAMED_EXTENSIONS, SUPPORTED_EXTENSIONS, format_suffix
 
     suffix = format_suffix(pathlib.Path(path))
     return suffix in SUPPORTED_EXTENSIONS and suffix not in STREAMED_EXTENSIONS
@@ -158,7 +158,7 @@ def codes_for(schema: Schema | None, items: list[str] | None, runner: Engine
               ) -> dict[str, tuple[Any, ...]]:
     """The missing-value codes of the schema and of ``--missing-codes`` (which wins for a
     column in both); refused with an engine that reads its input itself."""
-    from microagg._missing_codes import parse_missing_codes
+    from microagg.io._missing_codes import parse_missing_codes
 
     try:
         codes = {**(schema.missing if schema is not None else {}),
@@ -176,7 +176,7 @@ def schema_for(schema: pathlib.Path | None, dataset: str | None) -> Schema | Non
         return None
     if dataset is not None:
         raise UsageError("--schema describes an INPUT file; --dataset brings its own roles.")
-    from microagg.schema import load_schema
+    from microagg.schema.schema_file import load_schema
 
     return load_schema(schema)
 
@@ -271,7 +271,7 @@ def columns_as_spelled(options: dict[str, Any], columns: Sequence[object]) -> di
             names = match_columns(list(options[key]), columns) or []
             out[key] = dict(zip(names, options[key].values(), strict=True))
     if options.get("plan") is not None:
-        from microagg._schema_steps import plan_keys, renamed_plan
+        from microagg.schema._steps import plan_keys, renamed_plan
 
         named = plan_keys(options["plan"])
         out["plan"] = renamed_plan(options["plan"], named, match_columns(named, columns) or [])
@@ -305,7 +305,7 @@ def read_dataset(name: str, options: dict[str, Any]
     qi, sens, ids = options["quasi_identifiers"], options["sensitive"], options["identifiers"]
     plan = options.get("plan")
     if plan is not None:  # the plan's steps name the columns masked
-        from microagg._schema_steps import plan_keys
+        from microagg.schema._steps import plan_keys
 
         qi = plan_keys(plan)
     if qi is None:
@@ -333,10 +333,10 @@ def run_in_memory(runner: Engine, input_path: str | None, dataset: str | None,
                    options: dict[str, Any], schema: Schema | None, sep: str | None,
                    outputs: Outputs) -> tuple[Release, str]:
     """Read the table, build the Request, run it in memory, write what was asked."""
-    from microagg._nested import check_storable
     from microagg._pipeline.request import Request
     from microagg.cli._long_runs import check_size
-    from microagg.io import read_table, table_metadata
+    from microagg.io._nested import check_storable
+    from microagg.io.tables import read_table, table_metadata
 
     with DelayedProgress(stderr(), ("read", "anonymize", "write")) as progress:
         progress.stage("read", done=0)
@@ -368,8 +368,8 @@ def write_in_memory(release: Release, request: Request, input_path: str | None,
                      metadata: TableMetadata | None = None) -> None:
     """The table (pass-through columns as read; the Stata / SPSS labels of ``metadata``
     that still fit, :meth:`TableMetadata.released`), the summary and the report."""
-    from microagg._labelled_io import with_date_precision
-    from microagg.io import write_table, write_text_atomic
+    from microagg.io._labelled import with_date_precision
+    from microagg.io.tables import write_table, write_text_atomic
 
     written = release.data
     if input_path is not None and release.params.get("epsilon") is None:
@@ -386,7 +386,7 @@ def write_in_memory(release: Release, request: Request, input_path: str | None,
     if outputs.summary is not None:
         write_text_atomic(release.to_json() + "\n", outputs.summary)
     if outputs.report is not None:
-        from microagg.report import write_report
+        from microagg.report.html import write_report
 
         write_report(release, request.data, outputs.report)
 
@@ -424,8 +424,8 @@ def run_on_file(runner: Engine, input_path: str, options: dict[str, Any],
     engine streams the input and writes the output atomically."""
     from microagg._pipeline.rules import EngineRefusal
     from microagg.engines._chunks import first_rows
-    from microagg.engines.files import file_request
-    from microagg.io import write_text_atomic
+    from microagg.engines._reads_files import file_request
+    from microagg.io.tables import write_text_atomic
 
     source = pathlib.Path(input_path)
     options = columns_as_spelled(options, list(first_rows(source, sep=sep).columns))

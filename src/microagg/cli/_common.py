@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from microagg._column_names import match_column, match_columns
-from microagg._sizing import format_duration, remaining_seconds
+from microagg._base.column_names import match_column, match_columns
+from microagg._runtime.sizing import format_duration, remaining_seconds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -347,12 +347,12 @@ def passthrough_as_read(data: pd.DataFrame, source: str, output: pathlib.Path | 
     The release computes on parsed values (numbers for t-closeness); what it publishes of a
     pass-through column (other, sensitive, or no role) is what was read: from CSV to CSV
     byte for byte (``01234``, ``NA``, ``null``, empty fields, ``1.50``); from a CSV or an
-    Excel input to the other formats by the rule of :mod:`microagg._as_read`. Rows are in the
+    Excel input to the other formats by the rule of :mod:`microagg.io._as_read`. Rows are in the
     input's order. Parquet, Stata, SPSS and database inputs store their types and are written
     as they are. A field that spells a column's missing-value code (``missing``) counts as
     an empty one for the typed formats (the code itself goes back to .sav and .dta).
     """
-    from microagg._as_read import published_as_read, read_as_read
+    from microagg.io._as_read import published_as_read, read_as_read
 
     keep = [c for c in data.columns if c not in masked]
     if not keep:

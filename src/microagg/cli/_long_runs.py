@@ -3,7 +3,7 @@ and the first run's one-time compilation of numba kernels.
 
 Exact MDAV is the default method and costs O(n^2 p / k): 10^6 x 10 records took 27 minutes
 with nothing printed, where ``--blocking kd`` took 37 seconds. When the estimate of
-:mod:`microagg._sizing` is past :data:`~microagg._sizing.GUARD_SECONDS` and the user chose
+:mod:`microagg._runtime.sizing` is past :data:`~microagg._runtime.sizing.GUARD_SECONDS` and the user chose
 neither a method, a blocking nor a blocked engine, the command refuses to start (before any
 partition is computed) and names both estimates and the options that decide. It does not
 switch to blocking by itself: blocked MDAV publishes a different partition (more information
@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from microagg._sizing import Estimate, estimate, format_duration
+from microagg._runtime.sizing import Estimate, estimate, format_duration
 from microagg.cli._common import UsageError, stderr
 
 if TYPE_CHECKING:
-    from microagg._jit import CompileLog
     from microagg._pipeline.request import Request
+    from microagg._runtime.jit import CompileLog
 
 __all__ = ["check_size", "compile_note", "compiling_notice", "guard_estimate",
            "watch_compilation"]
@@ -72,8 +72,8 @@ def check_size(request: Request) -> None:
 
 @contextmanager
 def watch_compilation(on_start: Any = None) -> Iterator[CompileLog]:
-    """:func:`microagg._jit.watch_compilation`, imported (with numba) when a run starts."""
-    from microagg._jit import watch_compilation as watch
+    """:func:`microagg._runtime.jit.watch_compilation`, imported (with numba) when a run starts."""
+    from microagg._runtime.jit import watch_compilation as watch
 
     with watch(on_start) as log:
         yield log

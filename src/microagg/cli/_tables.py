@@ -89,7 +89,7 @@ def _headline_rows(release: Release) -> Rows:
     qi = [str(c) for c in release.params.get("quasi_identifiers", ())]
     if "dld_risk" not in metrics and release.data is not None and qi \
             and all(c in release.data.columns for c in qi) and release.n_rows:
-        from microagg.check import equivalence_classes
+        from microagg.audit.check import equivalence_classes
 
         metrics["class_risk"] = class_risk(equivalence_classes(release.data, qi))
     rows: Rows = []

@@ -44,7 +44,7 @@ def methods() -> None:
     if ALIASES:
         aliases = ", ".join(f"{alias} -> {name}" for alias, name in ALIASES.items())
         console.print(Text(f"Aliases: {aliases}"), soft_wrap=True)
-    from microagg.aggregate import AGGREGATION_PARAMS, AGGREGATORS
+    from microagg.aggregate.aggregators import AGGREGATION_PARAMS, AGGREGATORS
 
     aggs = ", ".join(
         name + "".join(f" ({p}={d!r})" for p, d in AGGREGATION_PARAMS[name].items())
@@ -142,9 +142,9 @@ def init_schema(
 ) -> None:
     """Propose a schema for INPUT (roles and types guessed, reasons as comments) to edit."""
     with user_errors():
-        from microagg._validation import check_k
-        from microagg.io import check_output_path, read_table, write_text_atomic
-        from microagg.schema import propose_schema
+        from microagg._base.validation import check_k
+        from microagg.io.tables import check_output_path, read_table, write_text_atomic
+        from microagg.schema.schema_file import propose_schema
 
         out = check_output_path(output, inputs=[input_path], extensions=(".toml",),
                                 parameter="--output")
@@ -193,7 +193,7 @@ def _write_dataset(name: str, output: str) -> None:
     """The bundled data set ``name`` written to ``output`` (atomically, never over a file
     of the package)."""
     from microagg.datasets import load_dataset
-    from microagg.io import check_table_output, write_table
+    from microagg.io.tables import check_table_output, write_table
 
     target = check_table_output(output, parameter="-o/--output")
     data = load_dataset(name).data

@@ -67,10 +67,10 @@ def check(
     The verdict is the release's (protected, not protected, no k required), re-derived from
     the file by the same verifier. Exit status 0, or 4 when the file is not protected."""
     with user_errors():
+        from microagg._base.validation import check_k
         from microagg._pipeline.review import review_checks
-        from microagg._validation import check_k
-        from microagg.check import check_table
-        from microagg.io import check_output_path, read_table, write_text_atomic
+        from microagg.audit.check import check_table
+        from microagg.io.tables import check_output_path, read_table, write_text_atomic
 
         summary_out = None
         if summary_json is not None:
@@ -81,7 +81,8 @@ def check(
         start = time.perf_counter()
         table = read_table(input_path, sep=sep)
         if schema is not None:
-            from microagg.schema import load_schema, roles_from
+            from microagg.schema._steps import roles_from
+            from microagg.schema.schema_file import load_schema
 
             # the roles only: a published file lacks the identifiers and may show
             # generalized values the schema's types do not allow

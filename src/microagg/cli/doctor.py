@@ -15,7 +15,7 @@ from microagg.cli._common import app, package_version, stdout
 
 # every module that defines kernels: importing them registers their cache folders (the
 # partitioners' modules load with their registry entries' functions, see below)
-_KERNEL_MODULES = ("microagg.partition", "microagg.aggregate", "microagg.fuzzy",
+_KERNEL_MODULES = ("microagg.partition", "microagg.aggregate.aggregators", "microagg.partition.fuzzy",
                    "microagg.metrics.clustering")
 
 
@@ -45,8 +45,8 @@ def _package_versions() -> dict[str, str]:
 def kernel_cache_report() -> dict[str, Any]:
     """What ``microagg doctor`` shows: the cache settings and, per folder that holds
     microagg's kernels, the number of files, their size and whether they are current."""
-    from microagg._jit import KERNELS
-    from microagg._numba_cache import cache_settings, kernel_stamp
+    from microagg._runtime.jit import KERNELS
+    from microagg._runtime.numba_cache import cache_settings, kernel_stamp
 
     _load_kernel_modules()
     settings = cache_settings()
@@ -113,7 +113,7 @@ def warm_up_kernels() -> tuple[int, float]:
     all were cached)."""
     import warnings
 
-    from microagg._jit import watch_compilation
+    from microagg._runtime.jit import watch_compilation
 
     with watch_compilation() as log, warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -125,10 +125,10 @@ def warm_up_kernels() -> tuple[int, float]:
 def leftovers_report() -> list[str]:
     """What ``microagg doctor`` says of the work folders that killed runs left in the system
     temporary folder (unmasked data): how many, their size and paths, all removed as this
-    command started (:func:`~microagg._leftovers.remove_leftovers_at_start`); or none."""
+    command started (:func:`~microagg.io._leftovers.remove_leftovers_at_start`); or none."""
     import tempfile
 
-    from microagg._leftovers import remove_leftovers_at_start
+    from microagg.io._leftovers import remove_leftovers_at_start
 
     found = remove_leftovers_at_start()
     where = tempfile.gettempdir()
@@ -192,7 +192,7 @@ def doctor(
                       row["state"])
     console.print(table)
     if clear_cache:
-        from microagg._numba_cache import clear_cache as clear
+        from microagg._runtime.numba_cache import clear_cache as clear
 
         removed = clear([row["folder"] for row in report["folders"]])
         console.print(f"Removed {removed} cached files.")

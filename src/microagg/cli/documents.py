@@ -110,7 +110,7 @@ def documents(
         import pandas as pd
 
         from microagg.documents import anonymize_documents
-        from microagg.io import (
+        from microagg.io.tables import (
             check_output_path,
             check_table_output,
             read_table,

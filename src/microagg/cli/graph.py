@@ -69,7 +69,7 @@ def graph_anonymize(
     """Anonymize a graph and write it; the achieved k is re-checked on the output."""
     start = time.perf_counter()
     with user_errors():
-        from microagg.io import check_output_path, write_text_atomic
+        from microagg.io.tables import check_output_path, write_text_atomic
 
         if model not in _MODELS:
             raise UsageError(f"--model must be one of {', '.join(_MODELS)}. Got {model!r}.")

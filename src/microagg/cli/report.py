@@ -76,9 +76,9 @@ def report(
     with user_errors():
         import pandas as pd
 
-        from microagg.assess import assess_release, load_summary
-        from microagg.io import check_output_path, read_table
-        from microagg.report import write_report
+        from microagg.audit.assess import assess_release, load_summary
+        from microagg.io.tables import check_output_path, read_table
+        from microagg.report.html import write_report
 
         inputs: list[str | pathlib.Path] = [
             original_path, published_path,
@@ -91,7 +91,8 @@ def report(
         text: list[str] = []
         loaded = None
         if schema is not None:  # roles, hierarchies (for NCP), dates, ordinals, text columns
-            from microagg.schema import load_schema, roles_from
+            from microagg.schema._steps import roles_from
+            from microagg.schema.schema_file import load_schema
 
             loaded = load_schema(schema)
             qi, sens, _ = roles_from(loaded, qi, sens, None)

@@ -82,7 +82,7 @@ def risk(
     """The disclosure risk of a file's key variables: fk and Fk (within each stratum with
     --strata), individual, global and household risk, k-anonymity violations, SUDA2."""
     with user_errors():
-        from microagg.io import check_output_path, read_table, write_text_atomic
+        from microagg.io.tables import check_output_path, read_table, write_text_atomic
 
         out = None
         if summary_json is not None:
@@ -118,7 +118,7 @@ def _roles(quasi_identifiers: list[str] | None, schema: pathlib.Path | None,
     keys = split_names(quasi_identifiers) or []
     text: list[str] = []
     if schema is not None:
-        from microagg.schema import load_schema
+        from microagg.schema.schema_file import load_schema
 
         loaded = load_schema(schema)
         if keys:

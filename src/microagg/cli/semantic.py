@@ -111,7 +111,7 @@ def semantic(
     """Semantic MDAV: group records on a semantic distance between categories and publish
     each group's semantic centroid (Martinez, Sanchez & Valls 2012)."""
     with user_errors():
-        from microagg.io import check_output_path, read_table, write_table, write_text_atomic
+        from microagg.io.tables import check_output_path, read_table, write_table, write_text_atomic
         from microagg.semantic import anonymize_semantic
 
         outputs = {"--output": output, "--summary-json": summary_json}

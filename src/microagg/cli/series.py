@@ -77,7 +77,7 @@ def series(
     """Microaggregate whole time series with MDAV (Euclidean or DTW): every published series
     is shared by at least k records (Nin & Torra 2006, 2009)."""
     with user_errors():
-        from microagg.io import (
+        from microagg.io.tables import (
             check_output_path,
             check_table_output,
             read_table,

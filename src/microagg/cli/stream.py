@@ -100,9 +100,9 @@ def stream(
     """Microaggregate a stream of records as they arrive: groups of >= k, bounded delay."""
     start = time.perf_counter()
     with user_errors():
-        from microagg._validation import resolve_seed
-        from microagg.engines.stream_csv import stream_csv
-        from microagg.io import check_output_path, write_text_atomic
+        from microagg._base.validation import resolve_seed
+        from microagg.engines.stream.csv_files import stream_csv
+        from microagg.io.tables import check_output_path, write_text_atomic
 
         header, source = _header_and_source(input_path, sep)
         qi = match_columns(split_names(quasi_identifiers), header) or []
@@ -168,7 +168,7 @@ class _Replayed:
 
 def _header_and_source(input_path: str, sep: str) -> tuple[list[str], str | IO[str]]:
     """The names of the input's header (to match the options' names against, as every
-    command does) and what :func:`~microagg.engines.stream_csv.stream_csv` reads: the path, or standard
+    command does) and what :func:`~microagg.engines.stream.csv_files.stream_csv` reads: the path, or standard
     input with its header line replayed."""
     if input_path == "-":
         line = sys.stdin.readline()

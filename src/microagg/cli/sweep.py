@@ -102,7 +102,7 @@ def sweep(
 ) -> None:
     """Run a grid of methods x k (x rho) and map information loss against disclosure risk."""
     with user_errors():
-        from microagg.io import check_output_path, write_table
+        from microagg.io.tables import check_output_path, write_table
         from microagg.sweep import plot_sweep
 
         if (input_path is None) == (dataset is None):
@@ -186,8 +186,9 @@ def _sweep_input(input_path: str | None, dataset: str | None, *, sep: str | None
         if hierarchies:
             options["hierarchies"] = hierarchies
     else:
-        from microagg.io import read_table
-        from microagg.schema import load_schema, roles_from
+        from microagg.io.tables import read_table
+        from microagg.schema._steps import roles_from
+        from microagg.schema.schema_file import load_schema
 
         assert input_path is not None
         loaded = load_schema(schema) if schema is not None else None

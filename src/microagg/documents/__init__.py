@@ -9,7 +9,7 @@ on first access (PEP 562): importing the package loads neither pandas nor scikit
 
 from __future__ import annotations
 
-from .._lazy import lazy_names
+from .._runtime.lazy import lazy_names
 
 __all__ = ["PublishedDocuments", "anonymize_documents", "load_published",
            "spherical_centroids", "spherical_mdav", "wordnet_glosses"]

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .._validation import RandomState, check_k, check_matrix, check_random_state
+from .._base.validation import RandomState, check_k, check_matrix, check_random_state
 
 __all__ = ["check_sparse_rows", "spherical_centroids", "spherical_mdav", "spherical_partition"]
 
@@ -243,7 +243,7 @@ def spherical_centroids(X: Any, labels: Any) -> sp.csr_matrix:
     >>> np.round(C.toarray(), 4).tolist()
     [[0.7071, 0.7071]]
     """
-    from .._validation import check_labels
+    from .._base.validation import check_labels
 
     X = check_sparse_rows(X, caller="spherical_centroids")
     lab = check_labels(labels, n_samples=X.shape[0])

@@ -82,7 +82,7 @@ class PublishedDocuments:
 
     def save_npz(self, path: str | pathlib.Path) -> None:
         """Write :meth:`to_npz_bytes` atomically (complete or absent)."""
-        from .._atomic import atomic_write
+        from ..io._atomic import atomic_write
 
         content = self.to_npz_bytes()
 

@@ -15,9 +15,9 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from .. import __version__
+from .._base.validation import RandomState, check_k, check_labels, resolve_seed
 from .._pipeline.result import Release
 from .._pipeline.verify import class_sizes, group_k_check, k_check, published_classes
-from .._validation import RandomState, check_k, check_labels, resolve_seed
 from ..exceptions import InternalError
 from .mdav import _spherical_mdav_labels, spherical_centroids
 from .measure import cosine_loss, nearest_vector_linkage, topic_agreement

@@ -7,8 +7,8 @@ An engine executes a Request and hands back the one
   block (:mod:`.blocked`);
 * ``file`` (``--engine file``): a CSV or Parquet file larger than memory, in chunks
   (:mod:`.file`);
-* ``dask`` (``--engine dask``): a Dask cluster (:mod:`.dask`, :mod:`.dask_file`);
-* ``stream``: records as they arrive, under a delay bound (:mod:`.stream`, :mod:`.stream_csv`;
+* ``dask`` (``--engine dask``): a Dask cluster (:mod:`.dask`, :mod:`.dask.file`);
+* ``stream``: records as they arrive, under a delay bound (:mod:`.stream`, :mod:`.stream.csv_files`;
   a command of its own, ``microagg stream``, not an ``--engine``).
 
 :data:`ENGINES` carries what a face needs to choose one: its ``--engine`` name, whether it
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from .._constraints import unknown_option
+from .._base.constraints import unknown_option
 
 __all__ = ["ASKS_NOTHING", "ENGINES", "NUMERIC_BLOCKED", "PARAMS", "REFUSABLE", "Engine",
            "engines_running", "get_engine", "release_params"]
@@ -114,7 +114,7 @@ class Engine:
     target: str
     """``"module:function"`` of its run function, imported on first use: ``run(request, *,
     progress=None) -> Release`` for an in-memory engine (``progress(grouped, n_samples)``:
-    see :mod:`microagg._progress`); ``run(request, source, target, *, sep=None,
+    see :mod:`microagg._runtime.progress`); ``run(request, source, target, *, sep=None,
     on_stage=None, **options) -> Release`` for one that reads its input file itself."""
     reads_files: bool = False
     """Whether it reads the input file itself (in chunks or on a cluster), so that its Request
@@ -186,15 +186,15 @@ ENGINES: Mapping[str, Engine] = MappingProxyType({
                      "blocking=...).", "microagg._pipeline.stages:run"),
     "file": Engine("file", "file", "Out of core: streams a CSV / Parquet file in chunks, blocks "
                    "it, writes in the input's order; memory bounded by the block size.",
-                   "microagg.engines.file:run_file", reads_files=True, runs=NUMERIC_BLOCKED,
+                   "microagg.engines.file.engine:run_file", reads_files=True, runs=NUMERIC_BLOCKED,
                    blocks=True, stages=_STAGES),
     "dask": Engine("dask", "dask", "A Dask cluster (a scheduler address, or a local cluster of "
-                   "one worker per CPU).", "microagg.engines.dask_file:run_dask_file",
+                   "one worker per CPU).", "microagg.engines.dask.file:run_dask_file",
                    reads_files=True, runs=NUMERIC_BLOCKED - {"n_jobs"}, blocks=True,
                    stages=_STAGES),
     "stream": Engine("stream", "stream", "Records as they arrive: each published within a "
                      "delay bound, in a group of at least k that never changes.",
-                     "microagg.engines.stream_csv:stream_csv", reads_files=True,
+                     "microagg.engines.stream.csv_files:stream_csv", reads_files=True,
                      runs=frozenset(), command="stream"),
 })
 """Registered engines by ``Release.engine`` name (read-only)."""

@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from .._formats import format_of, require_pyarrow, sniff_separator
 from .._pipeline.rules import not_numeric
 from ..exceptions import SchemaError
-from ..io import VERBATIM_CSV, check_csv_header
-from ..schema import check_unique_columns
+from ..io._formats import format_of, require_pyarrow, sniff_separator
+from ..io.tables import VERBATIM_CSV, check_csv_header
+from ..schema.schema_file import check_unique_columns
 
 __all__ = ["chunk_writer", "first_rows", "iter_chunks", "output_separator",
            "quasi_identifier_chunk", "read_back"]

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .._constraints import check_int
+from .._base.constraints import check_int
 
 __all__ = ["check_graph", "check_graph_k", "csr_adjacency"]
 

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import RandomState, resolve_seed
+from .._base.validation import RandomState, resolve_seed
 from ..exceptions import PrivacyViolationError
 from ._check import degree_level
 from ._common import check_graph, check_graph_k, csr_adjacency, degrees_of

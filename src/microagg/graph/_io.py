@@ -11,9 +11,9 @@ from typing import IO, Any
 import networkx as nx
 import pandas as pd
 
-from .._atomic import atomic_write
-from .._formats import format_suffix, path_subject
-from ..io import check_output_path
+from ..io._atomic import atomic_write
+from ..io._formats import format_suffix, path_subject
+from ..io.tables import check_output_path
 from ._common import SOURCE_KEY, check_graph
 
 __all__ = ["GRAPH_EXTENSIONS", "read_graph", "write_graph"]

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from .._validation import RandomState, check_choice, resolve_seed
+from .._base.validation import RandomState, check_choice, resolve_seed
 from ..exceptions import PrivacyViolationError
 from ._check import class_labels, level_from_labels
 from ._common import check_graph, check_graph_k, csr_adjacency, degrees_of

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_names
+from .._runtime.lazy import lazy_names
 
 if TYPE_CHECKING:  # what the names are, for type checkers; loaded on access below
     from .clustering import (

@@ -19,7 +19,7 @@ import numpy as np
 from numba import prange
 from numpy.typing import NDArray
 
-from .._jit import njit
+from .._runtime.jit import njit
 
 __all__ = ["SKIP_MARGIN", "crowded_vectors"]
 

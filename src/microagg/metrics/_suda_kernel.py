@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from .._jit import njit
+from .._runtime.jit import njit
 
 __all__ = ["find_msus", "full_key_counts", "lattice_msus", "subset_bits"]
 

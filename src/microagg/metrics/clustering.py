@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._jit import njit
-from .._validation import RandomState, check_matrix, resolve_seed
+from .._base.validation import RandomState, check_matrix, resolve_seed
+from .._runtime.jit import njit
 
 __all__ = [
     "clustering_information_loss",
@@ -284,7 +284,7 @@ def fuzzy_clustering_information_loss(original: ArrayLike, masked: ArrayLike, *,
     clustering of the original, by Campello's fuzzy Rand index (seed 001, section 3).
 
     Both tables are z-scored with the ORIGINAL's means and standard deviations (as in
-    :func:`clustering_information_loss`). Fuzzy c-means (:func:`microagg.fuzzy.fuzzy_c_means`,
+    :func:`clustering_information_loss`). Fuzzy c-means (:func:`microagg.partition.fuzzy.fuzzy_c_means`,
     ``n_clusters``, fuzzifier ``m``, k-means++ seeded by ``random_state``) is run on the
     original; both fuzzy partitions compared are then fuzzy c-means runs started from those
     centres, one on each table, so that identical tables get identical partitions. With more
@@ -331,8 +331,8 @@ def fuzzy_clustering_information_loss(original: ArrayLike, masked: ArrayLike, *,
     >>> fuzzy_clustering_information_loss(X, X, n_clusters=3)
     0.0
     """
-    from .._constraints import check_int
-    from .._fuzzy_cmeans import check_m, fuzzy_c_means
+    from .._base.constraints import check_int
+    from ..partition._fuzzy_cmeans import check_m, fuzzy_c_means
 
     caller = "fuzzy_clustering_information_loss"
     A = check_matrix(original, caller=caller, name="original")

@@ -12,7 +12,7 @@ from scipy.spatial import cKDTree
 from scipy.special import gammainc
 from scipy.stats import chi2
 
-from .._validation import check_matrix
+from .._base.validation import check_matrix
 
 __all__ = ["interval_disclosure", "robust_interval_disclosure"]
 

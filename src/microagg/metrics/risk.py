@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.spatial import cKDTree
 
-from .._validation import check_matrix
+from .._base.validation import check_matrix
 from ..hierarchy import HierarchyTables
 
 __all__ = ["dld_risk", "homogeneity", "intersection_attack", "query_answering"]

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice
+from .._base.validation import check_choice
 from ._survey_checks import (
     check_households,
     check_keys,

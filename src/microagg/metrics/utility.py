@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._groups import within_sse
-from .._scaling import safe_exponents, to_safe_range
-from .._validation import check_labels, check_matrix
+from .._base.groups import within_sse
+from .._base.scaling import safe_exponents, to_safe_range
+from .._base.validation import check_labels, check_matrix
 
 __all__ = ["group_size_summary", "information_loss", "sse", "sst"]
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from ..generalize import class_nodes
+from ..aggregate.generalize import class_nodes
 from ..hierarchy import HierarchyTables
 
 __all__ = ["ILOmegaCost", "SSECost"]

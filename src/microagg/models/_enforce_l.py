@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._constraints import check_option
+from .._base.constraints import check_option
 from ._costs import SSECost
 from ._l_diversity import DIVERSITIES, check_l, class_counts, levels
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._constraints import check_option
+from .._base.constraints import check_option
 from ..exceptions import PrivacyViolationError
 
 __all__ = ["DIVERSITIES", "check_l", "check_l_diversity", "class_counts", "l_diversity",

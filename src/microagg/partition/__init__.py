@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._constraints import Anything, Constraint, InstanceOf, Interval, Options, unknown_option
-from .._lazy import LazyMapping, Target, lazy_names
-from .._validation import RandomState
+from .._base.constraints import Anything, Constraint, InstanceOf, Interval, Options, unknown_option
+from .._base.validation import RandomState
+from .._runtime.lazy import LazyMapping, Target, lazy_names
 from ._partitioner import Partitioner
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers; loaded on access below
@@ -202,7 +202,7 @@ _ENTRIES = (
         "Torra, PSD 2004; Domingo-Ferrer & Torra, Data Min. Knowl. Disc. 11 (2005)",
         fixed_size=True, mixed=True),
     Partitioner(
-        "fuzzy", "microagg.fuzzy:fuzzy_partition",
+        "fuzzy", "microagg.partition.fuzzy:fuzzy_partition",
         "Fuzzy c-means, hard-assigned; c and m adjusted until every cluster has >= k records "
         "(strategy='repair': one run, small clusters dissolved).",
         "Domingo-Ferrer & Torra, JACIII 7(2) (2003); seed 001, section 2.4",

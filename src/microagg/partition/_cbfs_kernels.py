@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import njit
+from .._runtime.jit import njit
 from ._neighbour_lists import spread_sample, sq_rows
 
 __all__ = ["greedy_groups"]

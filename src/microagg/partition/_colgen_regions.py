@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
-from .._groups import group_means, within_sse
+from .._base.groups import group_means, within_sse
 
 if TYPE_CHECKING:
     from ..bounds._master import ColumnPool, Progress

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._runtime.jit import njit
 
 __all__ = [
     "active_sums",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._runtime.jit import njit
 
 __all__ = ["first_lists", "kd_leaves", "near_in_leaves", "offer", "refine_lists", "spread_sample",
            "sq_between", "sq_rows", "sq_to_point"]

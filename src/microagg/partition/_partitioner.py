@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._constraints import Constraint, unknown_option, validate_params
-from .._lazy import LoadedOnRead
-from .._validation import RandomState
+from .._base.constraints import Constraint, unknown_option, validate_params
+from .._base.validation import RandomState
+from .._runtime.lazy import LoadedOnRead
 
 if TYPE_CHECKING:
     from .mixed import MixedData
@@ -80,13 +80,13 @@ class Partitioner:
     phased_budget: bool = False
     """Whether its phases stop at shares of its ``time_limit`` (colgen), so that a run can
     depend on the machine's speed before the whole budget is spent; the release then always
-    says so (:func:`~microagg._advice.time_budget`)."""
+    says so (:func:`~microagg._pipeline.advice.time_budget`)."""
     resolve: LoadedOnRead[Callable[[int, dict[str, Any]], dict[str, Any]] | None] = (
         LoadedOnRead(required=False))  # noqa: RUF009 - a descriptor, not a shared value
     """Turns defaults that depend on the number of records into values (mdav-ls's
     ``time_limit="auto"`` into seconds), so that a release records what was used."""
     constraints: Mapping[str, tuple[Constraint, ...]] = field(default_factory=dict)
-    """The allowed forms of each parameter in ``params`` (see :mod:`microagg._constraints`);
+    """The allowed forms of each parameter in ``params`` (see :mod:`microagg._base.constraints`);
     :meth:`check_params` turns them into the one message format."""
     generalizes: bool = False
     """Whether it publishes generalized values (ranges, value sets) rather than numbers to

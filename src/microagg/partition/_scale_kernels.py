@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._runtime.jit import njit
 from ._neighbour_lists import offer, sq_rows
 from ._neighbour_lists import sq_between as _sq_point
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._constraints import unknown_option
-from .._validation import check_matrix
+from .._base.constraints import unknown_option
+from .._base.validation import check_matrix
 
 __all__ = ["GROUPINGS", "correlation_groups", "resolve_attribute_groups"]
 

@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._constraints import check_option
-from .._progress import Progress, current_progress, reporting
-from .._validation import RandomState, check_k, check_magnitude, check_matrix, resolve_seed
+from .._base.constraints import check_option
+from .._base.validation import RandomState, check_k, check_magnitude, check_matrix, resolve_seed
+from .._runtime.progress import Progress, current_progress, reporting
 
 __all__ = [
     "BLOCKINGS",
@@ -352,7 +352,7 @@ def microaggregate_blocks(X: NDArray[np.float64], blocks: NDArray[np.intp], k: i
     :data:`PROCESSES_FROM` records on, else in this process; ``1``: in this process).
     Block ``b`` gets the seed ``seed + b``, so the result does not depend on ``n_jobs``.
     Groups are numbered block by block. A listening progress callback
-    (:mod:`microagg._progress`) hears 0 records grouped when the blocks start, then the
+    (:mod:`microagg._runtime.progress`) hears 0 records grouped when the blocks start, then the
     records of every block done (the blocks themselves report nothing)."""
     order = np.argsort(blocks, kind="stable")
     sizes = np.bincount(blocks)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import RandomState, check_k
+from .._base.validation import RandomState, check_k
 from .mixed import MixedData
 
 __all__ = ["mdav_categorical", "prototype"]

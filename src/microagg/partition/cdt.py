@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import RandomState, check_k, check_matrix, resolve_seed
+from .._base.validation import RandomState, check_k, check_matrix, resolve_seed
 
 MAX_RECORDS = 10_000
 """Largest table :func:`cdt` accepts (its n x n matrices take 8 n^2 bytes each)."""

@@ -48,9 +48,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._constraints import Constraint, Interval, Options, validate_params
-from .._groups import group_means
-from .._validation import RandomState, check_k, check_matrix, resolve_seed
+from .._base.constraints import Constraint, Interval, Options, validate_params
+from .._base.groups import group_means
+from .._base.validation import RandomState, check_k, check_matrix, resolve_seed
 from ._colgen_regions import guided_regions, solve_part, sse_of
 from .local_search import (
     UNCAPPED_ROUNDS,

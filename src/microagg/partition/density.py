@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._jit import njit
-from .._validation import RandomState, check_choice, check_k, check_matrix
+from .._base.validation import RandomState, check_choice, check_k, check_matrix
+from .._runtime.jit import njit
 from ._kernels import assign_to_nearest_centroid, claim_nearest, make_workspace
 from .mdav import mdav1
 from .second_stage import decompose_groups, split_large_groups

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._groups import within_sse
-from .._jit import njit
-from .._validation import RandomState, check_k, check_matrix, resolve_seed
+from .._base.groups import within_sse
+from .._base.validation import RandomState, check_k, check_matrix, resolve_seed
+from .._runtime.jit import njit
 from ._neighbour_lists import sq_to_point
 from ._scale_kernels import group_state, sq_rows
 

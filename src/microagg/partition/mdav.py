@@ -9,9 +9,9 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._jit import njit
-from .._progress import PROGRESS_MIN_ROWS, current_progress
-from .._validation import RandomState, check_k, check_matrix, check_nonnegative
+from .._base.validation import RandomState, check_k, check_matrix, check_nonnegative
+from .._runtime.jit import njit
+from .._runtime.progress import PROGRESS_MIN_ROWS, current_progress
 from ._kernels import (
     active_sums,
     assign_to_nearest_centroid,
@@ -225,7 +225,7 @@ def _mdav_stretches(X: NDArray[np.float64], k: int, threshold: int,
 
 def _run_mdav(X: NDArray[np.float64], k: int, threshold: int) -> NDArray[np.intp]:
     """One kernel call for small inputs; else calls in stretches that report progress to a
-    listening callback (:mod:`microagg._progress`) and choose their threads by speed."""
+    listening callback (:mod:`microagg._runtime.progress`) and choose their threads by speed."""
     report = current_progress()
     n = X.shape[0]
     if (report is not None and n >= PROGRESS_MIN_ROWS) or (

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._jit import njit
-from .._validation import RandomState, check_k, check_matrix, resolve_seed
+from .._base.validation import RandomState, check_k, check_matrix, resolve_seed
+from .._runtime.jit import njit
 from ..hierarchy import HierarchyTables
 
 __all__ = ["MixedData", "gower_distance", "mage", "mixed_distance"]

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._groups import group_means
+from .._base.groups import group_means
 from .blocking import BlockTree, fit_block_tree
 
 __all__ = ["REGROUP_BLOCK", "RotatedTree", "fit_rotated_tree", "regroup_in_memory"]

@@ -47,8 +47,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._constraints import Constraint, Interval, validate_params
-from .._validation import RandomState, check_k, check_magnitude, check_matrix, resolve_seed
+from .._base.constraints import Constraint, Interval, validate_params
+from .._base.validation import RandomState, check_k, check_magnitude, check_matrix, resolve_seed
 from ._cbfs_kernels import greedy_groups
 from ._neighbour_lists import first_lists, kd_leaves, near_in_leaves, refine_lists
 from ._scale_kernels import group_state, near_groups, sweep

@@ -12,8 +12,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._jit import njit
-from .._validation import RandomState, check_choice, check_k, check_matrix
+from .._base.validation import RandomState, check_choice, check_k, check_matrix
+from .._runtime.jit import njit
 from ._kernels import claim_nearest, distance_pass, make_workspace
 
 __all__ = [

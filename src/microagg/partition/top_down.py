@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._jit import njit
-from .._validation import RandomState, check_k, check_matrix, resolve_seed
+from .._base.validation import RandomState, check_k, check_matrix, resolve_seed
+from .._runtime.jit import njit
 from ._kernels import assign_to_nearest_centroid, claim_nearest, farthest_pair, make_workspace
 from .sorting import normalized
 

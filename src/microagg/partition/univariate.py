@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._jit import njit
-from .._validation import RandomState, check_choice, check_k, check_matrix
+from .._base.validation import RandomState, check_choice, check_k, check_matrix
+from .._runtime.jit import njit
 
 __all__ = ["PROJECTIONS", "optimal_univariate", "projected_optimal_univariate"]
 

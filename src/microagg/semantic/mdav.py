@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import RandomState, check_k, check_matrix
+from .._base.validation import RandomState, check_k, check_matrix
 from .distance import ConceptSpace
 from .taxonomy import Taxonomy
 

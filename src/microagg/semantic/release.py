@@ -14,9 +14,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .. import __version__
+from .._base.validation import RandomState, check_k, check_labels, resolve_seed
 from .._pipeline.result import Release
 from .._pipeline.verify import group_k_check, k_check, published_classes
-from .._validation import RandomState, check_k, check_labels, resolve_seed
 from ..exceptions import SchemaError
 from ..hierarchy import Hierarchy
 from ..metrics import group_size_summary

@@ -8,7 +8,7 @@ release). Names load on first access (PEP 562), so that the partition registry, 
 
 from __future__ import annotations
 
-from .._lazy import lazy_names
+from .._runtime.lazy import lazy_names
 
 __all__ = ["anonymize_series", "dtw_distance", "series_mdav", "series_representatives"]
 

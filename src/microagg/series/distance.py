@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._constraints import check_int
-from .._jit import njit
+from .._base.constraints import check_int
+from .._runtime.jit import njit
 
 __all__ = ["DISTANCES", "check_band", "distances_to", "dtw_distance"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import RandomState, check_choice, check_k, check_matrix
+from .._base.validation import RandomState, check_choice, check_k, check_matrix
 from . import distance as _distance
 from .distance import DISTANCES, check_band
 

@@ -12,6 +12,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .. import __version__
+from .._base.validation import RandomState, check_choice, check_k, resolve_seed
 from .._pipeline.result import Release
 from .._pipeline.verify import (
     checked_partition,
@@ -20,7 +21,6 @@ from .._pipeline.verify import (
     k_check,
     published_classes,
 )
-from .._validation import RandomState, check_choice, check_k, resolve_seed
 from ..metrics.utility import information_loss
 from ..partition import get_partitioner
 from ._columns import check_identifiers, select_series_columns, series_matrix

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import check_choice, check_labels, check_matrix
+from .._base.validation import check_choice, check_labels, check_matrix
 from .distance import check_band
 
 __all__ = ["REPRESENTATIVES", "series_representatives"]

@@ -164,7 +164,7 @@ def apply(state: PlanState, options: Microaggregate, rng: np.random.Generator) -
 def step_request(request: Request, table: pd.DataFrame, options: Microaggregate) -> Request:
     """The request one step runs: the working table, the step's columns, k and options
     (checked by :func:`~microagg._pipeline.plan_request.check_plan_steps`)."""
-    from ..aggregate import aggregation_params
+    from ..aggregate.aggregators import aggregation_params
     from ..partition import get_partitioner
 
     aggregation = options.aggregation or "mean"

@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from microagg._sizing import format_duration, remaining_seconds
+from microagg._runtime.sizing import format_duration, remaining_seconds
 
 from .jobs import Job, JobRunner
 from .pages import render

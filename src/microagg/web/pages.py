@@ -13,8 +13,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from microagg._formats import SUPPORTED_EXTENSIONS
 from microagg.exceptions import SchemaError
+from microagg.io._formats import SUPPORTED_EXTENSIONS
 
 from . import roles
 from .security import check_csrf, session_of
@@ -121,10 +121,10 @@ async def _received(request: Request) -> Upload:
 
 def _read_upload(upload: Upload) -> tuple[pd.DataFrame, Any]:
     """The uploaded table, read by its extension (one not supported: a ValueError), and its
-    cells as written (:func:`microagg._as_read.read_as_read`); the file is removed once read
+    cells as written (:func:`microagg.io._as_read.read_as_read`); the file is removed once read
     or refused."""
-    from microagg._as_read import read_as_read
-    from microagg.io import read_table
+    from microagg.io._as_read import read_as_read
+    from microagg.io.tables import read_table
 
     assert upload.path is not None and upload.filename is not None
     try:
@@ -177,7 +177,7 @@ def sqlite_path(data_dir: pathlib.Path, name: str) -> pathlib.Path:
 
 
 def _read_sqlite(data_dir: pathlib.Path, database: str, table: str) -> pd.DataFrame:
-    from microagg.sql import read_sql
+    from microagg.io.sql import read_sql
 
     if not _TABLE_NAME.fullmatch(table):
         raise ValueError(f"The table name {table!r} must be letters, digits and _ (not "

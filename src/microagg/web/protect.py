@@ -24,7 +24,7 @@ import pandas as pd
 
 from microagg.exceptions import SchemaError
 from microagg.release import Release
-from microagg.schema import Schema, load_schema
+from microagg.schema.schema_file import Schema, load_schema
 
 from . import roles
 from .jobs import JobRunner, RunnerBusy
@@ -128,7 +128,7 @@ class Attempt:
     schema: dict[str, dict[str, Any]]
     made_at: str = field(default_factory=lambda: time.strftime("%H:%M:%S"))
     as_read: Any = None
-    """The input's cells as written (:class:`microagg._as_read.AsRead`), or ``None``."""
+    """The input's cells as written (:class:`microagg.io._as_read.AsRead`), or ``None``."""
     metadata: Any = None
     """The input's labels, date formats and missing codes
     (:class:`microagg.io.TableMetadata`), or ``None``."""
@@ -174,7 +174,7 @@ def report_html(release: Release, original: pd.DataFrame, *,
                 progress: Callable[[int, int, str], None] | None = None) -> str:
     """The release's HTML report (:func:`microagg.report.render_report`); a job of a worker
     process (``progress`` unused: it does not measure itself)."""
-    from microagg.report import render_report
+    from microagg.report.html import render_report
 
     return render_report(release, original)
 
@@ -184,10 +184,10 @@ def release_for(df: pd.DataFrame, schema: dict[str, dict[str, Any]], folder: pat
                 progress: Callable[[int, int, str], None] | None = None) -> Release:
     """The release of ``df`` under ``schema`` with the form's ``options``: the job a worker
     process runs (:mod:`microagg.web.jobs`). ``progress(grouped, n, unit)`` hears the
-    records grouped by a partitioner that measures them (:mod:`microagg._progress`); the
+    records grouped by a partitioner that measures them (:mod:`microagg._runtime.progress`); the
     Request's errors propagate (:data:`PROTECT_ERRORS`)."""
     import microagg
-    from microagg._progress import reporting
+    from microagg._runtime.progress import reporting
 
     def grouped(done: int, total: int) -> None:
         if progress is not None:
@@ -216,7 +216,7 @@ def make_attempt(number: int, options: dict[str, Any], release: Release, seconds
 def published_bytes(attempt: Attempt, suffix: str) -> bytes:
     """The published table as ``suffix`` (``.csv``, ``.parquet``, ``.xlsx``, ``.sav``,
     ``.dta``, or ``.sqlite``: a database with one table, ``published``), written as the CLI
-    writes it (pass-through columns as the uploaded file had them, :mod:`microagg._as_read`;
+    writes it (pass-through columns as the uploaded file had them, :mod:`microagg.io._as_read`;
     the upload's value and variable labels, date formats, missing codes and measurement
     levels that still fit, :meth:`~microagg.io.TableMetadata.released`; whole numbers as
     integers; Excel text as text cells, never formulas), so the reproduction gives the same
@@ -224,17 +224,17 @@ def published_bytes(attempt: Attempt, suffix: str) -> bytes:
     import tempfile
     import urllib.parse
 
-    from microagg._as_read import published_as_read
-    from microagg._labelled_io import with_date_precision
-    from microagg._nested import check_storable
     from microagg.cli._anonymize_run import whole_numbers_as_integers
-    from microagg.io import write_table
+    from microagg.io._as_read import published_as_read
+    from microagg.io._labelled import with_date_precision
+    from microagg.io._nested import check_storable
+    from microagg.io.tables import write_table
 
     release, metadata = attempt.release, attempt.metadata
     masked = release.params["quasi_identifiers"]
     with tempfile.TemporaryDirectory() as folder:
         path = pathlib.Path(folder) / f"published{suffix}"
-        # through microagg.sql, as `-o sqlite:///...?table=` writes
+        # through microagg.io.sql, as `-o sqlite:///...?table=` writes
         target = f"sqlite:///{urllib.parse.quote(str(path))}?table=published" \
             if suffix == ".sqlite" else str(path)
         frame = release.data

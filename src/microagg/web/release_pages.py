@@ -55,7 +55,7 @@ def _current(session: SessionState) -> Attempt | None:
 def _risk_figures(session: SessionState) -> dict[str, Any]:
     """Class sizes and record risk of the quasi-identifiers (and survey risk with SUDA2
     when the schema has a weight, a household or strata), before any protection."""
-    from microagg.check import check_table
+    from microagg.audit.check import check_table
 
     assert session.table is not None
     schema = protect.build_schema(session.schema, session.folder)

@@ -14,9 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from microagg._schema_propose import _toml_key, propose_schema
 from microagg.exceptions import SchemaError
-from microagg.schema import ROLES, TYPES, load_schema
+from microagg.schema._propose import _toml_key, propose_schema
+from microagg.schema.schema_file import ROLES, TYPES, load_schema
 
 __all__ = ["DETAILS", "ROLES", "TYPES", "details_text", "from_form", "from_toml",
            "parse_details", "propose", "to_toml", "validate"]

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._leftovers import signals_deferred
+from ..io._leftovers import signals_deferred
 
 __all__ = ["MAX_ATTEMPTS", "ColumnStats", "SessionState", "SessionStore", "column_stats"]
 
@@ -40,7 +40,7 @@ class ColumnStats:
 
 def column_stats(df: pd.DataFrame) -> list[ColumnStats]:
     """Type, missing and distinct counts (missing values not counted) of every column."""
-    from .._nested import nunique
+    from ..io._nested import nunique
 
     missing = df.isna().sum()
     return [ColumnStats(str(col), str(df[col].dtype), int(missing.iloc[i]), nunique(df[col]))
@@ -57,7 +57,7 @@ class SessionState:
     table: pd.DataFrame | None = None
     source: str | None = None
     as_read: Any = None
-    """The uploaded file's cells as written (:class:`microagg._as_read.AsRead`; ``None``
+    """The uploaded file's cells as written (:class:`microagg.io._as_read.AsRead`; ``None``
     for a bundled data set, a database table, or a format that stores its types): what the
     downloads publish of the pass-through columns."""
     metadata: Any = None
@@ -97,7 +97,7 @@ class SessionState:
         """A new table (and its cells as written, ``as_read``; its metadata as read, from
         ``df.attrs``): its statistics computed once; the previous schema and attempts
         dropped."""
-        from ..io import table_metadata
+        from ..io.tables import table_metadata
 
         self.table, self.source, self.as_read = df, source, as_read
         self.metadata = table_metadata(df)
