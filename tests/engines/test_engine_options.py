@@ -287,8 +287,16 @@ def test_every_engine_writes_one_params_layout(tmp_path, scheduler):
         releases)  # what does not apply is None
 
 
-@pytest.mark.xfail(strict=True, reason="the categorical stage (_pipeline/mixed.py) writes its "
-                   "own params layout; it joins engines.PARAMS with the one Release constructor")
+def test_the_engines_that_read_files_build_their_release_once(tmp_path, scheduler,
+                                                               refuse_release_replace):
+    file_release = _on_file("file", "sensitive", tmp_path)
+    dask_release = _on_file("dask", "sensitive", tmp_path, scheduler=scheduler)
+    assert dask_release.data is None and dask_release.output == tmp_path / "out.csv"
+    assert {"k_anonymity", "group_k"} <= set(dask_release.checks)
+    assert "write_and_verify" in dask_release.timings
+    assert [r.verdict.status for r in (file_release, dask_release)] == ["protected"] * 2
+
+
 def test_the_categorical_release_writes_the_same_layout():
     frame = _frame().loc[:, ["a", "c"]]
     release = anonymize(frame, quasi_identifiers=["a", "c"], k=3, random_state=0)

@@ -303,3 +303,36 @@ def test_numeric_release_reports_sdcmicros_measures():
         {"p = 0.01": 0.0, "p = 0.05": 0.00092593, "p = 0.1": 0.01203704}, abs=5e-9)
     assert m["il1s_total"] == pytest.approx(772.197617, abs=5e-7)
     assert m["eigenvalue_utility"] == pytest.approx(1.05454534, abs=5e-9)
+
+
+def test_the_one_constructor_lays_out_every_release():
+    from types import MappingProxyType
+
+    from microagg._pipeline.result import DOMAIN_PARAMS
+    from microagg.engines import PARAMS
+
+    checks = {"k_anonymity": {"required": 2, "achieved": 2, "model": "classes"}}
+    table = Release.of(data=None, labels=None, params={"k": 2, "method": "mdav"}, seed=0,
+                       checks=checks, metrics={}, warnings=iter(["a", "b"]), rows=4,
+                       columns=["x"])
+    assert list(table.params) == list(PARAMS) and table.params["epsilon"] is None
+    assert isinstance(table.checks, MappingProxyType) and table.warnings == ("a", "b")
+    assert table.columns == ("x",) and table.steps == () and table.verdict.status == "protected"
+    checks["k_anonymity"] = {"required": 2, "achieved": 1, "model": "classes"}
+    assert table.k == 2  # a copy: the caller's dict changes nothing
+    with pytest.raises(KeyError, match=r"no key\(s\) 'distance'.*bug in microagg"):
+        Release.of(data=None, labels=None, params={"distance": "dtw"}, seed=0, checks=checks,
+                   metrics={})
+    series = dict.fromkeys(DOMAIN_PARAMS["series"], None)
+    laid = Release.of(data=None, labels=None, params=dict(reversed(series.items())),
+                      layout="series", seed=0, checks=checks, metrics={})
+    assert list(laid.params) == list(DOMAIN_PARAMS["series"])
+    with pytest.raises(KeyError, match=r"The series Release.params have the keys .*, not"):
+        Release.of(data=None, labels=None, params={**series, "extra": 1}, layout="series",
+                   seed=0, checks=checks, metrics={})
+    with pytest.raises(KeyError, match=r"no layout 'tables'; its layouts are 'table', "):
+        Release.of(data=None, labels=None, params={}, layout="tables", seed=0, checks=checks,
+                   metrics={})
+    assessed = Release.of(data=None, labels=None, params={"anything": 1}, layout="assessed",
+                          seed=0, checks=checks, metrics={})
+    assert dict(assessed.params) == {"anything": 1}

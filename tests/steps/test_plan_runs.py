@@ -169,36 +169,68 @@ def test_anonymize_takes_refine(people):
     assert release.params["method_params"]["time_limit"] == 0.5
 
 
+PACKAGE = PIPELINE.parent
+
+
+class _ReleaseCalls(ast.NodeVisitor):
+    """The ``Release(...)`` calls of one module (by the name, or as an attribute:
+    ``result.Release(...)``), each named by the function it is in."""
+
+    def __init__(self) -> None:
+        self.scopes, self.found = ["<module>"], []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self.scopes.append(node.name)
+        self.generic_visit(node)
+        self.scopes.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if (isinstance(func, ast.Name) and func.id == "Release") or (
+                isinstance(func, ast.Attribute) and func.attr == "Release"):
+            self.found.append(self.scopes[-1])
+        self.generic_visit(node)
+
+
 def _release_calls() -> list[str]:
-    """``file:line`` of every ``Release(...)`` call in the pipeline's modules."""
+    """``path:function`` of every ``Release(...)`` call in the package's modules."""
     found = []
-    for path in sorted(PIPELINE.glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                    and node.func.id == "Release":
-                found.append(f"{path.name}:{node.lineno}")
+    for path in sorted(PACKAGE.rglob("*.py")):
+        calls = _ReleaseCalls()
+        calls.visit(ast.parse(path.read_text(encoding="utf-8")))
+        found += [f"{path.relative_to(PACKAGE).as_posix()}:{name}" for name in calls.found]
     return found
 
 
-def test_the_pipeline_constructs_a_release_in_one_place():
-    assert [call.split(":")[0] for call in _release_calls()] == ["assemble.py"]
+def test_the_package_constructs_a_release_in_one_place():
+    assert _release_calls() == ["_pipeline/result.py:of"]
 
 
-def test_the_pipeline_never_replaces_fields_of_a_release(monkeypatch, people):
-    def refuse(obj, /, **changes):
-        assert not isinstance(obj, Release), f"dataclasses.replace of a Release: {changes}"
-        return dataclasses.replace(obj, **changes)
+def test_every_release_site_calls_the_one_constructor():
+    sites = sorted({path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py")
+                    if "Release.of(" in path.read_text(encoding="utf-8")})
+    assert {"_pipeline/assemble.py", "engines/file/engine.py", "engines/dask/engine.py",
+            "engines/dask/file.py", "engines/stream/csv_files.py", "series/release.py",
+            "semantic/release.py", "documents/release.py", "audit/assess.py"} <= set(sites)
 
+
+def test_the_pipeline_never_replaces_fields_of_a_release(refuse_release_replace, people):
     for info in pkgutil.iter_modules([str(PIPELINE)]):
-        module = importlib.import_module(f"microagg._pipeline.{info.name}")
-        if getattr(module, "replace", None) is dataclasses.replace:
-            monkeypatch.setattr(module, "replace", refuse)
+        importlib.import_module(f"microagg._pipeline.{info.name}")
     df = people.assign(age=people["age"].round(), w=np.where(people.index % 2, 1.0, 2.0),
                        diagnosis=np.where(people.index % 3, "x", "y"))
     release = anonymize(df, quasi_identifiers=["age", "income"], k=5, weights="w",
                         sensitive="diagnosis", identifiers=["height", "weight"],
                         random_state=0)
     assert "rounding" in release.checks and "survey_risk" in release.metrics
+    mixed = anonymize(df.assign(region=np.where(people.index % 2, "north", "south")),
+                      quasi_identifiers=["age", "region"], k=5, sensitive="diagnosis",
+                      identifiers=["income", "height", "weight"], random_state=0)
+    assert mixed.params["categorical_quasi_identifiers"] == ("region",)
+    with pytest.raises(AssertionError, match=r"dataclasses\.replace of a Release"):
+        dataclasses.replace(release, seed=1)  # the guard itself
 
 
 def test_every_in_memory_release_records_its_one_step():

@@ -6,7 +6,9 @@ a stage masks the table (:mod:`.numeric`, :mod:`.mixed`, :mod:`.plan_stage`),
 from the published table and its measures compare the original with it. :func:`assemble`
 adds what every release checks and measures the same way, on the published table (the
 columns published unchanged that break k, the survey risk, the homogeneity warning), with the
-warnings accumulated in one list, and constructs the Release.
+warnings accumulated in one list, and builds the Release with :meth:`Release.of` (the one
+constructor of every engine and domain), its params in the one layout of every engine
+(:data:`microagg.engines.PARAMS`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -65,13 +66,11 @@ def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], 
         metrics["survey_risk"] = risk
     warn_homogeneity(metrics, warnings)
     timings["total"] = time.perf_counter() - request.started
-    return Release(
+    return Release.of(
         data=data, labels=labels, seed=seed,
-        params=MappingProxyType({**params, **published_params(request),
-                                 "plan": request.plan.to_records() if request.plan else None,
-                                 "keep": request.keep, "weight": request.weight,
-                                 "household": request.household, "strata": request.strata}),
-        checks=MappingProxyType(checks), metrics=MappingProxyType(metrics),
-        warnings=tuple(warnings), timings=MappingProxyType(timings),
-        attribute_partitions=MappingProxyType(dict(partitions or {})),
-        steps=steps, replay=request.replay)
+        params={**params, **published_params(request),
+                "plan": request.plan.to_records() if request.plan else None,
+                "keep": request.keep, "weight": request.weight,
+                "household": request.household, "strata": request.strata},
+        checks=checks, metrics=metrics, warnings=warnings, timings=timings,
+        attribute_partitions=partitions, steps=steps, replay=request.replay)

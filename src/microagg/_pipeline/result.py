@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from .verdict import Verdict, decide, kept_identifiers
 
-__all__ = ["Release", "StepFigures", "StepRecord", "to_plain"]
+__all__ = ["DOMAIN_PARAMS", "Release", "StepFigures", "StepRecord", "to_plain"]
 
 
 def to_plain(value: Any) -> Any:
@@ -55,6 +55,44 @@ def _frozen(value: Any) -> Any:
     if isinstance(value, (list, tuple)) and type(value) in (list, tuple):
         return type(value)(_frozen(v) for v in value)
     return value
+
+
+DOMAIN_PARAMS: Mapping[str, tuple[str, ...] | None] = MappingProxyType({
+    "series": ("method", "k", "distance", "band", "representative", "series_columns",
+               "identifiers", "microagg_version"),
+    "semantic": ("method", "k", "quasi_identifiers", "semantic_columns",
+                 "numeric_quasi_identifiers", "ontology", "distance", "identifiers", "synsets",
+                 "aggregation", "microagg_version"),
+    "documents": ("method", "k", "text_column", "max_features", "min_df", "max_df",
+                  "stop_words", "ngram_range", "n_topics", "n_features", "microagg_version"),
+    "assessed": None,
+})
+"""The ``Release.params`` layouts of the releases that are no microaggregation of a table
+(:meth:`Release.of`'s ``layout``), each the keys of its domain in order: ``"series"``
+(:mod:`microagg.series`: whole time series per record), ``"semantic"``
+(:mod:`microagg.semantic`: nominal values by their meaning in an ontology), ``"documents"``
+(:mod:`microagg.documents`: term vectors of free text), ``"assessed"`` (``None``: a release
+re-derived from its files by :func:`microagg.audit.assess.assess_release`, whose params are those
+of the summary it was given, whatever engine wrote it, completed with what was assessed).
+A table's release has the one layout of every engine, :data:`microagg.engines.PARAMS`."""
+
+
+def _laid_out(layout: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``params`` in ``layout`` (``"table"`` or a key of :data:`DOMAIN_PARAMS`), read-only."""
+    if layout == "table":
+        from ..engines import release_params
+
+        return release_params(**params)
+    if layout not in DOMAIN_PARAMS:
+        raise KeyError(f"Release.params has no layout {layout!r}; its layouts are 'table', "
+                       f"{', '.join(map(repr, DOMAIN_PARAMS))}. This is a bug in microagg.")
+    keys = DOMAIN_PARAMS[layout]
+    if keys is None:
+        return MappingProxyType(dict(params))
+    if set(params) != set(keys):
+        raise KeyError(f"The {layout} Release.params have the keys {', '.join(params)}, not "
+                       f"{', '.join(keys)}. This is a bug in microagg.")
+    return MappingProxyType({key: params[key] for key in keys})
 
 
 @dataclass(frozen=True)
@@ -131,7 +169,8 @@ class StepRecord:
 @dataclass(frozen=True, eq=False)
 class Release:
     """A verified release: the only object users hold, whatever the engine. It never
-    contains identifiers.
+    contains identifiers. Every engine and domain builds it with :meth:`of`, never field by
+    field and never by :func:`dataclasses.replace`.
 
     Attributes
     ----------
@@ -172,8 +211,7 @@ class Release:
     verdict : Verdict
         Whether the release is protected, and why (:func:`~microagg._pipeline.verdict.decide`
         of :attr:`checks` and the identifier-like columns kept, ``params["keep"]``): made
-        once with the release (and again by :func:`dataclasses.replace`), the words every
-        output prints.
+        once with the release, the words every output prints.
     steps : tuple of StepRecord
         What each step of the release's plan did, in order (one record for a one-step
         release; none for the engines that read files themselves).
@@ -197,6 +235,54 @@ class Release:
     """How to run the release's plan again on its original table (``replay(plan)``), for
     :meth:`without_last_step`; kept in this process only (never pickled or summarized)."""
     verdict: Verdict = field(init=False, repr=False)
+
+    @classmethod
+    def of(cls, *, data: Any, labels: NDArray[np.intp] | None,  # noqa: PLR0913 - a release's fields
+           params: Mapping[str, Any], seed: int, checks: Mapping[str, Any],
+           metrics: Mapping[str, Any], layout: str = "table", warnings: Iterable[str] = (),
+           timings: Mapping[str, float] | None = None,
+           attribute_partitions: Mapping[str, NDArray[np.intp]] | None = None,
+           engine: str = "memory", output: pathlib.Path | None = None,
+           rows: int | None = None, columns: Iterable[str] | None = None,
+           steps: Iterable[StepRecord] = (),
+           replay: Callable[[Any], Release] | None = None) -> Release:
+        """The one constructor of a release, for every engine and domain: what every release
+        shares is done here, once.
+
+        Parameters
+        ----------
+        data, labels, seed, engine, output, rows, replay
+            As the attributes of the same names.
+        params : Mapping
+            In ``layout``: ``"table"`` (the default, a microaggregation of a table by any
+            engine) lays them out as :func:`microagg.engines.release_params` does, every key
+            of :data:`microagg.engines.PARAMS` in its order and ``None`` where one does not
+            apply; a key of :data:`DOMAIN_PARAMS` takes exactly that domain's keys.
+        checks, metrics, timings, attribute_partitions : Mapping
+            Copied into read-only mappings (``None``: empty).
+        layout : str, default="table"
+            The layout of ``params``.
+        warnings : iterable of str
+            Kept as a tuple, in order.
+        columns : iterable of str, optional
+            Kept as a tuple (``None``: those of ``data``).
+        steps : iterable of StepRecord
+            The records of the plan's steps (the one step of a one-step release); none for
+            the engines that read files themselves and for the domains' releases.
+
+        Raises
+        ------
+        KeyError
+            If ``params`` do not fit ``layout`` (a bug in microagg, named).
+        """
+        return Release(
+            data=data, labels=labels, params=_laid_out(layout, params), seed=seed,
+            checks=MappingProxyType(dict(checks)), metrics=MappingProxyType(dict(metrics)),
+            warnings=tuple(warnings), timings=MappingProxyType(dict(timings or {})),
+            attribute_partitions=MappingProxyType(dict(attribute_partitions or {})),
+            engine=engine, output=output, rows=rows,
+            columns=tuple(columns) if columns is not None else None, steps=tuple(steps),
+            replay=replay)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "verdict", decide(self.checks, kept_identifiers(self.params)))

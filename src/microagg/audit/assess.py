@@ -184,9 +184,9 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
         warnings = (f"The published file is NOT {required_k}-anonymous: its smallest class "
                     f"has {result.k} record(s).", *warnings)
     seed = summary.get("seed") if summary else None
-    return Release(data=published, labels=labels, params=params,
-                   seed=int(seed) if isinstance(seed, int) else UNKNOWN_SEED,
-                   checks=checks, metrics=metrics, warnings=warnings)
+    return Release.of(data=published, labels=labels, params=params, layout="assessed",
+                      seed=int(seed) if isinstance(seed, int) else UNKNOWN_SEED,
+                      checks=checks, metrics=metrics, warnings=warnings)
 
 
 def _ncp_measures(original: pd.DataFrame, published: pd.DataFrame, qi: list[str],

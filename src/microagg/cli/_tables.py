@@ -76,7 +76,7 @@ def _head_rows(release: Release, source: str, output: pathlib.Path | str) -> Row
         ("quasi-identifiers", f"{len(qis)}: {', '.join(map(str, qis))}"),
         ("groups", str(metrics.get("n_groups", "n/a"))),
         ("aggregation", str(params.get("aggregation", "?"))
-         + "".join(f" {n}={v}" for n, v in params.get("aggregation_params", {}).items())),
+         + "".join(f" {n}={v}" for n, v in (params.get("aggregation_params") or {}).items())),
     ]
 
 

@@ -195,7 +195,7 @@ def _verified(X: sp.csr_matrix, published: PublishedDocuments, params: Mapping[s
     metrics["linkage_risk"], metrics["reidentification_risk"] = nearest_vector_linkage(
         X, vectors, classes)
     timings["measure"] = time.perf_counter() - t
-    return Release(data=published, labels=labels, params=params, seed=seed,
-                   checks=MappingProxyType(checks), metrics=MappingProxyType(metrics),
-                   warnings=warnings, timings=MappingProxyType(timings),
-                   rows=int(labels.size), columns=(str(params["text_column"] or "text"),))
+    return Release.of(data=published, labels=labels, params=params, layout="documents",
+                      seed=seed, checks=checks, metrics=metrics, warnings=warnings,
+                      timings=timings, rows=int(labels.size),
+                      columns=(str(params["text_column"] or "text"),))

@@ -64,19 +64,25 @@ block: the roles (sensitive columns published unchanged, identifiers dropped, co
 purpose), the method's parameters, the blocking, worker processes (``n_jobs``) and the
 quality mode (``refine``: mdav-scale block by block)."""
 
-PARAMS = ("method", "k", "quasi_identifiers", "sensitive", "identifiers", "aggregation",
+PARAMS = ("method", "k", "quasi_identifiers", "numeric_quasi_identifiers",
+          "ordinal_quasi_identifiers", "categorical_quasi_identifiers",
+          "categorical_aggregation", "hierarchies", "sensitive", "identifiers", "aggregation",
           "aggregation_params", "scaling", "method_params", "epsilon", "intruder_knows", "l",
           "diversity", "t", "t_distance", "attribute_groups", "blocking", "group_methods",
           "time_budget", "certify", "microagg_version", "missing", "dates", "rounding", "plan",
           "keep", "weight", "household", "strata")
-"""The keys of ``Release.params``, the same for every engine (the in-memory engine's
-numeric release writes them; the others through :func:`release_params`): a value that does
-not apply to an engine is ``None``. What only one engine takes is recorded under the key it
-belongs to: ``blocking`` holds the block size (and, for the engines that fit their block tree
-on a sample, ``sample_size``; for the stream, its window of arrivals: ``delay`` and
-``flush_age``); ``plan`` the steps as records (:meth:`microagg.steps.Plan.to_records`: one
-``microaggregate`` step where the engine runs no plan of more). Where a release ran (``Release.engine``, a Dask scheduler, worker processes)
-is no parameter of it: the same request and seed publish the same table on every engine."""
+"""The keys of ``Release.params``, the same for every engine and every table's release
+(:meth:`~microagg._pipeline.result.Release.of` lays them out through :func:`release_params`):
+a value that does not apply to an engine is ``None``. The quasi-identifiers by kind, the
+categorical aggregation and the hierarchies (by their source) are those of a release with a
+categorical or ordinal quasi-identifier (``None`` for a numeric one). What only one engine
+takes is recorded under the key it belongs to: ``blocking`` holds the block size (and, for
+the engines that fit their block tree on a sample, ``sample_size``; for the stream, its
+window of arrivals: ``delay`` and ``flush_age``); ``plan`` the steps as records
+(:meth:`microagg.steps.Plan.to_records`: one ``microaggregate`` step where the engine runs
+no plan of more). Where a release ran (``Release.engine``, a Dask scheduler, worker
+processes) is no parameter of it: the same request and seed publish the same table on every
+engine."""
 
 
 def release_params(**values: Any) -> Mapping[str, Any]:

@@ -230,6 +230,5 @@ def anonymize_semantic(df: pd.DataFrame, *, columns: Sequence[str], k: int,  # n
                                      for c, m in (synsets or {}).items()}),
         "aggregation": "semantic-centroid", "microagg_version": __version__,
     }
-    return Release(data=published, labels=labels, params=MappingProxyType(params), seed=seed,
-                   checks=MappingProxyType(checks), metrics=MappingProxyType(metrics),
-                   timings=MappingProxyType(timings))
+    return Release.of(data=published, labels=labels, params=params, layout="semantic",
+                      seed=seed, checks=checks, metrics=metrics, timings=timings)

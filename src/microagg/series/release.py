@@ -164,6 +164,6 @@ def _verified(published: pd.DataFrame, values: NDArray[np.float64], labels: NDAr
         f"Only the {len(columns)} series columns are microaggregated; {len(others)} other "
         "column(s) are published unchanged: the k-anonymity holds for the series alone, and "
         "an intruder who knows another column may narrow a group down.",)
-    return Release(data=published, labels=labels, params=params, seed=seed,
-                   checks=MappingProxyType(checks), metrics=MappingProxyType(metrics),
-                   warnings=warnings, timings=MappingProxyType(timings))
+    return Release.of(data=published, labels=labels, params=params, layout="series",
+                      seed=seed, checks=checks, metrics=metrics, warnings=warnings,
+                      timings=timings)

@@ -15,13 +15,11 @@ from numpy.typing import NDArray
 
 from ..._base.validation import resolve_seed
 from ..._pipeline.request import Request
-from ..._pipeline.result import Release
 from ..._pipeline.unmasked import broken_columns_check, warn_broken_k
 from ..._pipeline.verify import group_k_check, k_check
 from ...exceptions import InternalError, SchemaError
 from ...partition.blocking import BlockTree, fit_block_tree
 from ...partition.regroup import REGROUP_BLOCK, fit_rotated_tree
-from .._reads_files import constant_columns, engine_params
 from ._regroup import RegroupJob, regroup
 from ._tasks import (
     BLOCK,
@@ -105,7 +103,7 @@ class _Routed:
 
 
 class DaskRun:
-    """The steps of one release on a cluster; :meth:`release` runs them in order."""
+    """The steps of one release on a cluster; :meth:`run` runs them in order."""
 
     def __init__(self, request: Request, ddf: dd.DataFrame, sample_size: int,
                  client: Client | None, on_stage: Callable[[str], None] | None) -> None:
@@ -118,8 +116,10 @@ class DaskRun:
         self.extra: dict[str, Any] = {}
         self.sample: NDArray[np.float64] = np.empty((0, len(self.qi)))
 
-    def release(self) -> Release:
-        """Run the five steps; the published data persisted, verified and measured."""
+    def run(self) -> dict[str, Any]:
+        """Run the five steps; the published data persisted, verified and measured: the
+        keywords of :meth:`Release.of <microagg._pipeline.result.Release.of>` (a face that
+        writes the data to a file builds the Release once it is written)."""
         self.stage("statistics")
         moments = self._timed("validate", self._moments)
         self.stage("routing")
@@ -129,7 +129,7 @@ class DaskRun:
         processed, meta = self._timed("shuffle_and_microaggregate",
                                       lambda: self._microaggregate(moments, routed))
         checks, stats = self._timed("verify", lambda: self._verify(moments.n, processed, meta))
-        return self._release(moments, routed, processed, checks, stats)
+        return self._fields(moments, routed, processed, checks, stats)
 
     def _timed(self, name: str, step: Callable[[], Any]) -> Any:
         t = time.perf_counter()
@@ -304,8 +304,8 @@ class DaskRun:
             warn_broken_k(broken, self.notes)
         return checks, stats
 
-    def _release(self, moments: _Moments, routed: _Routed, processed: Any,
-                 checks: dict[str, Any], stats: pd.DataFrame) -> Release:
+    def _fields(self, moments: _Moments, routed: _Routed, processed: Any,
+                checks: dict[str, Any], stats: pd.DataFrame) -> dict[str, Any]:
         sse = float(stats["sse"].sum())
         sst = float((moments.n - 1) * int(moments.varying.sum()))
         metrics = {
@@ -321,10 +321,9 @@ class DaskRun:
         }
         data = processed.drop(columns=[BLOCK, GROUP, SSE])
         self.timings["total"] = time.perf_counter() - self.request.started
-        return Release(
-            data=data, labels=None,
-            params=engine_params(self.request, sample_size=self.sample_size),
-            seed=self.seed, checks=MappingProxyType(checks),
-            metrics=MappingProxyType(metrics), warnings=tuple(self.notes),
-            timings=MappingProxyType(dict(self.timings)), engine="dask", rows=moments.n,
-            columns=tuple(str(c) for c in data.columns))
+        return {"data": data, "labels": None,
+                "params": engine_params(self.request, sample_size=self.sample_size),
+                "seed": self.seed, "checks": checks, "metrics": metrics,
+                "warnings": tuple(self.notes), "timings": dict(self.timings),
+                "engine": "dask", "rows": moments.n,
+                "columns": tuple(str(c) for c in data.columns)}

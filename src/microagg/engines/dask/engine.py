@@ -56,8 +56,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
     from distributed import Client
 
-__all__ = ["anonymize_dask", "by_row_position", "check_reserved", "connect", "dask_request", "local_client",
-           "require_dask", "run_dask"]
+__all__ = ["anonymize_dask", "by_row_position", "check_reserved", "connect",
+           "dask_release_fields", "dask_request", "local_client", "require_dask", "run_dask"]
 
 def require_dask() -> None:
     """Import Dask, or say what to install."""
@@ -308,6 +308,16 @@ def run_dask(request: Request, ddf: dd.DataFrame, *, sample_size: int = 200_000,
              on_stage: Callable[[str], None] | None = None) -> Release:
     """Run ``request`` (built by :func:`dask_request`) on the rows of ``ddf`` (the module
     docstring's five steps); the release's ``data`` is persisted on the cluster."""
+    return Release.of(**dask_release_fields(request, ddf, sample_size=sample_size,
+                                            client=client, on_stage=on_stage))
+
+
+def dask_release_fields(request: Request, ddf: dd.DataFrame, *, sample_size: int = 200_000,
+                        client: Client | None = None,
+                        on_stage: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """:func:`run_dask` up to its Release: the keywords of
+    :meth:`Release.of <microagg._pipeline.result.Release.of>`, for a face that completes them
+    (the file it writes, its check and timings) before the one Release is built."""
     import dask
 
     if isinstance(sample_size, bool) or not isinstance(sample_size, (int, np.integer)) \
@@ -321,4 +331,4 @@ def run_dask(request: Request, ddf: dd.DataFrame, *, sample_size: int = 200_000,
     # restarts after a crash, and a Client cannot be pickled.
     shuffle = dask.config.get("dataframe.shuffle.method", None) or _shuffle_method(active)
     with dask.config.set({"dataframe.shuffle.method": shuffle}):
-        return DaskRun(request, ddf, int(sample_size), active, on_stage).release()
+        return DaskRun(request, ddf, int(sample_size), active, on_stage).run()

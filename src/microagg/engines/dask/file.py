@@ -8,8 +8,6 @@ import os
 import pathlib
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
-from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any
 
 import pandas as pd
@@ -24,7 +22,14 @@ from ...io._formats import format_of, sniff_separator
 from ...io.tables import check_csv_header
 from .._chunks import chunk_writer, output_separator, read_back
 from .._reads_files import file_paths, file_request, plan_options
-from .engine import by_row_position, check_reserved, connect, local_client, require_dask, run_dask
+from .engine import (
+    by_row_position,
+    check_reserved,
+    connect,
+    dask_release_fields,
+    local_client,
+    require_dask,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import dask.dataframe as dd
@@ -103,28 +108,28 @@ def run_dask_file(request: Request, source: pathlib.Path, target: pathlib.Path, 
     client = connect(scheduler) if scheduler else local_client(n_workers=os.cpu_count() or 1)
     try:
         indexed, n = by_row_position(ddf, client, name="_row")
-        release = run_dask(request, indexed, sample_size=sample_size, client=client,
-                           on_stage=on_stage)
+        fields = dask_release_fields(request, indexed, sample_size=sample_size,
+                                     client=client, on_stage=on_stage)
         (on_stage or (lambda name: None))("writing")
         t = time.perf_counter()
-        checks = _write(request, release, client, target, sep, n=n)
+        checks = _write(request, fields["data"], client, target, sep, n=n)
         seconds = time.perf_counter() - t
     finally:
         cluster = None if scheduler else client.cluster
         client.close()
         if cluster is not None:
             cluster.close()
-    return replace(release, data=None, output=target,
-                   checks=MappingProxyType({**release.checks, **checks}),
-                   timings=MappingProxyType({**release.timings, "write_and_verify": seconds,
-                                             "total": time.perf_counter() - request.started}))
+    return Release.of(**{**fields, "data": None, "output": target,
+                         "checks": {**fields["checks"], **checks},
+                         "timings": {**fields["timings"], "write_and_verify": seconds,
+                                     "total": time.perf_counter() - request.started}})
 
 
-def _write(request: Request, release: Release, client: Client, target: pathlib.Path,
+def _write(request: Request, published: dd.DataFrame, client: Client, target: pathlib.Path,
            sep: str | None, *, n: int) -> dict[str, Any]:
     """Write the published partitions in the input's order to a temporary file, read it back
     and count its classes, then rename it onto ``target``; returns the file's k check."""
-    ordered = release.data.reset_index().set_index("_row", sorted=False).persist()
+    ordered = published.reset_index().set_index("_row", sorted=False).persist()
     out_sep = output_separator(target, sep)
     write = chunk_writer(target, out_sep)
     checks: dict[str, Any] = {}

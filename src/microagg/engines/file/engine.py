@@ -48,7 +48,6 @@ import pathlib
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
@@ -410,15 +409,14 @@ def _release(request: Request, reading: _Reading, blocks: Blocks, target: pathli
              checks: dict[str, Any], seed: int, notes: list[str], timings: dict[str, float],
              sample_size: int) -> Release:
     sst = float((reading.n - 1) * np.count_nonzero(reading.varying))
-    return Release(
+    return Release.of(
         data=None, labels=None,
         params=engine_params(request, sample_size=int(sample_size)),
-        seed=seed, checks=MappingProxyType(checks),
-        metrics=MappingProxyType({
+        seed=seed, checks=checks,
+        metrics={
             "information_loss": 100.0 * blocks.sse / sst if sst > 0 else 0.0,
             "n_blocks": len(blocks.plan), "n_groups": blocks.n_groups,
             "group_size_min": blocks.group_min,
-        }),
-        warnings=tuple(notes), timings=MappingProxyType(timings), engine="file",
-        output=target, rows=reading.n,
-        columns=tuple(c for c in reading.columns if c not in request.identifiers))
+        },
+        warnings=notes, timings=timings, engine="file", output=target, rows=reading.n,
+        columns=(c for c in reading.columns if c not in request.identifiers))

@@ -361,9 +361,7 @@ def stream_release(checker: StreamChecker, check: StreamCheck, *, params: Mappin
     checks["delay"] = MappingProxyType({
         "required": checker.delay, "achieved": check.max_delay,
         "model": "largest number of arrivals between a record's own and its publication"})
-    return Release(data=None, labels=None, params=MappingProxyType(params), seed=seed,
-                   checks=MappingProxyType(checks),
-                   metrics=MappingProxyType({"n_clusters": check.n_clusters,
-                                             "n_reused": check.n_reused}),
-                   timings=MappingProxyType(timings), engine="stream", output=output,
-                   rows=check.n_samples, columns=columns)
+    return Release.of(data=None, labels=None, params=params, seed=seed, checks=checks,
+                      metrics={"n_clusters": check.n_clusters, "n_reused": check.n_reused},
+                      timings=timings, engine="stream", output=output,
+                      rows=check.n_samples, columns=columns)
