@@ -20,6 +20,7 @@ from ..._pipeline.verify import group_k_check, k_check
 from ...exceptions import InternalError, SchemaError
 from ...partition.blocking import BlockTree, fit_block_tree
 from ...partition.regroup import REGROUP_BLOCK, fit_rotated_tree
+from .._reads_files import constant_columns, engine_params
 from ._regroup import RegroupJob, regroup
 from ._tasks import (
     BLOCK,
