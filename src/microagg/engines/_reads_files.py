@@ -19,6 +19,7 @@ from .._pipeline.request import Request
 from .._pipeline.rules import EngineRefusal
 from ..exceptions import ConstantColumnWarning
 from ..io._formats import format_of
+from ..steps import Microaggregate, Plan
 from . import engines_running, release_params
 from ._chunks import first_rows
 
@@ -53,7 +54,8 @@ def engine_params(request: Request, *, sample_size: int) -> Mapping[str, Any]:
     z-scores, block by block, its block tree fitted on ``sample_size`` rows), the columns
     published on purpose (``keep``) and the survey roles as the in-memory engine records
     them; what does not apply is ``None``, or empty where the in-memory engine says "none"
-    so (no dates, no rounding, no attribute groups)."""
+    so (no dates, no rounding, no attribute groups); ``plan`` the one step as it ran (the
+    method these engines ran, whether the plan or the keywords named it)."""
     return release_params(
         method=request.partitioner.name, k=request.k,
         quasi_identifiers=request.quasi_identifiers, sensitive=request.sensitive,
@@ -66,7 +68,10 @@ def engine_params(request: Request, *, sample_size: int) -> Mapping[str, Any]:
                                    "sample_size": int(sample_size)}),
         group_methods=MappingProxyType({}), microagg_version=__version__,
         dates=MappingProxyType({}), rounding=MappingProxyType({}),
-        plan=request.plan.to_records() if request.plan is not None else None, keep=request.keep,
+        plan=Plan([Microaggregate(request.quasi_identifiers, request.k,
+                                  method=request.partitioner.name,
+                                  method_params=dict(request.method_params))]).to_records(),
+        keep=request.keep,
         weight=request.weight, household=request.household, strata=request.strata)
 
 
