@@ -319,7 +319,8 @@ class Release:
         """
         from ..steps import Plan
 
-        plan = Plan.from_records(self.params["plan"]) if "plan" in self.params else None
+        records = self.params.get("plan")
+        plan = Plan.from_records(records) if records else None
         if plan is None or self.replay is None:
             raise RuntimeError(
                 "This release does not hold its original table (computed by the "
