@@ -98,9 +98,33 @@ def entry(module: str, name: str, value: object) -> str:
     lines = [f".. auto{kind}:: {module}.{name}"]
     if kind == "class":
         lines.append("   :members:")
+    home = home_of(value)
+    if home not in (None, module) and name in importlib.import_module(home).__all__:
+        lines.append("   :no-index:")  # indexed on its own module's page
     if kind == "data":
         lines.append("   :no-value:")
     return "\n".join(lines) + "\n"
+
+
+def home_of(value: object) -> str | None:
+    """The public module of :data:`MODULES` that defines ``value`` (the longest whose name
+    starts its ``__module__``): a name listed on another page too is indexed there only.
+
+    Parameters
+    ----------
+    value : object
+        A public name's value.
+
+    Returns
+    -------
+    str or None
+        ``None`` for a value without a module of its own (data).
+    """
+    defined_in = getattr(value, "__module__", None)
+    if not isinstance(defined_in, str) or kind_of(value) == "data":
+        return None
+    homes = [m for m in MODULES if defined_in == m or defined_in.startswith(m + ".")]
+    return max(homes, key=len) if homes else None
 
 
 def render_page(module_name: str) -> str:
