@@ -10,7 +10,6 @@ in-process cluster) and the rest under ``exhaustive``; the stream engine runs no
 
 from __future__ import annotations
 
-import inspect
 import pathlib
 import warnings
 from collections.abc import Callable, Iterator
@@ -203,14 +202,7 @@ def test_an_option_an_engine_does_not_run_is_refused_by_name(tmp_path, engine, o
     assert all(name in message for name in (option, *runners))
 
 
-def _needs_the_plan_branch(option: str) -> None:
-    """``plan`` and ``refine`` are keywords of :func:`anonymize` once the plan runs."""
-    if option in ("plan", "refine") and option not in inspect.signature(anonymize).parameters:
-        pytest.skip(f"anonymize takes no {option}= yet")
-
-
 def _in_memory(option: str, folder: pathlib.Path) -> Release:
-    _needs_the_plan_branch(option)
     frame, options = _request_options(option, folder)
     if option == "plan":
         options = {**OPTIONS[option].extra, **OPTIONS[option].options}

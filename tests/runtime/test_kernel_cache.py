@@ -252,6 +252,8 @@ print(exact_pricing(X, np.ones(9), knn_table(X, 3), 3, np.full(9, np.inf)).bound
 """
 
 
+@pytest.mark.exhaustive  # about 70 s on 2 cores (two compilations of the bound's kernels);
+# the default run keeps the structural guard tests (every kernel folder stamped and guarded)
 def test_a_stale_kernel_in_bounds_is_deleted_before_it_loads(tmp_path: Path) -> None:
     import shutil
 
