@@ -248,3 +248,16 @@ def test_every_in_memory_release_records_its_one_step():
     (step,) = patterns.steps
     assert step.before.k_anonymity == 1 and step.after.k_anonymity >= 5
     assert step.groups == int(patterns.labels.max()) + 1
+
+
+def test_the_one_steps_figures_describe_the_published_table():
+    rng = np.random.default_rng(7)
+    # few distinct values: group means (30.33, 30.67, ...) round to the same whole numbers,
+    # so the published classes are larger than the groups
+    df = pd.DataFrame({"age": rng.integers(30, 33, 200), "hours": rng.integers(10, 13, 200)})
+    release = anonymize(df, quasi_identifiers=["age", "hours"], k=3, random_state=0)
+    assert release.params["rounding"]  # whole numbers: the means are published rounded
+    (step,) = release.steps
+    published_k = int(release.data.groupby(["age", "hours"]).size().min())
+    assert published_k > step.smallest_group  # rounding merged groups
+    assert step.after.k_anonymity == published_k == release.checks["k_anonymity"]["achieved"]

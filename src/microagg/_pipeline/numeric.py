@@ -174,7 +174,8 @@ def run_numeric(request: Request) -> Release:
 
 def steps_of(request: Request, raw: NDArray[np.float64], outcome: Outcome) -> tuple[Any, ...]:
     """``Release.steps``: the plan's records, or the record of the one step (its figures
-    on the quasi-identifiers before and after masking)."""
+    on the quasi-identifiers before masking and as published: rounded, dates at their
+    published precision, as the release's metrics count them)."""
     from ..steps.microaggregate import step_record
 
     if outcome.steps:
@@ -184,7 +185,8 @@ def steps_of(request: Request, raw: NDArray[np.float64], outcome: Outcome) -> tu
     original = pd.DataFrame(raw, columns=qi)
     partitions = list(outcome.partitions.values()) or [outcome.labels]
     return (step_record(request.plan.steps[0], original, original,
-                        pd.DataFrame(outcome.masked, columns=qi), partitions),)
+                        pd.DataFrame(published_numbers(outcome.masked, qi, request),
+                                     columns=qi), partitions),)
 
 
 def _verify(request: Request, outcome: Outcome, final: Published, notes: list[str]
