@@ -176,7 +176,7 @@ def steps_of(request: Request, raw: NDArray[np.float64], outcome: Outcome) -> tu
     """``Release.steps``: the plan's records, or the record of the one step (its figures
     on the quasi-identifiers before masking and as published: rounded, dates at their
     published precision, as the release's metrics count them)."""
-    from ..steps.microaggregate import step_record
+    from ..steps._state import step_record
 
     if outcome.steps:
         return outcome.steps
@@ -211,7 +211,7 @@ def _verify(request: Request, outcome: Outcome, final: Published, notes: list[st
     if outcome.steps:
         from .plan_stage import step_checks
 
-        checks["steps"] = step_checks(request, published)
+        checks["steps"] = step_checks(request, request.data, published)
     group_min = (min(int(np.bincount(g).min()) for g in partitions.values()) if partitions
                  else int(np.bincount(labels).min()))
     checks["group_k"] = group_k_check(

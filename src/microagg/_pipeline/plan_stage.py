@@ -20,10 +20,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ..steps import STEPS
-from ..steps.microaggregate import PlanState
+from ..steps._state import PlanState, StepRoles
 from .numeric import Outcome, standard_scaling
 from .request import Request
-from .verify import k_check, published_classes
 
 __all__ = ["plan_stage", "step_checks"]
 
@@ -35,44 +34,56 @@ def plan_stage(request: Request, values: NDArray[np.float64], rng: np.random.Gen
     assert request.plan is not None  # kind "plan" is built from one
     qi = request.quasi_identifiers
     original = pd.DataFrame(values, columns=list(qi))
-    state = PlanState(table=request.data, request=request, original=original,
-                      timings=timings)
-    for options in request.plan.steps:
-        state = STEPS[options.name].load()(state, options, rng)
+    state = run_steps(request, request.data, original, rng, timings)
     masked = state.table.loc[:, list(qi)].to_numpy(dtype=np.float64)
     scaler, scaled = standard_scaling(values, "standard")  # for the measurements only
     steps = request.plan.steps
-    partitions = {"+".join(s.quasi_identifiers): o.labels
-                  for s, o in zip(steps, state.outcomes, strict=True)}
-    methods = {"+".join(s.quasi_identifiers): o.method
-               for s, o in zip(steps, state.outcomes, strict=True)}
+    grouped = [(steps[i], o) for i, o in sorted(state.outcomes.items())]
+    partitions = {"+".join(s.columns): o.labels for s, o in grouped}
+    methods = {"+".join(s.columns): o.method for s, o in grouped}
     names = set(methods.values())
     outcome = Outcome(labels=np.zeros(values.shape[0], dtype=np.intp), masked=masked,
                       scaled=scaled, scaler=scaler,
                       method=names.pop() if len(names) == 1 else "per-group default",
                       method_params=MappingProxyType({}), scaling="per step",
                       partitions=partitions,
-                      groups=tuple(s.quasi_identifiers for s in steps),
+                      groups=tuple(s.columns for s, _ in grouped),
                       group_methods=methods, steps=state.history,
                       alternative=None)
-    for o in state.outcomes:
+    for _, o in grouped:
         outcome.notes.extend(o.notes)
         outcome.privacy_notes.extend(o.privacy_notes)
+    outcome.notes.extend(state.notes)
     return outcome
 
 
-def step_checks(request: Request, published: pd.DataFrame) -> tuple[Mapping[str, Any], ...]:
-    """``checks["steps"]``: each step's k on its own quasi-identifiers, promised and derived
-    from the published table (raises :class:`~microagg.exceptions.PrivacyViolationError`
-    below it)."""
+def run_steps(request: Request, table: pd.DataFrame, original: pd.DataFrame,
+              rng: np.random.Generator, timings: dict[str, float]) -> PlanState:
+    """Every step of ``request.plan`` in turn on ``table`` (:data:`microagg.steps.STEPS`'
+    ``apply`` targets), each given the state the one before it left."""
     assert request.plan is not None
+    state = PlanState.start(request, table, original, timings)
+    for options in request.plan.steps:
+        state = STEPS[options.name].load()(state, options, rng)
+    return state
+
+
+def step_checks(request: Request, original: pd.DataFrame, published: pd.DataFrame
+                ) -> tuple[Mapping[str, Any], ...]:
+    """``checks["steps"]``: each step's verifier (:attr:`microagg.steps.Step.verifier`) on
+    the published table, once: ``{"step": position, "quasi_identifiers": its columns,
+    "holds": ..., "model": ..., its achieved figures}``. A check that does not hold makes
+    the verdict "not protected", naming the step (:func:`~.verdict.decide`)."""
+    assert request.plan is not None
+    roles = StepRoles.of(request)
     out = []
     for position, step in enumerate(request.plan.steps, start=1):
-        classes = published_classes(published, step.quasi_identifiers)
-        check = k_check(step.k, int(np.bincount(classes).min()))
-        out.append(MappingProxyType({"step": position,
-                                     "quasi_identifiers": step.quasi_identifiers,
-                                     **check,
-                                     "model": "k-anonymity of the step's quasi-identifiers "
-                                              "on the published table"}))
+        result = STEPS[step.name].load_verifier()(step, original, published, roles)
+        if "model" not in result or not isinstance(result.get("holds"), bool):
+            raise TypeError(f"The verifier of step {step.name!r} must return a mapping with "
+                            f"'model' (str) and 'holds' (bool); it returned {dict(result)!r}. "
+                            "This is a bug in the step.")
+        out.append(MappingProxyType({"step": position, "quasi_identifiers": step.columns,
+                                     **{k: v for k, v in result.items() if k != "model"},
+                                     "model": result["model"]}))
     return tuple(out)

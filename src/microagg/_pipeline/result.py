@@ -57,6 +57,15 @@ def _frozen(value: Any) -> Any:
     return value
 
 
+def _read_only(value: Any) -> Any:
+    """Mappings at any depth as read-only mappings, lists as tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _read_only(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_read_only(v) for v in value)
+    return value
+
+
 DOMAIN_PARAMS: Mapping[str, tuple[str, ...] | None] = MappingProxyType({
     "series": ("method", "k", "distance", "band", "representative", "series_columns",
                "identifiers", "microagg_version"),
@@ -140,6 +149,9 @@ class StepRecord:
     before, after : StepFigures
         The figures before the step (on the original for the first) and after it, on the
         working table before publication (rounding and dates come once, at the end).
+    details : Mapping
+        What the step says it did, as plain values (counts per column such as "values
+        recoded" or "cells suppressed", a swap rate ...); empty when it says nothing more.
     """
 
     step: str
@@ -149,21 +161,28 @@ class StepRecord:
     smallest_group: int
     before: StepFigures
     after: StepFigures
+    details: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+        object.__setattr__(self, "details", _read_only(self.details))
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        """Picklable (``MappingProxyType`` is not): the options as a plain dict."""
+        """Picklable (``MappingProxyType`` is not): the options and details as dicts."""
         return (StepRecord, (self.step, dict(self.options), self.cells_changed, self.groups,
-                             self.smallest_group, self.before, self.after))
+                             self.smallest_group, self.before, self.after,
+                             _thawed(self.details)))
 
     def summary(self) -> dict[str, Any]:
-        """The record as plain JSON-ready values."""
-        return {"step": self.step, "options": to_plain(self.options),
-                "cells_changed": self.cells_changed, "groups": self.groups,
-                "smallest_group": self.smallest_group, "before": self.before.summary(),
-                "after": self.after.summary()}
+        """The record as plain JSON-ready values (``details`` only when the step gave
+        any)."""
+        out = {"step": self.step, "options": to_plain(self.options),
+               "cells_changed": self.cells_changed, "groups": self.groups,
+               "smallest_group": self.smallest_group, "before": self.before.summary(),
+               "after": self.after.summary()}
+        if self.details:
+            out["details"] = to_plain(self.details)
+        return out
 
 
 @dataclass(frozen=True, eq=False)

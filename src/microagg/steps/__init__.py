@@ -2,21 +2,34 @@
 measured once.
 
 :data:`STEPS` maps a step's name to its :class:`Step` entry (what it is, what it promises,
-where its code lives, as a lazy ``"module:function"`` target); a :class:`Plan` orders the
-options of each step (:class:`Microaggregate`). Importing this package imports no step's code.
+where its code and its verifier live, as lazy ``"module:function"`` targets); a :class:`Plan`
+orders the options of each step (a frozen dataclass subclassing :class:`StepOptions`, such as
+:class:`Microaggregate`). Importing this package imports no step's code: only the options
+classes (no pandas, no numba).
+
+A new step is one options class, one entry here, an ``apply`` and a ``verify``; every face
+(the API, a schema's ``[[steps]]``, the CLI's ``--step``, the workbench's plan form) lists it
+from this registry and its options' fields.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from ._plan import Microaggregate, Plan, StepOptions
+from ._options import StepOptions
+from ._plan import Microaggregate, Plan
 
 __all__ = ["STEPS", "Microaggregate", "Plan", "Step", "StepOptions"]
+
+
+def _load(target: str) -> Callable[..., Any]:
+    module, _, function = target.partition(":")
+    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -24,7 +37,7 @@ class Step:
     """A registered step: what a user needs to know about it, and where its code is."""
 
     name: str
-    """Its name in :data:`STEPS`."""
+    """Its name in :data:`STEPS` (the ``name`` of its options class)."""
     options: type[StepOptions]
     """The frozen dataclass of its options (named fields, checked when built)."""
     summary: str
@@ -32,21 +45,30 @@ class Step:
     reference: str
     """The papers or software it follows."""
     promises: str
-    """What the step guarantees, checked on the published table by the release's verifier."""
+    """What the step guarantees, checked on the published table by its verifier."""
     target: str
     """``"module:function"`` of ``apply(state, options, rng) -> state``, imported on use."""
+    verifier: str
+    """``"module:function"`` of ``verify(options, original, published, roles) -> Mapping``
+    (at least ``{"model": str, "holds": bool}`` and the step's achieved figures), imported
+    on use and called once, on the published table."""
     randomized: bool = False
     """Whether ``random_state`` can change its result."""
     per_household: bool = False
-    """Whether it treats one row per household and copies the result to every member."""
+    """Whether it treats one row per household and copies the result to every member (its
+    ``apply`` reads ``state.roles.household``; its verifier checks that every member of a
+    household has the same published values)."""
 
     def load(self) -> Callable[..., Any]:
         """The step's ``apply`` function (imported on first use)."""
-        module, _, function = self.target.partition(":")
-        return getattr(importlib.import_module(module), function)
+        return _load(self.target)
+
+    def load_verifier(self) -> Callable[..., Any]:
+        """The step's ``verify`` function (imported on first use)."""
+        return _load(self.verifier)
 
 
-STEPS: MappingProxyType[str, Step] = MappingProxyType({
+_REGISTRY: dict[str, Step] = {
     "microaggregate": Step(
         name="microaggregate", options=Microaggregate,
         summary="groups of at least k records on the step's quasi-identifiers, each value "
@@ -56,6 +78,23 @@ STEPS: MappingProxyType[str, Step] = MappingProxyType({
         promises="every group of the step's partition has at least k records (group k); "
                  "k-anonymity on its quasi-identifiers unless the aggregation is noisy",
         target="microagg.steps.microaggregate:apply",
+        verifier="microagg.steps.microaggregate:verify",
         randomized=True),
-})
+}
+
+STEPS: MappingProxyType[str, Step] = MappingProxyType(_REGISTRY)
 """Every step by name; a plan's records name their step by these keys."""
+
+
+@contextlib.contextmanager
+def _registered(step: Step) -> Iterator[Step]:
+    """``step`` in :data:`STEPS` while the block runs (for tests: the registered steps are
+    the entries above)."""
+    if step.name in _REGISTRY or step.options.name != step.name:
+        raise ValueError(f"Step {step.name!r} is registered already, or its options are "
+                         f"named {step.options.name!r}.")
+    _REGISTRY[step.name] = step
+    try:
+        yield step
+    finally:
+        del _REGISTRY[step.name]

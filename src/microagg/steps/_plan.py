@@ -2,8 +2,8 @@
 them (after sdcMicro's sequence of methods on one ``sdcMicroObj``, Templ, Kowarik & Meindl
 2015, J. Stat. Softw. 67(4), and its ``undolast``).
 
-A step's options are a frozen dataclass with named fields (:class:`Microaggregate`); the
-registry (:data:`microagg.steps.STEPS`) says what each step is, what it promises and where
+A step's options are a frozen dataclass with named fields that subclasses
+:class:`~._options.StepOptions` (:class:`Microaggregate`); the registry (:data:`microagg.steps.STEPS`) says what each step is, what it promises and where
 its code lives. Every face builds the same :class:`Plan`: Python directly, a schema file's
 ``[[steps]]`` tables through :meth:`Plan.from_records`, the CLI's repeated ``--step`` options
 through :meth:`Plan.from_text`.
@@ -12,47 +12,18 @@ through :meth:`Plan.from_text`.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from ._options import StepOptions, as_mapping, as_names, required_options
+
 __all__ = ["Microaggregate", "Plan", "StepOptions"]
 
 
-def _names(value: Any, *, step: str, option: str) -> tuple[str, ...]:
-    """Column names as a tuple: one name, a sequence of names, or ``"a,b"`` in text."""
-    if isinstance(value, str):
-        names = tuple(v.strip() for v in value.split(",") if v.strip())
-    elif isinstance(value, Sequence):
-        names = tuple(value)
-    else:
-        raise TypeError(f"The {option!r} option of step {step!r} must be a column name or a "
-                        f"list of column names. Got {value!r} instead.")
-    if not names or not all(isinstance(n, str) and n for n in names):
-        raise ValueError(f"The {option!r} option of step {step!r} must name at least one "
-                         f"column. Got {value!r} instead.")
-    return names
-
-
-def _frozen_mapping(value: Any, *, step: str, option: str) -> Mapping[str, Any]:
-    """A read-only mapping from a mapping or, in text, a JSON object."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"The {option!r} option of step {step!r} must be a JSON object "
-                             f"such as '{{\"gamma\": 0.2}}'. Got {value!r} ({error.msg}).") \
-                from None
-    if not isinstance(value, Mapping):
-        raise TypeError(f"The {option!r} option of step {step!r} must be a mapping of "
-                        f"parameter names to values. Got {value!r} instead.")
-    return MappingProxyType(dict(value))
-
-
 @dataclass(frozen=True)
-class Microaggregate:
+class Microaggregate(StepOptions):
     """Microaggregation of a group of numeric quasi-identifiers: partition the records into
     groups of at least ``k`` on the scaled columns, enforce the release's privacy models, and
     replace each group's values by its representative (Domingo-Ferrer & Mateo-Sanz 2002,
@@ -84,18 +55,25 @@ class Microaggregate:
 
     name: ClassVar[str] = "microaggregate"
     quasi_identifiers: tuple[str, ...]
+    """The columns this step masks (at least one)."""
     k: int
+    """The smallest group size (>= 2), promised for this step's columns."""
     method: str | None = None
+    """The partitioner (microagg.PARTITIONERS); none: chosen as anonymize does."""
     method_params: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """Keyword parameters of the partitioner (a JSON object)."""
     aggregation: str | None = None
+    """How each group's representative is computed (mean when none)."""
     aggregation_params: Mapping[str, Any] = field(
         default_factory=lambda: MappingProxyType({}))
+    """Keyword parameters of the aggregation (a JSON object)."""
     scaling: str | None = None
+    """How the columns are scaled before the partition (standard when none)."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalized once, here
-        set_(self, "quasi_identifiers", _names(self.quasi_identifiers, step=self.name,
-                                               option="quasi_identifiers"))
+        set_(self, "quasi_identifiers", as_names(self.quasi_identifiers, step=self.name,
+                                                 option="quasi_identifiers"))
         k = self.k
         if isinstance(k, str) and k.strip().lstrip("+").isdigit():
             k = int(k)
@@ -104,31 +82,20 @@ class Microaggregate:
                             f"{self.k!r} instead.")
         set_(self, "k", k)
         for option in ("method_params", "aggregation_params"):
-            set_(self, option, _frozen_mapping(getattr(self, option), step=self.name,
-                                               option=option))
+            set_(self, option, as_mapping(getattr(self, option), step=self.name,
+                                          option=option))
 
-    def to_record(self) -> dict[str, Any]:
-        """The step as a plain record (``{"step": name, option: value}``): what a schema's
-        ``[[steps]]`` table and ``Release.params["plan"]`` hold; options at their default
-        are left out."""
-        record: dict[str, Any] = {"step": self.name}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            default = f.default_factory() if f.default_factory is not dataclasses.MISSING \
-                else f.default
-            if (f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING) \
-                    or value != default:
-                record[f.name] = (list(value) if isinstance(value, tuple)
-                                  else dict(value) if isinstance(value, Mapping) else value)
-        return record
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns the step changes: its quasi-identifiers."""
+        return self.quasi_identifiers
 
 
-StepOptions = Microaggregate
-"""The options of one step of a plan (a union as more steps are registered)."""
+def _kinds() -> Mapping[str, type[StepOptions]]:
+    """Every registered step's options class, by name (:data:`microagg.steps.STEPS`)."""
+    from . import STEPS
 
-_OPTION_CLASSES: Mapping[str, type[StepOptions]] = MappingProxyType({
-    Microaggregate.name: Microaggregate,
-})
+    return MappingProxyType({name: entry.options for name, entry in STEPS.items()})
 
 
 def _step_from_record(record: Mapping[str, Any], position: int) -> StepOptions:
@@ -136,12 +103,12 @@ def _step_from_record(record: Mapping[str, Any], position: int) -> StepOptions:
     where = f"step {position} of the plan"
     if "step" not in record:
         raise ValueError(f"{where} does not say which step it is: give step = one of "
-                         f"{', '.join(_OPTION_CLASSES)}.")
+                         f"{', '.join(_kinds())}.")
     name = record["step"]
-    options_class = _OPTION_CLASSES.get(name)
+    options_class = _kinds().get(name)
     if options_class is None:
         raise ValueError(f"{where}: unknown step {name!r}; the steps are "
-                         f"{', '.join(_OPTION_CLASSES)}.")
+                         f"{', '.join(_kinds())}.")
     allowed = [f.name for f in dataclasses.fields(options_class)]
     given = {str(key).replace("-", "_"): value for key, value in record.items()
              if key != "step"}
@@ -149,9 +116,7 @@ def _step_from_record(record: Mapping[str, Any], position: int) -> StepOptions:
     if unknown:
         raise ValueError(f"{where} ({name}): unknown option(s) {', '.join(map(repr, unknown))}; "
                          f"the options of {name} are {', '.join(allowed)}.")
-    missing = [f.name for f in dataclasses.fields(options_class)
-               if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-               and f.name not in given]
+    missing = [option for option in required_options(options_class) if option not in given]
     if missing:
         raise ValueError(f"{where} ({name}) needs {', '.join(map(repr, missing))}.")
     try:
@@ -182,15 +147,14 @@ class Plan:
     """
 
     steps: tuple[StepOptions, ...]
-    kinds: ClassVar[Mapping[str, type[StepOptions]]] = _OPTION_CLASSES
 
     def __init__(self, steps: Iterable[StepOptions]) -> None:
         steps = tuple(steps)
         if not steps:
             raise ValueError("A plan needs at least one step; the steps are "
-                             f"{', '.join(_OPTION_CLASSES)}.")
+                             f"{', '.join(_kinds())}.")
         for position, step in enumerate(steps, start=1):
-            if not isinstance(step, tuple(_OPTION_CLASSES.values())):
+            if not isinstance(step, tuple(_kinds().values())):
                 raise TypeError(f"Step {position} of the plan must be a step's options (e.g. "
                                 f"microagg.steps.Microaggregate). Got {step!r} instead.")
         object.__setattr__(self, "steps", steps)
@@ -211,7 +175,7 @@ class Plan:
             words = text.split(None, 1)
             if not words:
                 raise ValueError(f"step {position} of the plan is empty: give a step name, "
-                                 f"one of {', '.join(_OPTION_CLASSES)}.")
+                                 f"one of {', '.join(_kinds())}.")
             record: dict[str, Any] = {"step": words[0]}
             for pair in _pairs(words[1] if len(words) > 1 else "", position):
                 key, _, value = pair.partition("=")
@@ -220,7 +184,7 @@ class Plan:
         return cls.from_records(records)
 
     def to_records(self) -> list[dict[str, Any]]:
-        """Each step as a plain record (:meth:`Microaggregate.to_record`)."""
+        """Each step as a plain record (:meth:`StepOptions.to_record`)."""
         return [step.to_record() for step in self.steps]
 
     def without_last_step(self) -> Plan:

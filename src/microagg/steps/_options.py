@@ -1,0 +1,204 @@
+"""The base of every step's options (:class:`StepOptions`) and the conversions a step's
+options share (:func:`as_int`, :func:`as_float`, :func:`as_bool`, :func:`as_names`,
+:func:`as_mapping`, :func:`as_list`).
+
+A step's options are a frozen dataclass that subclasses :class:`StepOptions`, with a class
+variable ``name`` (its key in :data:`microagg.steps.STEPS`) and named fields. The CLI's
+``--step`` gives every value as text and a schema file gives TOML values: the dataclass's own
+``__post_init__`` converts them with the helpers here, so every face builds the same options
+(after sdcMicro's one ``sdcMicroObj`` per plan of methods, Templ, Kowarik & Meindl 2015,
+J. Stat. Softw. 67(4)). Each field's documentation is an attribute docstring (a string
+literal right after the field), which the faces show as the option's help.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import inspect
+import json
+import textwrap
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+__all__ = ["StepOptions", "as_bool", "as_float", "as_int", "as_list", "as_mapping",
+           "as_names", "option_docs"]
+
+
+class StepOptions:
+    """The options of one step of a plan: subclass it with a frozen dataclass.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class TopCode(StepOptions):
+    ...     name: ClassVar[str] = "topcode"
+    ...     column: str
+    ...     threshold: float
+    ...     '''Values above it are replaced by it.'''
+    ...     def __post_init__(self) -> None:
+    ...         object.__setattr__(self, "threshold", as_float(
+    ...             self.threshold, step=self.name, option="threshold"))
+    ...     @property
+    ...     def columns(self) -> tuple[str, ...]:
+    ...         return (self.column,)
+    >>> TopCode("income", "1e5").to_record()
+    {'step': 'topcode', 'column': 'income', 'threshold': 100000.0}
+    """
+
+    name: ClassVar[str]
+    """The step's key in :data:`microagg.steps.STEPS`."""
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns the step changes (the plan's keys are the union of its steps')."""
+        raise NotImplementedError(f"The options of step {self.name!r} must say which columns "
+                                  "the step changes (a 'columns' property).")
+
+    def to_record(self) -> dict[str, Any]:
+        """The step as a plain record (``{"step": name, option: value}``): what a schema's
+        ``[[steps]]`` table and ``Release.params["plan"]`` hold; options at their default
+        are left out, tuples as lists and mappings as dicts."""
+        record: dict[str, Any] = {"step": self.name}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if _required(f) or value != _default(f):
+                record[f.name] = _plain(value)
+        return record
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _required(f: dataclasses.Field[Any]) -> bool:
+    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+
+
+def _default(f: dataclasses.Field[Any]) -> Any:
+    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+
+
+def required_options(options_class: type[StepOptions]) -> list[str]:
+    """The fields of an options class that have no default."""
+    return [f.name for f in dataclasses.fields(options_class)  # type: ignore[arg-type]
+            if _required(f)]
+
+
+def option_docs(options_class: type[StepOptions]) -> dict[str, str]:
+    """Each field's attribute docstring (the string right after it in the class body), or
+    ``""``: the help every face shows for the option."""
+    try:
+        source = textwrap.dedent(inspect.getsource(options_class))
+    except (OSError, TypeError):  # defined where its source cannot be read
+        return {f.name: "" for f in dataclasses.fields(options_class)}  # type: ignore[arg-type]
+    body = ast.parse(source).body[0]
+    docs: dict[str, str] = {}
+    statements = getattr(body, "body", [])
+    for node, after in zip(statements, [*statements[1:], None], strict=True):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) \
+                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant) \
+                and isinstance(after.value.value, str):
+            docs[node.target.id] = " ".join(after.value.value.split())
+    return {f.name: docs.get(f.name, "")
+            for f in dataclasses.fields(options_class)}  # type: ignore[arg-type]
+
+
+def _where(step: str, option: str) -> str:
+    return f"The {option!r} option of step {step!r}"
+
+
+def as_int(value: Any, *, step: str, option: str, low: int | None = None,
+           high: int | None = None) -> int:
+    """An int (text of digits accepted), within ``[low, high]`` when given."""
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        value = int(value)
+    allowed = (f" in [{'-inf' if low is None else low}, {'inf' if high is None else high}]")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{_where(step, option)} must be an int{allowed}. Got {value!r} "
+                        "instead.")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{_where(step, option)} must be an int{allowed}. Got {value!r}.")
+    return int(value)
+
+
+def as_float(value: Any, *, step: str, option: str, low: float | None = None,
+             high: float | None = None) -> float:
+    """A finite float (text accepted), within ``[low, high]`` when given."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    allowed = f" in [{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or value != value or value in (float("inf"), float("-inf")):
+        raise TypeError(f"{_where(step, option)} must be a finite number{allowed}. Got "
+                        f"{value!r} instead.")
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise ValueError(f"{_where(step, option)} must be a number{allowed}. Got {value!r}.")
+    return float(value)
+
+
+_TRUE = ("true", "yes", "1", "on")
+_FALSE = ("false", "no", "0", "off")
+
+
+def as_bool(value: Any, *, step: str, option: str) -> bool:
+    """A bool (text ``true``/``false``, ``yes``/``no``, ``1``/``0``, ``on``/``off``)."""
+    if isinstance(value, str) and value.strip().lower() in (*_TRUE, *_FALSE):
+        return value.strip().lower() in _TRUE
+    if not isinstance(value, bool):
+        raise TypeError(f"{_where(step, option)} must be true or false. Got {value!r} "
+                        "instead.")
+    return value
+
+
+def as_names(value: Any, *, step: str, option: str) -> tuple[str, ...]:
+    """Column names as a tuple: one name, a sequence of names, or ``"a,b"`` in text."""
+    if isinstance(value, str):
+        names = tuple(v.strip() for v in value.split(",") if v.strip())
+    elif isinstance(value, Sequence):
+        names = tuple(value)
+    else:
+        raise TypeError(f"{_where(step, option)} must be a column name or a list of column "
+                        f"names. Got {value!r} instead.")
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise ValueError(f"{_where(step, option)} must name at least one column. Got "
+                         f"{value!r} instead.")
+    return names
+
+
+def _json(value: str, *, step: str, option: str, example: str) -> Any:
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{_where(step, option)} must be {example}. Got {value!r} "
+                         f"({error.msg}).") from None
+
+
+def as_mapping(value: Any, *, step: str, option: str) -> Mapping[str, Any]:
+    """A read-only mapping from a mapping or, in text, a JSON object."""
+    if isinstance(value, str):
+        value = _json(value, step=step, option=option,
+                      example="a JSON object such as '{\"gamma\": 0.2}'")
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{_where(step, option)} must be a mapping of parameter names to "
+                        f"values. Got {value!r} instead.")
+    return MappingProxyType(dict(value))
+
+
+def as_list(value: Any, *, step: str, option: str) -> tuple[Any, ...]:
+    """A tuple from a list or tuple or, in text, a JSON array."""
+    if isinstance(value, str):
+        value = _json(value, step=step, option=option,
+                      example="a JSON array such as '[1, 2, 3]'")
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise TypeError(f"{_where(step, option)} must be a list. Got {value!r} instead.")
+    return tuple(value)
