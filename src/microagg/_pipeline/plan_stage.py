@@ -83,7 +83,8 @@ def step_checks(request: Request, original: pd.DataFrame, published: pd.DataFram
             raise TypeError(f"The verifier of step {step.name!r} must return a mapping with "
                             f"'model' (str) and 'holds' (bool); it returned {dict(result)!r}. "
                             "This is a bug in the step.")
-        out.append(MappingProxyType({"step": position, "quasi_identifiers": step.columns,
+        out.append(MappingProxyType({"step": position, "name": step.name,
+                                     "quasi_identifiers": step.columns,
                                      **{k: v for k, v in result.items() if k != "model"},
                                      "model": result["model"]}))
     return tuple(out)

@@ -40,6 +40,10 @@ def run(request: Request, *, progress: Progress | None = None) -> Release:
             from .mixed import run_mixed
 
             return run_mixed(request)
+        if request.kind == "plan-table":
+            from .plan_table import run_plan_table
+
+            return run_plan_table(request)
         from .numeric import run_numeric
 
         return run_numeric(request)

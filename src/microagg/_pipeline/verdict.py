@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["NOT_PROTECTED", "NO_K_REQUIRED", "PROTECTED", "Verdict",
-           "breaking_columns", "decide", "kept_identifiers", "number", "unmet_models"]
+           "breaking_columns", "decide", "failed_steps", "kept_identifiers", "number", "unmet_models"]
 
 PROTECTED = "protected"
 NOT_PROTECTED = "not protected"
@@ -115,10 +115,23 @@ def _met(name: str, check: Mapping[str, Any]) -> bool | None:
                 else achieved >= required)
 
 
+def failed_steps(checks: Mapping[str, Any]) -> list[str]:
+    """The steps of a plan whose verifier does not hold on the published table
+    (``checks["steps"]``, entries with ``holds`` false), as short phrases ("step 2 of the
+    plan (recode): <its model> does not hold")."""
+    entries = checks.get("steps")
+    if not isinstance(entries, (list, tuple)):
+        return []
+    return [f"step {entry.get('step')} of the plan ({entry.get('name', 'step')}): "
+            f"{entry.get('model')} does not hold"
+            for entry in entries if isinstance(entry, Mapping) and entry.get("holds") is False]
+
+
 def unmet_models(checks: Mapping[str, Any]) -> list[str]:
     """The required models the published table does not reach, as short phrases
-    ("k anonymity: required 6, achieved 5")."""
-    found = []
+    ("k anonymity: required 6, achieved 5"), then the steps of a plan that do not hold
+    (:func:`failed_steps`)."""
+    found = failed_steps(checks)
     for name, check in checks.items():
         if not isinstance(check, Mapping) or _met(name, check) is not False:
             continue

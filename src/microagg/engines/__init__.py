@@ -169,8 +169,10 @@ def _given(name: str, value: Any) -> bool:
         return value not in ASKS_NOTHING[name]
     if name == "rounding":  # None / True: the default, False: none; both unrounded here
         return isinstance(value, Mapping) and bool(value)
-    if name == "plan":  # one step: the same request as its step's options
-        return len(getattr(value, "steps", ())) > 1
+    if name == "plan":  # one microaggregate step: the same request as its step's options
+        from .._pipeline.plan_request import runs_as_plan
+
+        return value is not None and runs_as_plan(value)
     return value is not None and not (isinstance(value, (Mapping, list, tuple, str))
                                       and not value)
 

@@ -52,6 +52,11 @@ class Step:
     """``"module:function"`` of ``verify(options, original, published, roles) -> Mapping``
     (at least ``{"model": str, "holds": bool}`` and the step's achieved figures), imported
     on use and called once, on the published table."""
+    checker: str | None = None
+    """``"module:function"`` of ``check(options, table, position, plan) -> None``, which
+    refuses (by raising, naming the column, the value and the option) what the step cannot
+    run on the request's table, before any step runs; ``None``: nothing beyond its options'
+    own checks."""
     randomized: bool = False
     """Whether ``random_state`` can change its result."""
     per_household: bool = False
@@ -67,6 +72,10 @@ class Step:
         """The step's ``verify`` function (imported on first use)."""
         return _load(self.verifier)
 
+    def load_checker(self) -> Callable[..., Any] | None:
+        """The step's ``check`` function (imported on first use), or ``None``."""
+        return None if self.checker is None else _load(self.checker)
+
 
 _REGISTRY: dict[str, Step] = {
     "microaggregate": Step(
@@ -79,6 +88,7 @@ _REGISTRY: dict[str, Step] = {
                  "k-anonymity on its quasi-identifiers unless the aggregation is noisy",
         target="microagg.steps.microaggregate:apply",
         verifier="microagg.steps.microaggregate:verify",
+        checker="microagg._pipeline.plan_request:check_microaggregate_step",
         randomized=True),
 }
 

@@ -57,6 +57,12 @@ class StepOptions:
         raise NotImplementedError(f"The options of step {self.name!r} must say which columns "
                                   "the step changes (a 'columns' property).")
 
+    @property
+    def required_k(self) -> int | None:
+        """The k the step promises on its columns, if it promises one (the release's k is
+        the smallest of them, reported over the plan's keys)."""
+        return None
+
     def to_record(self) -> dict[str, Any]:
         """The step as a plain record (``{"step": name, option: value}``): what a schema's
         ``[[steps]]`` table and ``Release.params["plan"]`` hold; options at their default

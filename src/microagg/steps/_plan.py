@@ -90,6 +90,11 @@ class Microaggregate(StepOptions):
         """The columns the step changes: its quasi-identifiers."""
         return self.quasi_identifiers
 
+    @property
+    def required_k(self) -> int:
+        """The step's k, promised on its quasi-identifiers."""
+        return self.k
+
 
 def _kinds() -> Mapping[str, type[StepOptions]]:
     """Every registered step's options class, by name (:data:`microagg.steps.STEPS`)."""
