@@ -348,9 +348,12 @@ class Release:
         return self.replay(plan.without_last_step())
 
     def summary(self) -> dict[str, Any]:
-        """Everything but the data and labels, as plain JSON-serializable values."""
+        """Everything but the data and labels, as plain JSON-serializable values (with
+        ``"steps"``, the step records, when a step recorded details)."""
         where = {} if self.engine == "memory" else {
             "engine": self.engine, **({"output": str(self.output)} if self.output else {})}
+        steps = ({"steps": [s.summary() for s in self.steps]}
+                 if any(s.details for s in self.steps) else {})
         return {
             "rows": self.n_rows,
             "columns": self.column_names,
@@ -362,6 +365,7 @@ class Release:
             "metrics": to_plain(self.metrics),
             "warnings": list(self.warnings),
             "timings": to_plain(self.timings),
+            **steps,
         }
 
     def to_json(self, *, indent: int | None = 2) -> str:

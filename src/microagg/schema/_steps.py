@@ -99,16 +99,16 @@ them to a step's quasi_identifiers or give them another role"]
     found = []
     for position, step in enumerate(plan.steps, start=1):
         where = f"step {position} of the plan ({step.name})"
-        missing = [c for c in step.quasi_identifiers if c not in roles]
+        missing = [c for c in step.columns if c not in roles]
         if missing:
             found.append(f"{where}: quasi_identifiers {', '.join(map(repr, missing))} are "
                          "not columns of the schema")
-        others = [f"{c!r} has role {roles[c]!r}" for c in step.quasi_identifiers
+        others = [f"{c!r} has role {roles[c]!r}" for c in step.columns
                   if c in roles and roles[c] != "quasi-identifier"]
         if others:
             found.append(f"{where}: {', '.join(others)}; a step masks the schema's "
                          "quasi-identifiers only (role = \"quasi-identifier\")")
-    masked = {c for step in plan.steps for c in step.quasi_identifiers}
+    masked = {c for step in plan.steps for c in step.columns}
     unmasked = [c for c, role in roles.items() if role == "quasi-identifier"
                 and c not in masked]
     if unmasked:
@@ -133,13 +133,12 @@ def renamed_plan(plan: Plan | None, names: Sequence[str], spelled: Sequence[str]
     if plan is None:
         return None
     spelling = dict(zip(names, spelled, strict=True))
-    return Plan(dataclasses.replace(step, quasi_identifiers=tuple(
-        spelling.get(c, c) for c in step.quasi_identifiers)) for step in plan.steps)
+    return Plan(step.renamed(spelling) for step in plan.steps)
 
 
 def plan_keys(plan: Plan) -> list[str]:
     """Every column the steps of ``plan`` mask, each once, in the order of the steps."""
-    return list(dict.fromkeys(c for step in plan.steps for c in step.quasi_identifiers))
+    return list(dict.fromkeys(c for step in plan.steps for c in step.columns))
 
 
 def schema_with_plan(schema: Schema, plan: Plan | None) -> Schema:

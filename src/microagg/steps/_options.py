@@ -63,6 +63,20 @@ class StepOptions:
         the smallest of them, reported over the plan's keys)."""
         return None
 
+    def renamed(self, spelling: Mapping[str, str]) -> StepOptions:
+        """These options with each column named as ``spelling`` spells it: every field that
+        names columns of :attr:`columns` (a name, or a tuple of names)."""
+        columns = set(self.columns)
+        changes: dict[str, Any] = {}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if isinstance(value, str) and value in columns:
+                changes[f.name] = spelling.get(value, value)
+            elif isinstance(value, tuple) and value and all(
+                    isinstance(v, str) and v in columns for v in value):
+                changes[f.name] = tuple(spelling.get(v, v) for v in value)
+        return dataclasses.replace(self, **changes)  # type: ignore[type-var]
+
     def to_record(self) -> dict[str, Any]:
         """The step as a plain record (``{"step": name, option: value}``): what a schema's
         ``[[steps]]`` table and ``Release.params["plan"]`` hold; options at their default
