@@ -29,7 +29,7 @@ __all__ = ["STEPS", "Microaggregate", "Plan", "Step", "StepOptions"]
 
 def _load(target: str) -> Callable[..., Any]:
     module, _, function = target.partition(":")
-    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
+    return getattr(importlib.import_module(module), function)
 
 
 @dataclass(frozen=True)

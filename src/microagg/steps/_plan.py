@@ -114,7 +114,7 @@ def _step_from_record(record: Mapping[str, Any], position: int) -> StepOptions:
     if options_class is None:
         raise ValueError(f"{where}: unknown step {name!r}; the steps are "
                          f"{', '.join(_kinds())}.")
-    allowed = [f.name for f in dataclasses.fields(options_class)]
+    allowed = [f.name for f in dataclasses.fields(options_class)]  # type: ignore[arg-type]
     given = {str(key).replace("-", "_"): value for key, value in record.items()
              if key != "step"}
     unknown = sorted(set(given) - set(allowed))
