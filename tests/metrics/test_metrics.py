@@ -116,6 +116,34 @@ def test_dld_centroid_scan_agrees_with_the_tree_and_brute_force(rng):
         assert scanned == pytest.approx(_brute_force_dld(X, masked), abs=1e-12)
 
 
+def test_dld_centroid_scan_flags_exactly_the_crowded_vectors(rng):
+    """The single-precision filter of the centroid pairs drops no pair the exact test needs:
+    the flags equal a brute-force check (another original within the reach of the vector),
+    at every scale (1e100 and 1e-100 times the data too)."""
+    import numba
+
+    from microagg.metrics._dld_kernel import crowded_vectors
+
+    for X, masked in _grouped_releases(rng):
+        for factor in (1.0, 1e-100):
+            A, B = X * factor, masked * factor
+            unique, inverse = np.unique(B, axis=0, return_inverse=True)
+            inverse = inverse.ravel()
+            own = ((A - unique[inverse]) ** 2).sum(axis=1)
+            if not np.isfinite(own).all() or not (own > 0).any():
+                continue
+            members = np.lexsort((own, inverse))
+            starts = np.zeros(unique.shape[0] + 1, dtype=np.intp)
+            np.cumsum(np.bincount(inverse, minlength=unique.shape[0]), out=starts[1:])
+            nearest = members[starts[:-1]]
+            reach = np.sqrt(own[nearest]) * (1.0 + 2e-9) + 2e-12 * factor
+            flags = crowded_vectors(np.ascontiguousarray(A[members]), unique, starts, reach,
+                                    np.sqrt(own[members]), numba.get_num_threads())
+            squared = ((A[None, :, :] - unique[:, None, :]) ** 2).sum(axis=2)
+            squared[np.arange(unique.shape[0]), nearest] = np.inf
+            assert flags.tolist() == (squared <= reach[:, None] ** 2).any(axis=1).tolist()
+
+
 def test_dld_scans_the_centroids_of_a_grouped_release(monkeypatch, rng):
     import microagg.metrics._dld_kernel as kernel
     from microagg.aggregate.aggregators import group_mean

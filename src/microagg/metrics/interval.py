@@ -9,8 +9,6 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial import cKDTree
-from scipy.special import gammainc
-from scipy.stats import chi2
 
 from .._base.validation import check_matrix
 
@@ -198,6 +196,7 @@ def _mcd_covariance(Z: NDArray[np.float64], *, random_state: int = 0) -> NDArray
     Validation is assumed (finite, ``n > p + 1``); the h-subset comes from scikit-learn's
     FAST-MCD. See :func:`robust_interval_disclosure` for the steps and the references.
     """
+    from scipy.stats import chi2  # here, not at import: scipy.stats costs 0.3-0.8 s to load
     from sklearn.covariance import MinCovDet
 
     n, m = Z.shape
@@ -228,6 +227,9 @@ def _mcd_covariance(Z: NDArray[np.float64], *, random_state: int = 0) -> NDArray
 def _consistency(m: int, alpha: float) -> float:
     """Consistency factor of the MCD covariance at coverage ``alpha`` (Croux & Haesbroeck
     1999): ``alpha / P(chi2_{m+2} <= q_alpha(chi2_m))``."""
+    from scipy.special import gammainc
+    from scipy.stats import chi2
+
     q = chi2.ppf(alpha, m)
     return float(alpha / gammainc(m / 2 + 1, q / 2))
 
