@@ -74,8 +74,8 @@ def relinking_refusal(weight: str, measure: Relinking) -> str:
             "each stratum's weighted count of persons), or round it to a stated precision "
             "(Household(weight=\"round\", precision=10); the loss in weighted totals is "
             "reported); or publish it on purpose, recorded in the release as publishing the "
-            f"household id (--keep {weight}; keep=[...] in Python; role = \"other\" is not "
-            "needed: keep the weight role and add it to keep).")
+            f"household id (--keep {weight}; keep=[...] in Python, with a schema too: the "
+            "weight keeps its role).")
 
 
 def household_relinking_check(published: pd.DataFrame, household_ids: pd.Series | None,
