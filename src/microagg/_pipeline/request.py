@@ -33,10 +33,10 @@ from ..schema._steps import roles_from
 from ..schema.schema_file import Schema
 from ..steps import Plan
 from .certify import certify_option
+from .household_relink import check_relinking_weight
 from .missing import check_missing, kind_with_missing
 from .plan_request import check_plan_steps, shorthand_of, shorthand_plan
 from .publish import prepare as prepare_publishing
-from .household_relink import check_relinking_weight
 from .roleless import check_roleless_columns
 from .rules import (
     QUALITY_SCALE_ROWS,
