@@ -22,7 +22,8 @@ def survey():
 @pytest.fixture(scope="module")
 def released(survey):
     return anonymize(survey, quasi_identifiers=QI, k=5, identifiers=DROP,
-                     weights="weight", households="household_id", random_state=0)
+                     weights="weight", households="household_id", random_state=0,
+                     keep="weight")  # every household its own weight: kept on purpose
 
 
 def test_before_is_the_measure_on_the_original(survey, released):

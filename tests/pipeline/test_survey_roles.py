@@ -29,11 +29,12 @@ def _release(df: pd.DataFrame, **options):
 
 
 def test_weight_published_household_dropped_and_recorded(people):
-    released = _release(people, weights="w", households="hid")
+    # every household its own weight: it re-links households, published on purpose only
+    released = _release(people, weights="w", households="hid", keep="w")
     assert released.params["weight"] == "w" and released.params["household"] == "hid"
     assert "hid" not in released.data.columns  # an identifier unless kept
     assert released.data["w"].equals(people["w"])  # published unchanged
-    kept = _release(people, weights="w", households="hid", keep="hid")
+    kept = _release(people, weights="w", households="hid", keep=["hid", "w"])
     assert kept.data["hid"].equals(people["hid"])
 
 
@@ -78,7 +79,8 @@ def test_schema_roles_and_their_conflicts(people, tmp_path):
                     '[columns.hid]\nrole = "household"\n[columns.w]\nrole = "weight"\n')
     schema = load_schema(file)
     assert (schema.weight, schema.household) == ("w", "hid")
-    released = anonymize(people, k=3, schema=schema, random_state=0)
+    released = anonymize(people, k=3, schema=schema, random_state=0,
+                         keep="w")  # a household's own weight: kept on purpose
     assert released.params["weight"] == "w" and "hid" not in released.data.columns
     with pytest.raises(SchemaError, match=r"either in the schema or as options.*weights"):
         anonymize(people, k=3, schema=schema, weights="w")
@@ -99,7 +101,8 @@ def test_strata_published_unchanged_and_the_risk_counted_within_them(people):
     from microagg.metrics.survey_risk import survey_risk
 
     df = _with_region(people)
-    released = _release(df, weights="w", households="hid", strata="region")
+    released = _release(df, weights="w", households="hid", strata="region",
+                        keep="w")  # a household's own weight: kept on purpose
     assert released.params["strata"] == "region"
     assert released.data["region"].equals(df["region"])  # published as read
     before = released.metrics["survey_risk"]["before"]
@@ -157,7 +160,8 @@ def test_schema_strata_role(people, tmp_path):
                     '[columns.region]\nrole = "strata"\n')
     schema = load_schema(file)
     assert schema.strata == "region"
-    released = anonymize(_with_region(people), k=3, schema=schema, random_state=0)
+    released = anonymize(_with_region(people), k=3, schema=schema, random_state=0,
+                         keep="w")  # a household's own weight: kept on purpose
     assert released.params["strata"] == "region"
     assert released.metrics["survey_risk"]["before"]["strata"] == "region"
     with pytest.raises(SchemaError, match=r"either in the schema or as options.*strata"):

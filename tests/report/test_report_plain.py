@@ -280,7 +280,7 @@ def test_report_shows_the_survey_risk_before_and_after() -> None:
     ids = ["person_id", "name", "postcode", "income", "date_of_birth"]  # these break k too
     release = anonymize(survey, quasi_identifiers=["age", "sex", "region"], k=5,
                         identifiers=ids, weights="weight", households="household_id",
-                        random_state=0)
+                        random_state=0, keep="weight")  # a household's own weight: kept
     page = render_report(release, survey)
     section = page[page.index("Disclosure risk before and after"):]
     after = release.metrics["survey_risk"]["after"]

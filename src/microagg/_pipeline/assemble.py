@@ -23,6 +23,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .homogeneous import warn_homogeneity
+from .household_relink import household_relinking_check, warn_relinking
 from .publish import published_params
 from .result import Release, StepRecord
 from .survey_risk_step import survey_risk_figures
@@ -61,6 +62,11 @@ def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], 
     if broken is not None:
         warn_broken_k(broken, warnings)
         checks["published_columns"] = broken
+    relinked = household_relinking_check(data, _household_ids(request, data),
+                                         _unchanged(data, request))
+    if relinked is not None:
+        warn_relinking(relinked, warnings)
+        checks["household_relinking"] = relinked
     risk = survey_risk_figures(data, request)
     if risk is not None:
         metrics["survey_risk"] = risk
@@ -74,3 +80,21 @@ def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], 
                 "household": request.household, "strata": request.strata},
         checks=checks, metrics=metrics, warnings=warnings, timings=timings,
         attribute_partitions=partitions, steps=steps, replay=request.replay)
+
+
+def _household_ids(request: Request, data: pd.DataFrame) -> pd.Series | None:
+    """The household id of each published row (rows in = rows out, same order), or ``None``
+    without a household role or when the request holds only the table's first rows."""
+    household = request.household
+    if household is None or household not in request.data.columns \
+            or len(request.data) != len(data):
+        return None
+    return request.data[household]
+
+
+def _unchanged(data: pd.DataFrame, request: Request) -> list[str]:
+    """The published columns without a masking role (published unchanged), the household id
+    itself aside."""
+    roles = {*request.quasi_identifiers, *request.sensitive, *request.identifiers,
+             request.household}
+    return [str(c) for c in data.columns if c not in roles]

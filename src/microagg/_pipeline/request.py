@@ -33,6 +33,7 @@ from ..schema._steps import roles_from
 from ..schema.schema_file import Schema
 from ..steps import Plan
 from .certify import certify_option
+from .household_relink import check_relinking_weight
 from .missing import check_missing, kind_with_missing
 from .plan_request import check_plan_steps, runs_as_plan, shorthand_of, shorthand_plan
 from .publish import prepare as prepare_publishing
@@ -300,7 +301,8 @@ def _kept_identifiers(df: pd.DataFrame, fields: dict[str, Any], *, whole: bool
         return kept
     roleless = [c for c in as_is if c != fields["weight"] and c not in kept]
     breaking = check_roleless_columns(df, roleless, fields["keep"], fields["k"])
-    return (*kept, *breaking)
+    relinking = check_relinking_weight(df, fields["weight"], fields["household"], fields["keep"])
+    return (*kept, *breaking, *relinking)
 
 
 def _privacy_models(df: pd.DataFrame, fields: dict[str, Any], options: dict[str, Any], *,

@@ -127,6 +127,17 @@ def failed_steps(checks: Mapping[str, Any]) -> list[str]:
             for entry in entries if isinstance(entry, Mapping) and entry.get("holds") is False]
 
 
+def _relinking_columns(checks: Mapping[str, Any]) -> str:
+    """The columns of ``checks["household_relinking"]`` with the households each identifies,
+    in words ("" when none)."""
+    entry = checks.get("household_relinking")
+    columns = entry.get("columns") if isinstance(entry, Mapping) else None
+    if not isinstance(columns, Mapping):
+        return ""
+    return ", ".join(f"{c} ({number(m['households_identified'])} of "
+                     f"{number(m['households'])} households)" for c, m in columns.items())
+
+
 def unmet_models(checks: Mapping[str, Any]) -> list[str]:
     """The required models the published table does not reach, as short phrases
     ("k anonymity: required 6, achieved 5"), then the steps of a plan that do not hold
@@ -180,6 +191,10 @@ def decide(checks: Mapping[str, Any], kept: Sequence[str] = ()) -> Verdict:
                        for c, k in breaking_columns(checks).items())
     if broken and required is not None:
         reasons.append(f"published column(s) that break the required k: {broken}")
+    relinked = _relinking_columns(checks)
+    if relinked:
+        reasons.append("published column(s) that re-link households (the household id is "
+                       f"effectively published): {relinked}")
     if reasons:
         return Verdict(False, NOT_PROTECTED,
                        f"{_PREFIX[NOT_PROTECTED]}: {'; '.join(reasons)}.", tuple(reasons))
