@@ -133,7 +133,7 @@ def _matrix_row(row: Any, labels: set[str], *, column: str, source: str,
         out[str(target)] = float(p)
     total = math.fsum(out.values())
     if abs(total - 1.0) > ROW_SUM_TOLERANCE:
-        raise ValueError(f"{where} sums to {total!r}; each row of a transition matrix must "
+        raise ValueError(f"{where} sums to {total:.12g}; each row of a transition matrix must "
                          f"sum to 1 (within {ROW_SUM_TOLERANCE:g}).")
     return MappingProxyType(out)
 
