@@ -40,7 +40,7 @@ def numeric_values(table: pd.DataFrame, column: str, *, step: str,
                          f"column {column!r}; it has {present.size}.")
     if varying and np.ptp(present) == 0:
         raise ValueError(f"Step {step!r} cannot perturb column {column!r}: it is constant "
-                         f"({present[0]!r} in all {present.size} non-missing rows), so its "
+                         f"({float(present[0])!r} in all {present.size} non-missing rows), so its "
                          f"variance is 0; perturb a column whose variance is > 0.")
     return values
 
