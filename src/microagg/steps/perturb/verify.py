@@ -1,0 +1,117 @@
+"""Verifiers of the perturbative steps: each re-derives its step's promise from the published
+table (and the original, since every promise here is about the change) and returns
+``{"model": ..., "holds": bool, ...achieved figures}``.
+
+The statistical checks (PRAM's transition frequencies, noise's variance ratio) hold with
+probability at least ``1 - false_alarm`` on a correct output: every check of one call shares
+that budget (Bonferroni), so a correct release is called wrong at most that often.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from scipy import stats
+
+from ._common import FALSE_ALARM, strata_codes
+from .noise import verify_noise
+from .options import Pram
+from .pram import matrices_for
+from .shuffle import verify_shuffle
+from .swap import verify_rank_swap
+
+__all__ = ["binomial_p_values", "verify_noise", "verify_pram", "verify_rank_swap",
+           "verify_shuffle"]
+
+
+def binomial_p_values(counts: NDArray[np.float64], trials: NDArray[np.float64],
+                      probabilities: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Two-sided p-values of ``counts ~ Binomial(trials, probabilities)`` (doubled tail,
+    capped at 1); a count the model cannot produce gets 0."""
+    low = stats.binom.cdf(counts, trials, probabilities)
+    high = stats.binom.sf(counts - 1, trials, probabilities)
+    return np.minimum(1.0, 2.0 * np.minimum(low, high))
+
+
+def verify_pram(options: Pram, original: pd.DataFrame, published: pd.DataFrame, *,
+                households: str | None = None, weights: str | None = None,
+                strata: str | None = None, details: Mapping[str, Any] | None = None,
+                false_alarm: float = FALSE_ALARM) -> dict[str, Any]:
+    """Check PRAM on the output: missing cells untouched, every value a known category, no
+    transition the matrix forbids, each row of observed transitions within its binomial
+    bounds, and (invariant PRAM) the published frequencies within sampling error of the
+    original ones.
+
+    The applied matrices come from ``details`` (the step's record) when given; else they
+    are re-derived from the original, which is possible unless the diagonal was random.
+    Without matrices, only the support and the missing cells are checked (``"matrix":
+    "not recorded"``).
+    """
+    stratum, labels = strata_codes(original, strata)
+    report: dict[str, Any] = {"model": "PRAM: values moved by the recorded transition "
+                              "matrices (binomial bounds per transition, Bonferroni "
+                              f"false-alarm rate {false_alarm:g})", "columns": {}}
+    columns = {}
+    for column in options.variables:
+        found = matrices_for(options, column, original, stratum, len(labels), details)
+        columns[column] = found
+    n_checks = sum(len(c[0]) ** 2 * len(c[1]) * 2 for c in columns.values() if c) or 1
+    level = false_alarm / n_checks
+    holds = True
+    for column, found in columns.items():
+        entry = _check_column(original[column], published[column], stratum, found, level,
+                              invariant=options.invariant)
+        holds &= entry["holds"]
+        report["columns"][column] = entry
+    report["holds"] = bool(holds)
+    return report
+
+
+def _check_column(before: pd.Series, after: pd.Series, stratum: NDArray[np.intp],
+                  found: tuple[list[str], list[NDArray[np.float64]]] | None, level: float, *,
+                  invariant: bool) -> dict[str, Any]:
+    """One column's PRAM checks (see :func:`verify_pram`)."""
+    was_missing = before.isna().to_numpy()
+    is_missing = after.isna().to_numpy()
+    entry: dict[str, Any] = {"missing_moved": int((was_missing != is_missing).sum())}
+    if found is None:
+        entry.update(matrix="not recorded", holds=entry["missing_moved"] == 0)
+        return entry
+    categories, matrices = found
+    lookup = {label: i for i, label in enumerate(categories)}
+    present = ~was_missing & ~is_missing
+    old = np.array([lookup.get(str(v), -1) for v in before[present]], dtype=np.intp)
+    new = np.array([lookup.get(str(v), -1) for v in after[present]], dtype=np.intp)
+    entry["unknown_values"] = int((new < 0).sum() + (old < 0).sum())
+    size = len(categories)
+    worst_p, forbidden, worst_z = 1.0, 0, 0.0
+    rows_stratum = stratum[present]
+    for s, matrix in enumerate(matrices):
+        mine = (rows_stratum == s) & (old >= 0) & (new >= 0)
+        table = np.zeros((size, size))
+        np.add.at(table, (old[mine], new[mine]), 1.0)
+        trials = table.sum(axis=1)
+        forbidden += int(table[matrix <= 0].sum())
+        worst_p = min(worst_p, float(binomial_p_values(table, trials[:, None] + 0 * table,
+                                                       matrix).min(initial=1.0)))
+        if invariant:
+            variance = (trials[:, None] * matrix * (1 - matrix)).sum(axis=0)
+            gap = table.sum(axis=0) - trials
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(variance > 0, np.abs(gap) / np.sqrt(variance),
+                             np.where(gap == 0, 0.0, np.inf))
+            worst_z = max(worst_z, float(z.max(initial=0.0)))
+    z_bound = float(stats.norm.isf(level / 2))
+    entry.update(forbidden_transitions=forbidden, min_transition_p_value=worst_p,
+                 p_value_bound=level)
+    holds = (entry["missing_moved"] == 0 and entry["unknown_values"] == 0 and forbidden == 0
+             and worst_p >= level)
+    if invariant:
+        entry.update(max_frequency_z=worst_z, z_bound=z_bound)
+        holds = holds and worst_z <= z_bound
+    entry["holds"] = bool(holds)
+    return entry
