@@ -120,7 +120,7 @@ def apply_recode(table: pd.DataFrame, options: Recode, rng: np.random.Generator,
     numeric = pd.api.types.is_numeric_dtype(series.dtype)
     values[~missing] = [mapping.get(label, label if numeric else value)
                         for label, value in zip(labels, observed, strict=True)]
-    new = pd.Series(values, index=series.index, name=options.column)
+    new: pd.Series = pd.Series(values, index=series.index, name=options.column)
     if isinstance(series.dtype, pd.CategoricalDtype):
         new = new.astype("category")
     out = with_column(table, options.column, new)

@@ -10,6 +10,7 @@ the value and the allowed range. Importing this module imports the standard libr
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 import os
@@ -268,7 +269,7 @@ class Band(_Record):
             raise ValueError(f"The 'breaks' option of step {self.name!r} must give at least "
                              f"two numbers. Got {self.breaks!r} instead.")
         breaks = tuple(_number(b, step=self.name, option="breaks") for b in raw)
-        for a, b in zip(breaks, breaks[1:], strict=False):
+        for a, b in itertools.pairwise(breaks):
             if a is None or b is None or not a < b:
                 raise ValueError(f"The 'breaks' option of step {self.name!r} (column "
                                  f"{self.column!r}) must be strictly increasing, without "
