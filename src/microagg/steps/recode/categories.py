@@ -11,7 +11,7 @@ import pandas as pd
 
 from ...exceptions import SchemaError
 from ...hierarchy import Hierarchy, as_labels
-from ._common import column_of, counts, missing_mask, with_column
+from ._common import column_of, counts, with_column
 from .options import Recode
 
 __all__ = ["apply_recode", "recode_mapping"]
@@ -111,20 +111,22 @@ def apply_recode(table: pd.DataFrame, options: Recode, rng: np.random.Generator,
     (``groupAndRename``, ``globalRecode``).
     """
     series = column_of(table, options.column, step=options.name)
-    missing = missing_mask(series)
-    observed = series.to_numpy(dtype=object)[~missing]
-    labels = as_labels(observed)
+    codes, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)
+    missing = codes < 0
+    distinct = np.asarray(uniques, dtype=object)
+    labels = as_labels(distinct)
     mapping = recode_mapping(options, labels)
-    values = np.empty(len(series), dtype=object)
-    values[missing] = None
     numeric = pd.api.types.is_numeric_dtype(series.dtype)
-    values[~missing] = [mapping.get(label, label if numeric else value)
-                        for label, value in zip(labels, observed, strict=True)]
+    images = np.array([mapping.get(label, label if numeric else value)
+                       for label, value in zip(labels, distinct, strict=True)] + [None],
+                      dtype=object)  # the last one: a missing cell stays missing
+    values = images[np.where(missing, len(distinct), codes)]
     new: pd.Series = pd.Series(values, index=series.index, name=options.column)
     if isinstance(series.dtype, pd.CategoricalDtype):
         new = new.astype("category")
     out = with_column(table, options.column, new)
-    rows = int(sum(1 for label in labels if label in mapping))
+    moved = np.array([label in mapping for label in labels] + [False], dtype=bool)
+    rows = int(moved[np.where(missing, len(distinct), codes)].sum())
     by = "groups" if options.groups is not None else \
         f"hierarchy {getattr(options.hierarchy, 'source', options.hierarchy)} level " \
         f"{options.level}"

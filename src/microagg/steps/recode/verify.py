@@ -25,12 +25,12 @@ __all__ = ["verify_band", "verify_mvtopcode", "verify_recode", "verify_recode_da
            "verify_topcode"]
 
 
-def _labels(series: pd.Series) -> NDArray[np.object_]:
-    """Each cell as hierarchy text, ``None`` where missing."""
-    out = np.full(len(series), None, dtype=object)
-    present = ~series.isna().to_numpy()
-    out[present] = as_labels(series.to_numpy(dtype=object)[present])
-    return out
+def _labels(series: pd.Series) -> tuple[NDArray[np.intp], NDArray[np.object_]]:
+    """Each cell's code and the distinct values as hierarchy text; the last text is
+    ``None``, the code of a missing cell."""
+    codes, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)
+    texts = np.array([*as_labels(np.asarray(uniques, dtype=object)), None], dtype=object)
+    return np.where(codes < 0, len(texts) - 1, codes).astype(np.intp), texts
 
 
 def _result(model: str, violations: NDArray[np.bool_], changed: NDArray[np.bool_],
@@ -68,11 +68,12 @@ def verify_recode(options: Recode, original: pd.DataFrame, published: pd.DataFra
         ``model``, ``holds``, ``violations``, ``records_changed``, ``outside_domain``.
     """
     _same_rows(original, published)
-    before = _labels(original[options.column])
-    after = _labels(published[options.column])
+    before_codes, before_texts = _labels(original[options.column])
+    after_codes, after_texts = _labels(published[options.column])
     if options.groups is not None:
         image = {old: new for new, olds in options.groups.items() for old in olds}
-        domain = set(options.groups) | {v for v in before if v is not None and v not in image}
+        domain = set(options.groups) | {v for v in before_texts if v is not None
+                                        and v not in image}
         model = f"column {options.column!r} holds the groups' names and the values not named"
     else:
         hierarchy = options.hierarchy if isinstance(options.hierarchy, Hierarchy) \
@@ -80,10 +81,15 @@ def verify_recode(options: Recode, original: pd.DataFrame, published: pd.DataFra
         image = {leaf: path[options.level] for leaf, path in hierarchy.paths.items()}
         domain = set(image.values())
         model = f"column {options.column!r} holds its hierarchy's level-{options.level} labels"
-    expected = np.array([None if v is None else image.get(v, v) for v in before], dtype=object)
-    outside = np.array([v is not None and v not in domain for v in after], dtype=bool)
-    wrong = np.array([a != b for a, b in zip(after, expected, strict=True)], dtype=bool)
-    changed = np.array([a != b for a, b in zip(after, before, strict=True)], dtype=bool)
+    # one check per distinct (original, published) pair of values
+    pair_codes = before_codes * len(after_texts) + after_codes
+    pairs, inverse = np.unique(pair_codes, return_inverse=True)
+    per_pair = np.zeros((pairs.size, 3), dtype=bool)
+    for j, code in enumerate(pairs):
+        b, a = before_texts[code // len(after_texts)], after_texts[code % len(after_texts)]
+        expected = None if b is None else image.get(b, b)
+        per_pair[j] = (a is not None and a not in domain, a != expected, a != b)
+    outside, wrong, changed = (per_pair[inverse.ravel(), j] for j in range(3))
     return _result(model, outside | wrong, changed, outside_domain=int(outside.sum()))
 
 
