@@ -43,11 +43,6 @@ def _missing(value: Any) -> bool:
         or value is pd.NA or value is pd.NaT
 
 
-def missing_mask(series: pd.Series) -> NDArray[np.bool_]:
-    """Which cells are missing (NaN, None, NaT, pd.NA)."""
-    return series.isna().to_numpy(dtype=bool)
-
-
 def number_text(value: float) -> str:
     """A number as a short exact label: ``20`` for 20.0, ``2.5`` for 2.5."""
     value = float(value)
@@ -62,15 +57,6 @@ def with_column(table: pd.DataFrame, column: str, values: Any) -> pd.DataFrame:
     out[column] = pd.Series(values, index=table.index, name=column) \
         if not isinstance(values, pd.Series) else values.set_axis(table.index)
     return out
-
-
-def changed(before: pd.Series, after: pd.Series) -> NDArray[np.bool_]:
-    """Rows whose value differs (two missing cells are the same value)."""
-    a = before.astype(object).to_numpy()
-    b = after.astype(object).to_numpy()
-    missing_a, missing_b = before.isna().to_numpy(), after.isna().to_numpy()
-    same = (missing_a & missing_b) | (~missing_a & ~missing_b & (a == b))
-    return ~same
 
 
 def counts(values: pd.Series) -> dict[str, int]:
