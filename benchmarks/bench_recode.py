@@ -8,15 +8,20 @@ import time
 
 import numpy as np
 import pandas as pd
-from _machine import machine
 
+from _machine import machine
 from microagg.steps.recode import Band, MultivariateTopCode, Recode, RecodeDate, TopCode
 from microagg.steps.recode.bands import apply_band
 from microagg.steps.recode.categories import apply_recode
 from microagg.steps.recode.dates import apply_recode_date
 from microagg.steps.recode.topcode import apply_mvtopcode, apply_topcode
-from microagg.steps.recode.verify import (verify_band, verify_mvtopcode, verify_recode,
-                                          verify_recode_date, verify_topcode)
+from microagg.steps.recode.verify import (
+    verify_band,
+    verify_mvtopcode,
+    verify_recode,
+    verify_recode_date,
+    verify_topcode,
+)
 
 
 def table(n: int, rng: np.random.Generator) -> pd.DataFrame:
