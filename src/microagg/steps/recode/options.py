@@ -1,0 +1,444 @@
+"""The options of the recoding steps: grouping categories (:class:`Recode`), banding numbers
+(:class:`Band`), coarsening dates (:class:`RecodeDate`), top and bottom coding
+(:class:`TopCode`) and robust multivariate top coding (:class:`MultivariateTopCode`).
+
+Each is a frozen dataclass built from Python values or from the CLI's text (``"5"``,
+``"a,b"``, JSON for mappings and lists), checked once here with errors that name the option,
+the value and the allowed range. Importing this module imports the standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+__all__ = ["Band", "MultivariateTopCode", "Recode", "RecodeDate", "TopCode"]
+
+
+def _json(value: Any, *, step: str, option: str, example: str) -> Any:
+    """``value`` itself, or the JSON it holds when it is a text starting like JSON."""
+    if isinstance(value, str) and value.strip()[:1] in "[{":
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"The {option!r} option of step {step!r} must be JSON such as "
+                             f"{example}. Got {value!r} ({error.msg}).") from None
+    return value
+
+
+def _column(value: Any, *, step: str, option: str = "column") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise TypeError(f"The {option!r} option of step {step!r} must be a column name. "
+                        f"Got {value!r} instead.")
+    return value.strip()
+
+
+def _number(value: Any, *, step: str, option: str) -> float | None:
+    """A finite float (text accepted), or ``None``."""
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
+        return None
+    try:
+        number = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number):
+        raise ValueError(f"The {option!r} option of step {step!r} must be a finite number. "
+                         f"Got {value!r} instead.")
+    return number
+
+
+def _integer(value: Any, *, step: str, option: str, low: int) -> int:
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"The {option!r} option of step {step!r} must be an int >= {low}. "
+                         f"Got {value!r} instead.")
+    return value
+
+
+def _choice(value: Any, allowed: tuple[str, ...], *, step: str, option: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"The {option!r} option of step {step!r} must be one of "
+                         f"{', '.join(map(repr, allowed))}. Got {value!r} instead.")
+    return str(value)
+
+
+def _probability(value: Any, *, step: str, option: str) -> float | None:
+    """A number strictly inside (0, 1), or ``None``."""
+    number = _number(value, step=step, option=option)
+    if number is not None and not 0.0 < number < 1.0:
+        raise ValueError(f"The {option!r} option of step {step!r} must be in (0, 1). Got "
+                         f"{value!r} instead.")
+    return number
+
+
+def _texts(value: Any, *, step: str, option: str) -> tuple[str, ...]:
+    """Texts from a sequence, JSON list text, or ``"a,b"``."""
+    value = _json(value, step=step, option=option, example='["low", "high"]')
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, Sequence) or not value:
+        raise ValueError(f"The {option!r} option of step {step!r} must be a non-empty list. "
+                         f"Got {value!r} instead.")
+    return tuple(str(v) for v in value)
+
+
+class _Record:
+    """``to_record``: the step as ``{"step": name, option: value}``, defaults left out."""
+
+    name: ClassVar[str]
+
+    def to_record(self) -> dict[str, Any]:
+        """The step as a plain, JSON-ready record (options at their default left out)."""
+        record: dict[str, Any] = {"step": self.name}
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            required = f.default is dataclasses.MISSING
+            if required or value != f.default:
+                record[f.name] = _plain(value)
+        return record
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(getattr(value, "source", value))  # a Hierarchy: where it comes from
+
+
+@dataclass(frozen=True)
+class Recode(_Record):
+    """Group the categories of one column: by a mapping ``{new: [old, ...]}`` (values it
+    does not name stay as they are), or by a level of a generalization hierarchy (sdcMicro's
+    ``groupAndRename`` and ``globalRecode`` of a factor; ARX's hierarchies).
+
+    Parameters
+    ----------
+    column : str
+        The column recoded.
+    groups : mapping of str to sequence of str, optional
+        Each new category and the values it takes in (JSON text accepted:
+        ``'{"North": ["N1", "N2"]}'``). No value may be in two groups.
+    hierarchy : Hierarchy or path, optional
+        A :class:`microagg.hierarchy.Hierarchy`, or the path of an ARX-style CSV file;
+        exactly one of ``groups`` and ``hierarchy``.
+    level : int, default=1
+        The hierarchy level every value is replaced by (0: the value itself).
+
+    Examples
+    --------
+    >>> Recode("region", groups='{"North": ["N1", "N2"]}').groups["North"]
+    ('N1', 'N2')
+    """
+
+    name: ClassVar[str] = "recode"
+    column: str
+    groups: Mapping[str, tuple[str, ...]] | None = None
+    hierarchy: Any = None
+    level: int = 1
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "column", _column(self.column, step=self.name))
+        if (self.groups is None) == (self.hierarchy is None):
+            raise ValueError(f"Step {self.name!r} of column {self.column!r} needs exactly one "
+                             "of 'groups' (a mapping new -> [old values]) and 'hierarchy'.")
+        if self.groups is not None:
+            set_(self, "groups", self._checked_groups(self.groups))
+        if isinstance(self.hierarchy, (str, os.PathLike)):
+            set_(self, "hierarchy", os.fspath(self.hierarchy))
+        set_(self, "level", _integer(self.level, step=self.name, option="level", low=0))
+        height = getattr(self.hierarchy, "height", None)
+        if isinstance(height, int) and self.level > height:
+            raise ValueError(f"The 'level' option of step {self.name!r} must be in [0, "
+                             f"{height}] (the height of the hierarchy of column "
+                             f"{self.column!r}). Got {self.level} instead.")
+
+    def _checked_groups(self, value: Any) -> Mapping[str, tuple[str, ...]]:
+        value = _json(value, step=self.name, option="groups",
+                      example='\'{"North": ["N1", "N2"]}\'')
+        if not isinstance(value, Mapping) or not value:
+            raise ValueError(f"The 'groups' option of step {self.name!r} must be a non-empty "
+                             f"mapping of new values to lists of old values. Got {value!r}.")
+        groups: dict[str, tuple[str, ...]] = {}
+        seen: dict[str, str] = {}
+        for new, olds in value.items():
+            members = (olds,) if isinstance(olds, str) else tuple(olds)
+            if not members:
+                raise ValueError(f"The 'groups' option of step {self.name!r}: group "
+                                 f"{new!r} of column {self.column!r} names no value.")
+            for old in map(str, members):
+                if old in seen and seen[old] != str(new):
+                    raise ValueError(f"The 'groups' option of step {self.name!r}: value "
+                                     f"{old!r} of column {self.column!r} is in two groups, "
+                                     f"{seen[old]!r} and {new!r}; a value may be in one.")
+                seen[old] = str(new)
+            groups[str(new)] = tuple(dict.fromkeys(map(str, members)))
+        return MappingProxyType(groups)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The column the step changes."""
+        return (self.column,)
+
+
+@dataclass(frozen=True)
+class Band(_Record):
+    """Band a numeric column into intervals: explicit breaks, ``bands`` of equal width, or
+    ``bands`` of (about) equal counts at the sample quantiles (sdcMicro's ``globalRecode``
+    with ``breaks``, ``method="equidistant"`` and ``method="equalAmount"``).
+
+    Parameters
+    ----------
+    column : str
+        The numeric column banded.
+    breaks : sequence of float, optional
+        Strictly increasing break points (at least two); every value must lie in
+        ``[breaks[0], breaks[-1]]``.
+    bands : int, optional
+        The number of bands (>= 1) for ``method="equal_width"`` or ``"quantiles"``.
+    method : {"breaks", "equal_width", "quantiles"}, default="breaks"
+        How the breaks are found.
+    labels : sequence of str, optional
+        One label per band; by default ``"[20, 30)"`` (or ``"(20, 30]"``).
+    closed : {"left", "right"}, default="left"
+        The closed side of each band: ``"left"`` gives ``[a, b)``, ``"right"`` ``(a, b]``
+        (R's ``cut`` and so sdcMicro). The outermost band also holds its outer break.
+
+    Examples
+    --------
+    >>> Band("age", breaks="0,18,65,120").breaks
+    (0.0, 18.0, 65.0, 120.0)
+    """
+
+    name: ClassVar[str] = "band"
+    column: str
+    breaks: tuple[float, ...] | None = None
+    bands: int | None = None
+    method: str = "breaks"
+    labels: tuple[str, ...] | None = None
+    closed: str = "left"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "column", _column(self.column, step=self.name))
+        set_(self, "method", _choice(self.method, ("breaks", "equal_width", "quantiles"),
+                                     step=self.name, option="method"))
+        set_(self, "closed", _choice(self.closed, ("left", "right"), step=self.name,
+                                     option="closed"))
+        if self.method == "breaks":
+            self._set_breaks()
+        else:
+            if self.bands is None or self.breaks is not None:
+                raise ValueError(f"Step {self.name!r} of column {self.column!r} with method="
+                                 f"{self.method!r} needs 'bands' (an int >= 1) and no "
+                                 "'breaks'.")
+            set_(self, "bands", _integer(self.bands, step=self.name, option="bands", low=1))
+        if self.labels is not None:
+            labels = _texts(self.labels, step=self.name, option="labels")
+            if len(set(labels)) != len(labels):
+                raise ValueError(f"The 'labels' option of step {self.name!r} names a label "
+                                 f"twice: {list(labels)!r}.")
+            if self.method == "breaks" and self.breaks and len(labels) != len(self.breaks) - 1:
+                raise ValueError(f"The 'labels' option of step {self.name!r} must give one "
+                                 f"label per band ({len(self.breaks) - 1}). Got "
+                                 f"{len(labels)}.")
+            if self.bands is not None and self.method == "equal_width" \
+                    and len(labels) != self.bands:
+                raise ValueError(f"The 'labels' option of step {self.name!r} must give one "
+                                 f"label per band ({self.bands}). Got {len(labels)}.")
+            set_(self, "labels", labels)
+
+    def _set_breaks(self) -> None:
+        if self.breaks is None or self.bands is not None:
+            raise ValueError(f"Step {self.name!r} of column {self.column!r} with method="
+                             "'breaks' needs 'breaks' (increasing numbers) and no 'bands'.")
+        raw = _texts(self.breaks, step=self.name, option="breaks") \
+            if isinstance(self.breaks, str) else self.breaks
+        if not isinstance(raw, Sequence) or len(raw) < 2:
+            raise ValueError(f"The 'breaks' option of step {self.name!r} must give at least "
+                             f"two numbers. Got {self.breaks!r} instead.")
+        breaks = tuple(_number(b, step=self.name, option="breaks") for b in raw)
+        for a, b in itertools.pairwise(breaks):
+            if a is None or b is None or not a < b:
+                raise ValueError(f"The 'breaks' option of step {self.name!r} (column "
+                                 f"{self.column!r}) must be strictly increasing, without "
+                                 f"overlapping bands; {a!r} is followed by {b!r} in "
+                                 f"{list(breaks)!r}.")
+        object.__setattr__(self, "breaks", breaks)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The column the step changes."""
+        return (self.column,)
+
+
+@dataclass(frozen=True)
+class RecodeDate(_Record):
+    """Coarsen a date column: to the first day of its month or of its year, or replace it
+    by the age in whole years at a reference date (sdcMicro has no date type; offices
+    publish the year of birth or the age instead of the date).
+
+    Parameters
+    ----------
+    column : str
+        The date column (datetime64, or text ISO dates).
+    precision : {"month", "year", "age"}
+        What the date becomes.
+    reference : str, optional
+        The ISO date at which the age is measured; needed for ``"age"`` only.
+
+    Examples
+    --------
+    >>> RecodeDate("birth", "age", reference="2024-06-30").reference
+    '2024-06-30'
+    """
+
+    name: ClassVar[str] = "recode_date"
+    column: str
+    precision: str
+    reference: str | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "column", _column(self.column, step=self.name))
+        set_(self, "precision", _choice(self.precision, ("month", "year", "age"),
+                                        step=self.name, option="precision"))
+        if (self.precision == "age") != (self.reference is not None):
+            raise ValueError(f"The 'reference' option of step {self.name!r} (column "
+                             f"{self.column!r}) is needed with precision='age' and only "
+                             f"then. Got precision={self.precision!r}, reference="
+                             f"{self.reference!r}.")
+        if self.reference is not None:
+            import datetime
+
+            try:
+                reference = datetime.date.fromisoformat(str(self.reference).strip()[:10])
+            except ValueError:
+                raise ValueError(f"The 'reference' option of step {self.name!r} must be an "
+                                 f"ISO date such as '2024-06-30'. Got {self.reference!r} "
+                                 "instead.") from None
+            set_(self, "reference", reference.isoformat())
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The column the step changes."""
+        return (self.column,)
+
+
+@dataclass(frozen=True)
+class TopCode(_Record):
+    """Top and bottom coding of one numeric column: values above the top code (below the
+    bottom code) are replaced by the code, or by the mean of the values coded (sdcMicro's
+    ``topBotCoding``; Hundepool et al. 2012, Statistical Disclosure Control, section 3.4).
+
+    Parameters
+    ----------
+    column : str
+        The numeric column coded.
+    top, bottom : float, optional
+        The codes as values.
+    top_quantile, bottom_quantile : float, optional
+        The codes as sample quantiles in (0, 1) (linear interpolation, R's type 7), each
+        instead of the value of the same side.
+    replacement : {"code", "mean"}, default="code"
+        What a coded value becomes: the code, or the mean of the values coded on its side.
+
+    Examples
+    --------
+    >>> TopCode("income", top_quantile="0.99").top_quantile
+    0.99
+    """
+
+    name: ClassVar[str] = "topcode"
+    column: str
+    top: float | None = None
+    bottom: float | None = None
+    top_quantile: float | None = None
+    bottom_quantile: float | None = None
+    replacement: str = "code"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "column", _column(self.column, step=self.name))
+        for option in ("top", "bottom"):
+            set_(self, option, _number(getattr(self, option), step=self.name, option=option))
+        for option in ("top_quantile", "bottom_quantile"):
+            set_(self, option, _probability(getattr(self, option), step=self.name,
+                                            option=option))
+        set_(self, "replacement", _choice(self.replacement, ("code", "mean"),
+                                          step=self.name, option="replacement"))
+        for side in ("top", "bottom"):
+            if getattr(self, side) is not None and getattr(self, f"{side}_quantile") is not None:
+                raise ValueError(f"Step {self.name!r} of column {self.column!r}: give {side!r} "
+                                 f"or {side + '_quantile'!r}, not both.")
+        if all(getattr(self, o) is None for o in ("top", "bottom", "top_quantile",
+                                                   "bottom_quantile")):
+            raise ValueError(f"Step {self.name!r} of column {self.column!r} needs a code: "
+                             "'top', 'bottom', 'top_quantile' or 'bottom_quantile'.")
+        for low, high in (("bottom", "top"), ("bottom_quantile", "top_quantile")):
+            a, b = getattr(self, low), getattr(self, high)
+            if a is not None and b is not None and not a < b:
+                raise ValueError(f"Step {self.name!r} of column {self.column!r}: the top code "
+                                 f"must be above the bottom code; {high}={b!r} is not above "
+                                 f"{low}={a!r}.")
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The column the step changes."""
+        return (self.column,)
+
+
+@dataclass(frozen=True)
+class MultivariateTopCode(_Record):
+    """Robust multivariate top coding (sdcMicro's ``mvTopCoding``, Gussenbauer & Templ):
+    records whose squared robust Mahalanobis distance (MCD centre and covariance) exceeds
+    the chi-square quantile ``1 - alpha`` are pulled onto that ellipsoid, towards the
+    centre.
+
+    Parameters
+    ----------
+    columns : sequence of str
+        The numeric columns coded together (at least one).
+    alpha : float, default=0.025
+        Significance level in (0, 1): the boundary is the chi-square ``1 - alpha`` quantile
+        with one degree of freedom per column (sdcMicro's default 0.025).
+    support_fraction : float, optional
+        The share of records the MCD estimate rests on, in (0, 1)
+        (:class:`sklearn.covariance.MinCovDet`; ``None``: ``(n + p + 1) / 2n``).
+
+    Examples
+    --------
+    >>> MultivariateTopCode("income,expend").columns
+    ('income', 'expend')
+    """
+
+    name: ClassVar[str] = "mvtopcode"
+    columns: tuple[str, ...]
+    alpha: float = 0.025
+    support_fraction: float | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        names = _texts(self.columns, step=self.name, option="columns") \
+            if isinstance(self.columns, str) else tuple(self.columns)
+        names = tuple(_column(n, step=self.name, option="columns") for n in names)
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"The 'columns' option of step {self.name!r} must name at least "
+                             f"one column, each once. Got {self.columns!r} instead.")
+        set_(self, "columns", names)
+        set_(self, "alpha", _probability(self.alpha, step=self.name, option="alpha"))
+        if self.alpha is None:
+            raise ValueError(f"The 'alpha' option of step {self.name!r} must be in (0, 1).")
+        set_(self, "support_fraction", _probability(self.support_fraction, step=self.name,
+                                                    option="support_fraction"))
