@@ -93,23 +93,28 @@ def greedy_blanks(codes: NDArray[np.int64], k: int, missing: str,
 
 def _fill_up(current: NDArray[np.int64], blank: NDArray[np.bool_], sizes: NDArray[np.int64],
              rows: NDArray[np.intp], k: int) -> None:
-    """Under ``"category"``: blank every key of spare records (their class stays >= k) until
-    the all-missing class of ``rows`` reaches k, fewest observed keys first."""
-    need = k - len(rows) - int(((current < 0).all(axis=1)).sum() - len(rows))
-    _, inverse = np.unique(current, axis=0, return_inverse=True)
+    """Under ``"category"``: fill the all-missing class of ``rows`` up to k by blanking every
+    key of spare records (their class stays >= k), fewest observed keys first, and when those
+    are too few, of whole classes, smallest first."""
+    del sizes, rows
+    need = k - int((current < 0).all(axis=1).sum())
+    _, inverse, counts = np.unique(current, axis=0, return_inverse=True, return_counts=True)
     inverse = inverse.ravel()
-    spare = np.bincount(inverse) - k
+    spare = counts - k
     observed = (current >= 0).sum(axis=1)
-    for row in np.argsort(observed, kind="stable"):
+    order = np.argsort(observed, kind="stable")
+    for row in order:
         if need <= 0:
-            break
-        if observed[row] == 0 or spare[inverse[row]] <= 0 or sizes[row] < k:
-            continue
-        spare[inverse[row]] -= 1
-        blank[row] |= current[row] >= 0
-        current[row] = -1
-        need -= 1
-    if need > 0:
-        raise ValueError(f"Under missing='category' no suppression reaches k={k}: the "
-                         f"records cannot fill a class of k with every key missing "
-                         f"({need} more needed).")
+            return
+        if observed[row] and spare[inverse[row]] > 0:
+            spare[inverse[row]] -= 1
+            blank[row] |= current[row] >= 0
+            current[row] = -1
+            need -= 1
+    for group in np.argsort(counts, kind="stable"):
+        if need <= 0:
+            return
+        members = np.flatnonzero((inverse == group) & (current >= 0).any(axis=1))
+        blank[members] |= current[members] >= 0
+        current[members] = -1
+        need -= members.size

@@ -74,7 +74,7 @@ def _ints(value: Any, *, step: str, option: str, low: int) -> tuple[int, ...]:
 
 
 def _number(value: Any, *, step: str, option: str, low: float, high: float,
-            open_low: bool = True) -> float:
+            open_low: bool = True, open_high: bool = False) -> float:
     if isinstance(value, str):
         try:
             value = float(value)
@@ -84,11 +84,12 @@ def _number(value: Any, *, step: str, option: str, low: float, high: float,
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"The {option!r} option of step {step!r} must be a number. Got "
                         f"{value!r} instead.")
-    ok = (value > low if open_low else value >= low) and value <= high
+    ok = (value > low if open_low else value >= low) and \
+        (value < high if open_high else value <= high)
     if not ok:
-        bracket = "(" if open_low else "["
-        raise ValueError(f"The {option!r} option of step {step!r} must be in {bracket}{low}, "
-                         f"{high}]. Got {value!r} instead.")
+        left, right = "(" if open_low else "[", ")" if open_high else "]"
+        raise ValueError(f"The {option!r} option of step {step!r} must be in {left}{low:g}, "
+                         f"{high:g}{right}. Got {value!r} instead.")
     return float(value)
 
 
@@ -260,12 +261,8 @@ class SuppressRisk:
         set_ = object.__setattr__
         keys = _names(self.keys, step=self.name, option="keys")
         set_(self, "keys", keys)
-        threshold = _number(self.threshold, step=self.name, option="threshold", low=0.0,
-                            high=1.0)
-        if threshold >= 1.0:
-            raise ValueError(f"The 'threshold' option of step {self.name!r} must be in "
-                             f"(0, 1). Got {self.threshold!r} instead.")
-        set_(self, "threshold", threshold)
+        set_(self, "threshold", _number(self.threshold, step=self.name, option="threshold",
+                                        low=0.0, high=1.0, open_high=True))
         set_(self, "missing", _choice(self.missing, MISSING_SEMANTICS, step=self.name,
                                       option="missing"))
         set_(self, "importance", _importance(self.importance, keys, step=self.name))
