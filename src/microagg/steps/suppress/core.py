@@ -98,7 +98,7 @@ def _heuristic(codes: NDArray[np.int64], options: SuppressToK, rank: NDArray[np.
         before = int((current < 0).sum())
         for rows in groups:
             for subset, k in options.requirements:
-                cols = list(subset)
+                cols = np.asarray(subset, dtype=np.intp)
                 part = current[np.ix_(rows, cols)]
                 mask = greedy_blanks(part, k, options.missing, rank[cols])
                 part[mask] = -1

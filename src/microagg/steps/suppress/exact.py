@@ -49,7 +49,8 @@ class _Rows:
 def _choices(uniq: NDArray[np.int64]) -> tuple[list[tuple[int, tuple[int, ...]]],
                                                  dict[tuple[int, ...], int]]:
     """Every (pattern, blanked keys) and the index of each result pattern."""
-    choices, results = [], {}
+    choices: list[tuple[int, tuple[int, ...]]] = []
+    results: dict[tuple[int, ...], int] = {}
     for p, row in enumerate(uniq):
         observed = [j for j, v in enumerate(row) if v >= 0]
         for size in range(len(observed) + 1):
@@ -104,9 +105,6 @@ def exact_blanks(codes: NDArray[np.int64], requirements: list[tuple[tuple[int, .
     ``start``: a feasible mask (the heuristic's) given to HiGHS as its first incumbent and
     returned when HiGHS finds nothing better in time. Validation is assumed.
     """
-    import highspy
-    from scipy import sparse
-
     began = time.perf_counter()
     n, width = codes.shape
     uniq, inverse, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
@@ -128,44 +126,13 @@ def exact_blanks(codes: NDArray[np.int64], requirements: list[tuple[tuple[int, .
     cost += [0.0] * (2 * nq)
     upper += [float(n)] * nq + [1.0] * nq
     for q, cols in into.items():
-        rows.add(cols + [z0 + q], [1.0] * len(cols) + [-1.0], 0.0, 0.0)
+        rows.add([*cols, z0 + q], [1.0] * len(cols) + [-1.0], 0.0, 0.0)
         rows.add([z0 + q, y0 + q], [1.0, -float(n)], -np.inf, 0.0)
     first = nx + 2 * nq
-    for subset, k in requirements:
-        aggregates, terms = _class_terms(results, subset, missing, first)
-        members: defaultdict[int, list[int]] = defaultdict(list)
-        for q, qi in results.items():
-            for key in _contributions(q, subset, missing, aggregates):
-                members[key].append(qi)
-        for idx in range(first, first + len(aggregates)):
-            cols = [z0 + qi for qi in members.get(idx, [])]
-            rows.add(cols + [idx], [1.0] * len(cols) + [-1.0], 0.0, 0.0)
-        for qi, cols in terms:
-            rows.add(cols + [y0 + qi], [1.0] * len(cols) + [-float(k)], 0.0, np.inf)
-        cost += [0.0] * len(aggregates)
-        upper += [float(n)] * len(aggregates)
-        first += len(aggregates)
-    ncol = first
-    matrix = sparse.csc_matrix((rows.v, (rows.r, rows.c)), shape=(len(rows.lower), ncol))
-    lp = highspy.HighsLp()
-    lp.num_col_, lp.num_row_ = ncol, len(rows.lower)
-    lp.col_cost_, lp.col_lower_, lp.col_upper_ = np.asarray(cost), np.zeros(ncol), \
-        np.asarray(upper)
-    lp.row_lower_, lp.row_upper_ = np.asarray(rows.lower), np.asarray(rows.upper)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = \
-        matrix.indptr, matrix.indices, matrix.data
-    integrality = [highspy.HighsVarType.kInteger] * (nx) + \
-        [highspy.HighsVarType.kContinuous] * nq + [highspy.HighsVarType.kInteger] * nq + \
-        [highspy.HighsVarType.kContinuous] * (ncol - nx - 2 * nq)
-    lp.integrality_ = integrality
-    model = highspy.Highs()
-    model.setOptionValue("output_flag", False)
-    model.setOptionValue("time_limit", max(float(time_limit) - (time.perf_counter() - began),
-                                           1.0))
-    model.setOptionValue("mip_rel_gap", 0.0)
-    model.passModel(lp)
-    model.run()
+    first = _add_classes(rows, results, requirements, missing, first, (z0, y0),
+                         (cost, upper), n)
+    model = _solve(rows, cost, upper, first, nx, nq,
+                   time_limit - (time.perf_counter() - began))
     info = model.getInfo()
     found = None
     if info.primal_solution_status == 2:  # feasible
@@ -183,8 +150,59 @@ def exact_blanks(codes: NDArray[np.int64], requirements: list[tuple[tuple[int, .
     return best, {"optimal": bool(bound >= cells), "cells": cells, "lower_bound": int(bound),
                   "gap": (cells - bound) / cells if cells else 0.0,
                   "seconds": round(time.perf_counter() - began, 3), "status": status,
-                  "patterns": int(len(uniq)), "variables": int(ncol),
-                  "constraints": int(len(rows.lower))}
+                  "patterns": len(uniq), "variables": int(first),
+                  "constraints": len(rows.lower)}
+
+
+def _add_classes(rows: _Rows, results: dict[tuple[int, ...], int],
+                 requirements: list[tuple[tuple[int, ...], int]], missing: str, first: int,
+                 zy: tuple[int, int], columns: tuple[list[float], list[float]],
+                 n: int) -> int:
+    """The aggregates and the class rows of every requirement; the next free column."""
+    z0, y0 = zy
+    cost, upper = columns
+    for subset, k in requirements:
+        aggregates, terms = _class_terms(results, subset, missing, first)
+        members: defaultdict[int, list[int]] = defaultdict(list)
+        for pat, qi in results.items():
+            for key in _contributions(pat, subset, missing, aggregates):
+                members[key].append(qi)
+        for idx in range(first, first + len(aggregates)):
+            cols = [z0 + qi for qi in members.get(idx, [])]
+            rows.add([*cols, idx], [1.0] * len(cols) + [-1.0], 0.0, 0.0)
+        for qi, cols in terms:
+            rows.add([*cols, y0 + qi], [1.0] * len(cols) + [-float(k)], 0.0, np.inf)
+        cost += [0.0] * len(aggregates)
+        upper += [float(n)] * len(aggregates)
+        first += len(aggregates)
+    return first
+
+
+def _solve(rows: _Rows, cost: list[float], upper: list[float], ncol: int, nx: int, nq: int,
+           time_limit: float) -> Any:
+    """HiGHS on the model: x and y integer, z and the aggregates continuous."""
+    import highspy
+    from scipy import sparse
+
+    matrix = sparse.csc_matrix((rows.v, (rows.r, rows.c)), shape=(len(rows.lower), ncol))
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = ncol, len(rows.lower)
+    lp.col_cost_, lp.col_lower_, lp.col_upper_ = np.asarray(cost), np.zeros(ncol), \
+        np.asarray(upper)
+    lp.row_lower_, lp.row_upper_ = np.asarray(rows.lower), np.asarray(rows.upper)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = \
+        matrix.indptr, matrix.indices, matrix.data
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * nx + \
+        [highspy.HighsVarType.kContinuous] * nq + [highspy.HighsVarType.kInteger] * nq + \
+        [highspy.HighsVarType.kContinuous] * (ncol - nx - 2 * nq)
+    model = highspy.Highs()
+    model.setOptionValue("output_flag", False)
+    model.setOptionValue("time_limit", max(float(time_limit), 1.0))
+    model.setOptionValue("mip_rel_gap", 0.0)
+    model.passModel(lp)
+    model.run()
+    return model
 
 
 def _contributions(q: tuple[int, ...], subset: tuple[int, ...], missing: str,
@@ -211,9 +229,9 @@ def _mask_of(x: NDArray[np.float64], choices: list[tuple[int, tuple[int, ...]]],
     rows_of = [np.flatnonzero(inverse == p) for p in range(int(inverse.max()) + 1)]
     taken = [0] * len(rows_of)
     for i, (p, keys) in enumerate(choices):
-        m = int(round(x[i]))
+        m = round(x[i])
         if m and keys:
             rows = rows_of[p][taken[p]:taken[p] + m]
-            blank[np.ix_(rows, list(keys))] = True
+            blank[np.ix_(rows, np.asarray(keys, dtype=np.intp))] = True
         taken[p] += m
     return blank

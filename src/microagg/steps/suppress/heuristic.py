@@ -85,8 +85,9 @@ def greedy_blanks(codes: NDArray[np.int64], k: int, missing: str,
             target = _blanked(pattern, keys)
             counter.add(pattern, -size)
             counter.add(target, size)
-            current[np.ix_(rows, list(keys))] = -1
-            blank[np.ix_(rows, list(keys))] = True
+            cols = np.asarray(keys, dtype=np.intp)
+            current[np.ix_(rows, cols)] = -1
+            blank[np.ix_(rows, cols)] = True
     raise RuntimeError(f"local suppression found no k={k} anonymous pattern within its "
                        "rounds; this is a bug, please report it")
 
