@@ -81,13 +81,14 @@ def verify_pram_step(options: Pram, original: pd.DataFrame, published: pd.DataFr
                      ) -> Mapping[str, Any]:
     """:func:`~.verify.verify_pram` with the matrices the step applied (its details)."""
     return verify.verify_pram(options, original, published, details=details,
-                              **_roles_of(roles, options.name))
+                              strata=one_stratum(roles, options.name))
 
 
 def verify_noise_step(options: Noise, original: pd.DataFrame, published: pd.DataFrame,
                       roles: StepRoles) -> Mapping[str, Any]:
     """:func:`~.noise.verify_noise` on the published table."""
-    return noise.verify_noise(options, original, published, **_roles_of(roles, options.name))
+    return noise.verify_noise(options, original, published,
+                              strata=one_stratum(roles, options.name))
 
 
 def verify_rank_swap_step(options: RankSwap, original: pd.DataFrame, published: pd.DataFrame,
