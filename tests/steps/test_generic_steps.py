@@ -123,10 +123,12 @@ def test_api_schema_and_cli_publish_the_same_bytes_and_the_same_verdict(
 
 
 def test_plans_find_options_through_the_registry():
-    with pytest.raises(ValueError, match="unknown step 'merge'; the steps are microaggregate"):
+    with pytest.raises(ValueError, match="unknown step 'merge'; the steps are microaggregate, "
+                                         "pram, noise, rank_swap, shuffle, household"):
         Plan.from_text([MERGED])
     with registered():
-        assert set(STEPS) == {"microaggregate", "merge"}
+        assert set(STEPS) == {"microaggregate", "pram", "noise", "rank_swap", "shuffle",
+                              "household", "merge"}
         plan = Plan.from_text([MERGED])
         assert plan == Plan([Merge("region", {"c": "other", "d": "other"}, min_count=5)])
         assert Plan.from_records(plan.to_records()) == plan

@@ -203,7 +203,9 @@ class Request:
             fields.update(_numeric_options(df, fields, options))
         if plan is not None and runs_as_plan(plan):
             fields["kind"] = check_plan_steps(df, plan, fields)
-        fields["keep"] = _kept_identifiers(df, fields, whole=whole)  # after every other check
+        fields["keep"] = _kept_identifiers(df, fields, whole=whole,  # after every other check
+                                           weight_treated=plan is not None and any(
+                                               step.treats_weight for step in plan.steps))
         fields["plan"] = plan if plan is not None else shorthand_plan(fields, options)
         return cls(data=df, started=started, engine=runner.name, replay=replay, **fields,
                    **published_as)
@@ -289,11 +291,13 @@ def _roles(df: pd.DataFrame, quasi_identifiers: Any, options: dict[str, Any], *,
             "intruder_knows": known, "keep": keep}  # narrowed by _kept_identifiers
 
 
-def _kept_identifiers(df: pd.DataFrame, fields: dict[str, Any], *, whole: bool
-                      ) -> tuple[str, ...]:
+def _kept_identifiers(df: pd.DataFrame, fields: dict[str, Any], *, whole: bool,
+                      weight_treated: bool = False) -> tuple[str, ...]:
     """Refuse columns published unchanged that look like direct identifiers, then those
-    without a role that break k by themselves (the whole table only); the ones kept on
-    purpose, recorded."""
+    without a role that break k by themselves, then a weight that re-links households
+    unless a step of the plan treats it (``weight_treated``: the household step; the
+    release measures re-linking on the published table) (the whole table only); the ones
+    kept on purpose, recorded."""
     roles = {*fields["quasi_identifiers"], *fields["sensitive"], *fields["identifiers"]}
     as_is = [str(c) for c in df.columns if c not in roles]
     kept = check_unmasked_identifiers(df, as_is, fields["keep"], whole=whole)
@@ -301,7 +305,8 @@ def _kept_identifiers(df: pd.DataFrame, fields: dict[str, Any], *, whole: bool
         return kept
     roleless = [c for c in as_is if c != fields["weight"] and c not in kept]
     breaking = check_roleless_columns(df, roleless, fields["keep"], fields["k"])
-    relinking = check_relinking_weight(df, fields["weight"], fields["household"], fields["keep"])
+    relinking = () if weight_treated else check_relinking_weight(
+        df, fields["weight"], fields["household"], fields["keep"])
     return (*kept, *breaking, *relinking)
 
 

@@ -372,12 +372,13 @@ def write_in_memory(release: Release, request: Request, input_path: str | None,
     from microagg.io.tables import write_table, write_text_atomic
 
     written = release.data
+    masked = changed_columns(release, request)
     if input_path is not None and release.params.get("epsilon") is None:
         written = passthrough_as_read(written, input_path, outputs.table, sep=sep,
-                                       masked=release.params["quasi_identifiers"],
+                                       masked=masked,
                                        missing=metadata.missing_codes if metadata else None)
     if metadata is not None:
-        metadata = metadata.released(written, masked=release.params["quasi_identifiers"])
+        metadata = metadata.released(written, masked=masked)
     metadata = with_date_precision(metadata, release.params.get("dates") or {})
     if str(outputs.table).lower().endswith((".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz",
                                             ".txt.gz", ".parquet", ".pq")):
@@ -389,6 +390,17 @@ def write_in_memory(release: Release, request: Request, input_path: str | None,
         from microagg.report.html import write_report
 
         write_report(release, request.data, outputs.report)
+
+
+def changed_columns(release: Release, request: Request) -> list[str]:
+    """The columns the release changed, never written back as read: its quasi-identifiers,
+    and the weight where a step of its plan treats it (the household step)."""
+    masked = list(release.params["quasi_identifiers"])
+    plan = request.plan
+    if request.weight is not None and plan is not None \
+            and any(step.treats_weight for step in plan.steps):
+        masked.append(request.weight)
+    return masked
 
 
 def whole_numbers_as_integers(frame: pd.DataFrame, rounding: Any) -> pd.DataFrame:

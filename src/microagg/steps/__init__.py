@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -23,8 +24,11 @@ from typing import Any
 
 from ._options import StepOptions
 from ._plan import Microaggregate, Plan
+from .household.options import Household
+from .perturb.options import Noise, Pram, RankSwap, Shuffle
 
-__all__ = ["STEPS", "Microaggregate", "Plan", "Step", "StepOptions"]
+__all__ = ["STEPS", "Household", "Microaggregate", "Noise", "Plan", "Pram", "RankSwap", "Shuffle",
+           "Step", "StepOptions"]
 
 
 def _load(target: str) -> Callable[..., Any]:
@@ -51,12 +55,15 @@ class Step:
     verifier: str
     """``"module:function"`` of ``verify(options, original, published, roles) -> Mapping``
     (at least ``{"model": str, "holds": bool}`` and the step's achieved figures), imported
-    on use and called once, on the published table."""
+    on use and called once, on the published table; a verifier that declares a keyword
+    ``details`` also receives its step's record details (what the step drew: PRAM's
+    matrices)."""
     checker: str | None = None
     """``"module:function"`` of ``check(options, table, position, plan) -> None``, which
     refuses (by raising, naming the column, the value and the option) what the step cannot
-    run on the request's table, before any step runs; ``None``: nothing beyond its options'
-    own checks."""
+    run on the request's table, before any step runs (one that declares a keyword ``roles``
+    also receives the request's :class:`~._state.StepRoles`); ``None``: nothing beyond its
+    options' own checks."""
     randomized: bool = False
     """Whether ``random_state`` can change its result."""
     per_household: bool = False
@@ -71,6 +78,10 @@ class Step:
     def load_verifier(self) -> Callable[..., Any]:
         """The step's ``verify`` function (imported on first use)."""
         return _load(self.verifier)
+
+    def takes(self, function: Callable[..., Any], keyword: str) -> bool:
+        """Whether ``function`` (its verifier or checker) declares the keyword ``keyword``."""
+        return keyword in inspect.signature(function).parameters
 
     def load_checker(self) -> Callable[..., Any] | None:
         """The step's ``check`` function (imported on first use), or ``None``."""
@@ -90,6 +101,66 @@ _REGISTRY: dict[str, Step] = {
         verifier="microagg.steps.microaggregate:verify",
         checker="microagg._pipeline.plan_request:check_microaggregate_step",
         randomized=True),
+    "pram": Step(
+        name="pram", options=Pram,
+        summary="each categorical value moved to another category with the probabilities of "
+                "a transition matrix (invariant by default), per stratum",
+        reference="Gouweleeuw, Kooiman, Willenborg & de Wolf 1998, J. Off. Stat. 14(4); "
+                  "Templ, Kowarik & Meindl 2015, J. Stat. Softw. 67(4) (pram())",
+        promises="missing cells untouched, every value a known category, the observed "
+                 "transitions within binomial bounds of the recorded matrices (and, invariant, "
+                 "the frequencies within sampling error); not k-anonymity, not differential "
+                 "privacy",
+        target="microagg.steps.perturb.step:apply_pram_step",
+        verifier="microagg.steps.perturb.step:verify_pram_step",
+        checker="microagg.steps.perturb.step:check_pram_step", randomized=True),
+    "noise": Step(
+        name="noise", options=Noise,
+        summary="noise added to numeric columns: additive, correlated, ROMM or "
+                "multiplicative, its variance a stated share of each column's",
+        reference="Brand 2002, LNCS 2316; Ting, Fienberg & Trottini 2008 (ROMM); Templ, "
+                  "Kowarik & Meindl 2015, J. Stat. Softw. 67(4) (addNoise())",
+        promises="the achieved noise-to-variance ratio within its chi-square bounds, missing "
+                 "cells untouched; not k-anonymity, not differential privacy",
+        target="microagg.steps.perturb.step:apply_noise_step",
+        verifier="microagg.steps.perturb.step:verify_noise_step",
+        checker="microagg.steps.perturb.step:check_numeric_step", randomized=True),
+    "rank_swap": Step(
+        name="rank_swap", options=RankSwap,
+        summary="each numeric value exchanged with one at most p percent of the ranks away, "
+                "per stratum",
+        reference="Moore 1996, US Census Bureau; Templ, Kowarik & Meindl 2015, J. Stat. "
+                  "Softw. 67(4) (rankSwap())",
+        promises="every column's values kept exactly (within each stratum), no value moved "
+                 "more ranks than the window; not k-anonymity, not differential privacy",
+        target="microagg.steps.perturb.step:apply_rank_swap_step",
+        verifier="microagg.steps.perturb.step:verify_rank_swap_step",
+        checker="microagg.steps.perturb.step:check_numeric_step", randomized=True),
+    "shuffle": Step(
+        name="shuffle", options=Shuffle,
+        summary="the values of confidential numeric columns reassigned by the ranks of a "
+                "normal-copula copy given the non-confidential ones",
+        reference="Muralidhar & Sarathy 2006, Management Science 52(5)",
+        promises="every column's values kept exactly (a permutation), the given columns "
+                 "unchanged; not k-anonymity, not differential privacy",
+        target="microagg.steps.perturb.step:apply_shuffle_step",
+        verifier="microagg.steps.perturb.step:verify_shuffle_step",
+        checker="microagg.steps.perturb.step:check_numeric_step", randomized=True),
+    "household": Step(
+        name="household", options=Household,
+        summary="household-level columns made consistent within every household and the "
+                "sampling weight treated once per household (microaggregated within strata, "
+                "rounded, or kept on purpose), copied to every member",
+        reference="Templ, Kowarik & Meindl 2015, J. Stat. Softw. 67(4), section 4.2 "
+                  "(selectHouseholdData, mergeHouseholdData, microaggregation with "
+                  "strata_variables)",
+        promises="every member of a household publishes the same household-level values; "
+                 "microaggregated, every published weight shared by at least k households "
+                 "of its stratum and each stratum's weighted count of persons kept",
+        target="microagg.steps.household.step:apply_household_step",
+        verifier="microagg.steps.household.step:verify_household_step",
+        checker="microagg.steps.household.step:check_household_step",
+        per_household=True),
 }
 
 STEPS: MappingProxyType[str, Step] = MappingProxyType(_REGISTRY)

@@ -63,6 +63,13 @@ class StepOptions:
         the smallest of them, reported over the plan's keys)."""
         return None
 
+    @property
+    def treats_weight(self) -> bool:
+        """Whether the step treats the sampling weight (the weight role's column) so that it
+        no longer re-links households: a request with such a step is not refused for its
+        weight when built; the release still measures re-linking on the published table."""
+        return False
+
     def renamed(self, spelling: Mapping[str, str]) -> StepOptions:
         """These options with each column named as ``spelling`` spells it: every field that
         names columns of :attr:`columns` (a name, or a tuple of names)."""

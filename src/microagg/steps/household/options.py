@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from .._options import StepOptions
+
 __all__ = ["WEIGHT_TREATMENTS", "Household"]
 
 WEIGHT_TREATMENTS = ("microaggregate", "round", "keep")
@@ -58,7 +60,7 @@ def _precision(value: Any, *, step: str) -> float | None:
 
 
 @dataclass(frozen=True)
-class Household:
+class Household(StepOptions):
     """Household-level treatment: every member of a household publishes the same values of
     the household-level columns, and the sampling weight is treated once per household so
     that it does not re-link the members of a household.
@@ -99,10 +101,17 @@ class Household:
 
     name: ClassVar[str] = "household"
     household_columns: tuple[str, ...] = ()
+    """The household-level columns (one value per household: region, household size...);
+    empty: those found constant within every household."""
     weight: str = "microaggregate"
+    """How the weight role's column is treated: microaggregate (k households per group
+    within strata), round (to precision) or keep (published unchanged on purpose)."""
     k: int = 3
+    """Households per group of the weight's microaggregation (>= 2)."""
     precision: float | None = None
+    """The step the weight is rounded to (weight=round; > 0)."""
     total: str | None = None
+    """A numeric column whose weighted total's loss the details report."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalized once, here
@@ -130,3 +139,8 @@ class Household:
         """The columns the step changes, as declared (the weight role's column is added by
         the step when the weight is treated; detected columns are only known on a table)."""
         return self.household_columns
+
+    @property
+    def treats_weight(self) -> bool:
+        """Whether the weight is treated (microaggregated or rounded), not kept."""
+        return self.weight != "keep"

@@ -2,7 +2,8 @@
 frozen dataclasses with named fields, normalized from Python values or the CLI's text.
 
 Standard library only: the plan imports these classes to parse a schema or a ``--step``
-without loading numpy or pandas.
+without loading numpy or pandas. Each subclasses :class:`~microagg.steps.StepOptions` (its
+record, its columns); each field's attribute docstring is the help every face shows.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
+
+from .._options import StepOptions, as_bool
 
 __all__ = ["Noise", "Pram", "RankSwap", "Shuffle"]
 
@@ -72,20 +75,6 @@ def _integer(value: Any, *, step: str, option: str, low: int) -> int:
     return value
 
 
-def _flag(value: Any, *, step: str, option: str) -> bool:
-    """A bool (text ``true``/``false``/``yes``/``no``/``1``/``0`` accepted)."""
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in ("true", "yes", "1"):
-            return True
-        if text in ("false", "no", "0"):
-            return False
-    if isinstance(value, bool):
-        return value
-    raise ValueError(f"The {option!r} option of step {step!r} must be true or false. Got "
-                     f"{value!r} instead.")
-
-
 def _matrices(value: Any, *, step: str) -> Mapping[str, Mapping[str, Mapping[str, float]]]:
     """User transition matrices ``{column: {from: {to: probability}}}`` (JSON in text),
     each row non-negative and summing to 1."""
@@ -139,7 +128,7 @@ def _matrix_row(row: Any, labels: set[str], *, column: str, source: str,
 
 
 @dataclass(frozen=True)
-class Pram:
+class Pram(StepOptions):
     """PRAM, the post-randomization method, on categorical columns: each value moves to
     another category with the probabilities of a transition matrix (Gouweleeuw, Kooiman,
     Willenborg & de Wolf 1998, J. Off. Stat. 14(4); sdcMicro ``pram``).
@@ -165,12 +154,19 @@ class Pram:
 
     name: ClassVar[str] = "pram"
     variables: tuple[str, ...]
+    """The categorical columns to perturb, each with its own matrix."""
     pd: float = 0.8
+    """In (0, 1]: the smallest diagonal of the base matrix P (sdcMicro's pd)."""
     alpha: float = 0.5
+    """In [0, 1]: the weight of the invariant matrix R against the identity."""
     matrix: Mapping[str, Mapping[str, Mapping[str, float]]] = field(
         default_factory=lambda: MappingProxyType({}))
+    """User base matrices {column: {from: {to: probability}}} (a JSON object), replacing
+    the pd construction for those columns."""
     invariant: bool = True
+    """Make the matrix invariant (expected frequencies equal the observed ones)."""
     random_diagonal: bool = True
+    """Draw each diagonal of P uniformly in [pd, 1] (sdcMicro); false: exactly pd."""
 
     def __post_init__(self) -> None:
         _set(self, "variables", _names(self.variables, step=self.name, option="variables"))
@@ -184,7 +180,7 @@ class Pram:
             raise ValueError(f"The 'matrix' option of step {self.name!r} has matrices for "
                              f"{unknown}, which are not among variables {list(self.variables)}.")
         for option in ("invariant", "random_diagonal"):
-            _set(self, option, _flag(getattr(self, option), step=self.name, option=option))
+            _set(self, option, as_bool(getattr(self, option), step=self.name, option=option))
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -198,7 +194,7 @@ _NOISE_MIN_COLUMNS: Mapping[str, int] = MappingProxyType({"correlated": 2})
 
 
 @dataclass(frozen=True)
-class Noise:
+class Noise(StepOptions):
     """Noise addition on numeric columns (Brand 2002, "Microdata protection through noise
     addition", LNCS 2316; Ting, Fienberg & Trottini 2008 for ROMM; sdcMicro ``addNoise``).
 
@@ -222,9 +218,13 @@ class Noise:
 
     name: ClassVar[str] = "noise"
     variables: tuple[str, ...]
+    """The numeric columns to perturb."""
     method: str = "additive"
+    """additive, correlated, romm or multiplicative."""
     noise: float = 0.1
+    """In (0, 10]: a variance ratio (the noise variance as a share of each column's)."""
     block_size: int = 100
+    """romm only: the records rotated together (>= 3)."""
 
     def __post_init__(self) -> None:
         _set(self, "variables", _names(self.variables, step=self.name, option="variables"))
@@ -250,7 +250,7 @@ class Noise:
 
 
 @dataclass(frozen=True)
-class RankSwap:
+class RankSwap(StepOptions):
     """Rank swapping: each value is exchanged with another whose rank is at most ``p``
     percent of the records away (Moore 1996, "Controlled data-swapping techniques for
     masking public use microdata sets", US Census Bureau; sdcMicro ``rankSwap``'s ``P``).
@@ -266,7 +266,9 @@ class RankSwap:
 
     name: ClassVar[str] = "rank_swap"
     variables: tuple[str, ...]
+    """The numeric or ordered columns, each swapped on its own."""
     p: float = 5.0
+    """In (0, 100]: the swap window, in percent of the records of the stratum."""
 
     def __post_init__(self) -> None:
         _set(self, "variables", _names(self.variables, step=self.name, option="variables"))
@@ -280,7 +282,7 @@ class RankSwap:
 
 
 @dataclass(frozen=True)
-class Shuffle:
+class Shuffle(StepOptions):
     """Data shuffling: the values of the confidential columns are reassigned by the ranks of
     a copy generated from a normal-copula model given the ``given`` columns (Muralidhar &
     Sarathy 2006, "Data shuffling: a new masking approach for numerical data", Management
@@ -297,7 +299,9 @@ class Shuffle:
 
     name: ClassVar[str] = "shuffle"
     variables: tuple[str, ...]
+    """The confidential numeric columns whose values are shuffled."""
     given: tuple[str, ...] = ()
+    """Non-confidential numeric columns the model conditions on (kept unchanged)."""
 
     def __post_init__(self) -> None:
         _set(self, "variables", _names(self.variables, step=self.name, option="variables"))
