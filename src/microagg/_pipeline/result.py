@@ -152,6 +152,10 @@ class StepRecord:
     details : Mapping
         What the step says it did, as plain values (counts per column such as "values
         recoded" or "cells suppressed", a swap rate ...); empty when it says nothing more.
+    columns_changed : tuple of str
+        Every column of the working table the step changed, its own and any other (the
+        household step's weight): what the faces publish as the release has it, never as
+        the input had it.
     """
 
     step: str
@@ -162,16 +166,18 @@ class StepRecord:
     before: StepFigures
     after: StepFigures
     details: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    columns_changed: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
         object.__setattr__(self, "details", _read_only(self.details))
+        object.__setattr__(self, "columns_changed", tuple(self.columns_changed))
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Picklable (``MappingProxyType`` is not): the options and details as dicts."""
         return (StepRecord, (self.step, dict(self.options), self.cells_changed, self.groups,
                              self.smallest_group, self.before, self.after,
-                             _thawed(self.details)))
+                             _thawed(self.details), self.columns_changed))
 
     def summary(self) -> dict[str, Any]:
         """The record as plain JSON-ready values (``details`` only when the step gave
@@ -182,6 +188,7 @@ class StepRecord:
                "after": self.after.summary()}
         if self.details:
             out["details"] = to_plain(self.details)
+            out["columns_changed"] = list(self.columns_changed)
         return out
 
 

@@ -372,7 +372,7 @@ def write_in_memory(release: Release, request: Request, input_path: str | None,
     from microagg.io.tables import write_table, write_text_atomic
 
     written = release.data
-    masked = changed_columns(release, request)
+    masked = changed_columns(release)
     if input_path is not None and release.params.get("epsilon") is None:
         written = passthrough_as_read(written, input_path, outputs.table, sep=sep,
                                        masked=masked,
@@ -392,14 +392,13 @@ def write_in_memory(release: Release, request: Request, input_path: str | None,
         write_report(release, request.data, outputs.report)
 
 
-def changed_columns(release: Release, request: Request) -> list[str]:
-    """The columns the release changed, never written back as read: its quasi-identifiers,
-    and the weight where a step of its plan treats it (the household step)."""
+def changed_columns(release: Release) -> list[str]:
+    """The columns the release changed, never written back as read: its quasi-identifiers
+    and every column a step of its plan changed (``StepRecord.columns_changed``: the
+    household step's weight, a recoded or perturbed column)."""
     masked = list(release.params["quasi_identifiers"])
-    plan = request.plan
-    if request.weight is not None and plan is not None \
-            and any(step.treats_weight for step in plan.steps):
-        masked.append(request.weight)
+    for record in release.steps:
+        masked.extend(c for c in record.columns_changed if c not in masked)
     return masked
 
 

@@ -107,7 +107,8 @@ class PlanState:
         keys = list(self.keys)
         before = self.table.loc[:, keys] if self.history else self.original
         record = step_record(options, self.original, before, table.loc[:, keys], partitions,
-                             loss=loss, details=details)
+                             loss=loss, details=details,
+                             columns_changed=columns_changed(self.table, table))
         outcomes = dict(self.outcomes)
         if outcome is not None:
             outcomes[len(self.history)] = outcome
@@ -191,15 +192,24 @@ def cells_changed(before: pd.DataFrame, after: pd.DataFrame) -> int:
     return int((~same.to_numpy()).sum())
 
 
+def columns_changed(before: pd.DataFrame, after: pd.DataFrame) -> tuple[str, ...]:
+    """The columns of ``after`` whose values or type differ from ``before``'s (the same
+    columns, rows in the same order; two missing cells are the same value)."""
+    return tuple(str(c) for c in after.columns
+                 if after[c] is not before[c]
+                 and not after[c].reset_index(drop=True).equals(before[c].reset_index(drop=True)))
+
+
 def step_record(options: Any, original: pd.DataFrame, before: pd.DataFrame,
                 after: pd.DataFrame, partitions: Sequence[NDArray[np.intp]], *,
-                loss: float | None = None, details: Mapping[str, Any] | None = None
-                ) -> StepRecord:
+                loss: float | None = None, details: Mapping[str, Any] | None = None,
+                columns_changed: Sequence[str] = ()) -> StepRecord:
     """The record of one step: ``before`` and ``after`` are the working table's keys (the
     columns of ``original``) before and after it, ``partitions`` its groups' labels."""
     sizes = [np.bincount(p) for p in partitions if p.size]
     return StepRecord(step=options.name, options=MappingProxyType(options.to_record()),
                       details=MappingProxyType(dict(details or {})),
+                      columns_changed=tuple(columns_changed),
                       cells_changed=cells_changed(before, after),
                       groups=int(sum(s.size for s in sizes)),
                       smallest_group=int(min(s.min() for s in sizes)) if sizes else 0,

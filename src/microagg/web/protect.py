@@ -224,14 +224,14 @@ def published_bytes(attempt: Attempt, suffix: str) -> bytes:
     import tempfile
     import urllib.parse
 
-    from microagg.cli._anonymize_run import whole_numbers_as_integers
+    from microagg.cli._anonymize_run import changed_columns, whole_numbers_as_integers
     from microagg.io._as_read import published_as_read
     from microagg.io._labelled import with_date_precision
     from microagg.io._nested import check_storable
     from microagg.io.tables import write_table
 
     release, metadata = attempt.release, attempt.metadata
-    masked = release.params["quasi_identifiers"]
+    masked = changed_columns(release)
     with tempfile.TemporaryDirectory() as folder:
         path = pathlib.Path(folder) / f"published{suffix}"
         # through microagg.io.sql, as `-o sqlite:///...?table=` writes
