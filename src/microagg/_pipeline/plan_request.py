@@ -25,7 +25,7 @@ numeric stage does (kind ``"plan"``: the measures of numeric microaggregation); 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -35,8 +35,11 @@ from ..exceptions import SchemaError
 from ..partition import get_partitioner
 from ..steps import Microaggregate, Plan
 
-__all__ = ["PLAN_REPLACES", "check_microaggregate_step", "check_plan_steps", "runs_as_plan",
-           "shorthand_of", "shorthand_plan"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..steps._state import StepRoles
+
+__all__ = ["PLAN_REPLACES", "check_microaggregate_step", "check_plan_steps", "promised_k",
+           "runs_as_plan", "shorthand_of", "shorthand_plan"]
 
 PLAN_REPLACES = ("quasi_identifiers", "k", "method", "method_params", "aggregation",
                  "aggregation_params", "scaling", "refine")
@@ -84,9 +87,12 @@ def shorthand_of(plan: Any, quasi_identifiers: Any, k: Any, options: Mapping[str
 
 
 def runs_as_plan(plan: Plan) -> bool:
-    """Whether ``plan`` runs as a plan of steps: anything but one microaggregate step (the
-    one-step shorthand)."""
-    return len(plan.steps) > 1 or not isinstance(plan.steps[0], Microaggregate)
+    """Whether ``plan`` runs as a plan of steps: anything but one plain microaggregate step
+    (the one-step shorthand; one that partitions within classes or per household is a
+    plan)."""
+    step = plan.steps[0]
+    return len(plan.steps) > 1 or not isinstance(step, Microaggregate) \
+        or step.promised_over != step.columns or step.counts_households
 
 
 def shorthand_plan(fields: Mapping[str, Any], options: Mapping[str, Any]) -> Plan:
@@ -133,13 +139,43 @@ def check_plan_steps(df: pd.DataFrame, plan: Plan, fields: Mapping[str, Any]) ->
     numeric = all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
                   for t in keys.dtypes)
     if numeric and not fields["hierarchies"] and not keys.isna().to_numpy().any() \
-            and all(step.required_k is not None for step in plan.steps):
+            and all(step.required_k is not None and step.promised_over == step.columns
+                    and not step.counts_households for step in plan.steps):
         return "plan"
     return "plan-table"
 
 
+def promised_k(plan: Plan) -> tuple[int, int, tuple[str, ...]] | None:
+    """``(position, k, columns)`` of the k a plan's release promises over its keys, or
+    ``None`` when it promises none (then k over the keys is reported only).
+
+    A release promises k over columns only where one step's own promise covers them: the
+    last step whose :attr:`~microagg.steps.StepOptions.promised_over` holds the columns of
+    every step that promises a k (stratified microaggregation nested within the classes an
+    earlier step made: household-level keys per household, then the person-level keys
+    within them). Steps that promise no k (PRAM, noise) are not part of it: what they
+    promise is their own check. Disjoint groups masked one after the other promise nothing
+    together (an intruder can intersect them).
+
+    Examples
+    --------
+    >>> from microagg.steps import Microaggregate
+    >>> promised_k(Plan([Microaggregate("size", k=3, within="region"),
+    ...                  Microaggregate("age,income", k=3, within="region,size")]))
+    (2, 3, ('age', 'income', 'region', 'size'))
+    >>> promised_k(Plan([Microaggregate("a", k=3), Microaggregate("b", k=3)])) is None
+    True
+    """
+    promising = [(i, s) for i, s in enumerate(plan.steps, start=1) if s.required_k is not None]
+    keys = {c for _, s in promising for c in s.columns}
+    for position, step in reversed(promising):
+        if keys <= set(step.promised_over) and step.required_k is not None:
+            return position, step.required_k, step.promised_over
+    return None
+
+
 def check_microaggregate_step(step: Microaggregate, df: pd.DataFrame, position: int,
-                              plan: Plan) -> None:
+                              plan: Plan, *, roles: StepRoles | None = None) -> None:
     """What a microaggregate step of a plan runs: numeric, complete columns that no other
     step changes, a method that does not generalize, an aggregation that is not noisy (its
     k is promised on the published table), its options checked as the shorthand's."""
@@ -164,6 +200,10 @@ def check_microaggregate_step(step: Microaggregate, df: pd.DataFrame, position: 
                                                      for c, n in holes.items())
                           + "); impute or drop them first, or use a plan of one step.")
     _check_step(step, position, n_rows=len(df))
+    if (step.within or step.per_household) and roles is not None:
+        from ..steps._grouped import check_grouped
+
+        check_grouped(step, df, position, roles)
 
 
 def _check_step(step: Microaggregate, position: int, *, n_rows: int) -> None:

@@ -183,7 +183,7 @@ class Request:
             options = {**options, "method": method, "method_params": params}
         whole = not runner.reads_files
         fields = _roles(df, quasi_identifiers, options, whole=whole)
-        fields.update(survey_roles(df, fields, options, whole=whole))
+        fields.update(survey_roles(df, fields, {**options, "plan": plan}, whole=whole))
         df, published_as = prepare_publishing(df, fields["quasi_identifiers"], options,
                                               schema, reads_files=runner.reads_files)
         fields["k"] = check_k(k, n_samples=df.shape[0] if whole else sys.maxsize,
@@ -205,7 +205,9 @@ class Request:
             fields["kind"] = check_plan_steps(df, plan, fields)
         fields["keep"] = _kept_identifiers(df, fields, whole=whole,  # after every other check
                                            weight_treated=plan is not None and any(
-                                               step.treats_weight for step in plan.steps))
+                                               step.treats_weight
+                                               or fields.get("weight") in step.columns
+                                               for step in plan.steps))
         fields["plan"] = plan if plan is not None else shorthand_plan(fields, options)
         return cls(data=df, started=started, engine=runner.name, replay=replay, **fields,
                    **published_as)

@@ -43,7 +43,10 @@ def survey_roles(df: pd.DataFrame, fields: Mapping[str, Any], options: Mapping[s
         if column not in df.columns:
             raise SchemaError(f"Unknown column {column!r} in {option}; available: "
                               f"{', '.join(map(repr, map(str, df.columns)))}.")
-        if column in taken and not (option == "households" and taken[column] == "identifiers"):
+        treated = option == "weights" and taken.get(column) == "quasi_identifiers" \
+            and options.get("plan") is not None  # a step of the plan treats the weight
+        if column in taken and not treated \
+                and not (option == "households" and taken[column] == "identifiers"):
             raise SchemaError(f"Column {column!r} is both the {_ROLE_NAMES[option]} and in "
                               f"{taken[column]}.")
     _check_distinct({"weight": weight, "household id": household, "strata": strata})

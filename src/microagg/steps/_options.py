@@ -64,6 +64,19 @@ class StepOptions:
         return None
 
     @property
+    def promised_over(self) -> tuple[str, ...]:
+        """The columns over which :attr:`required_k` is promised: its own columns, and for a
+        step that partitions within the classes of other columns (stratified
+        microaggregation) those too."""
+        return self.columns
+
+    @property
+    def counts_households(self) -> bool:
+        """Whether the step's k counts households (it treats one row per household and
+        copies the result to every member) rather than records."""
+        return False
+
+    @property
     def treats_weight(self) -> bool:
         """Whether the step treats the sampling weight (the weight role's column) so that it
         no longer re-links households: a request with such a step is not refused for its
@@ -73,7 +86,7 @@ class StepOptions:
     def renamed(self, spelling: Mapping[str, str]) -> StepOptions:
         """These options with each column named as ``spelling`` spells it: every field that
         names columns of :attr:`columns` (a name, or a tuple of names)."""
-        columns = set(self.columns)
+        columns = set(self.columns) | set(self.promised_over)
         changes: dict[str, Any] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from ._options import StepOptions, as_mapping, as_names, required_options
+from ._options import StepOptions, as_bool, as_mapping, as_names, required_options
 
 __all__ = ["Microaggregate", "Plan", "StepOptions"]
 
@@ -46,6 +46,17 @@ class Microaggregate(StepOptions):
         Keyword parameters of the aggregation.
     scaling : str, optional
         How the columns are scaled before the partition (``"standard"`` when ``None``).
+    within : str or sequence of str, optional
+        Columns whose classes the step partitions separately (sdcMicro's
+        ``microaggregation(strata_variables=)``): each group lies within one class, so k is
+        promised on the step's quasi-identifiers together with these columns (as published:
+        exact, or coarsened by an earlier step).
+    per_household : bool, optional
+        Microaggregate one row per household (the request's household role; the step's
+        columns and ``within`` columns must be constant within every household), groups of
+        at least k households, each member publishing its household's values (the household
+        treatment of sdcMicro's users: household-level variables protected once per
+        household).
 
     Examples
     --------
@@ -69,11 +80,25 @@ class Microaggregate(StepOptions):
     """Keyword parameters of the aggregation (a JSON object)."""
     scaling: str | None = None
     """How the columns are scaled before the partition (standard when none)."""
+    within: tuple[str, ...] = ()
+    """Columns whose classes are partitioned separately: k holds with them too."""
+    per_household: bool = False
+    """One row per household, groups of at least k households, copied to every member."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalized once, here
         set_(self, "quasi_identifiers", as_names(self.quasi_identifiers, step=self.name,
                                                  option="quasi_identifiers"))
+        within = () if self.within in ((), None, "") else \
+            as_names(self.within, step=self.name, option="within")
+        both = sorted(set(within) & set(self.quasi_identifiers))
+        if both:
+            raise ValueError(f"The 'within' option of step {self.name!r} names "
+                             f"{', '.join(map(repr, both))}, which the step masks: a step "
+                             "partitions within the classes of other columns.")
+        set_(self, "within", within)
+        set_(self, "per_household", as_bool(self.per_household, step=self.name,
+                                            option="per_household"))
         k = self.k
         if isinstance(k, str) and k.strip().lstrip("+").isdigit():
             k = int(k)
@@ -92,8 +117,18 @@ class Microaggregate(StepOptions):
 
     @property
     def required_k(self) -> int:
-        """The step's k, promised on its quasi-identifiers."""
+        """The step's k, promised on its quasi-identifiers (with :attr:`within`)."""
         return self.k
+
+    @property
+    def promised_over(self) -> tuple[str, ...]:
+        """Its quasi-identifiers, then the ``within`` columns."""
+        return (*self.quasi_identifiers, *self.within)
+
+    @property
+    def counts_households(self) -> bool:
+        """Whether its groups are of households (``per_household``)."""
+        return self.per_household
 
 
 def _kinds() -> Mapping[str, type[StepOptions]]:

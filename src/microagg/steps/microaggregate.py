@@ -31,6 +31,10 @@ def apply(state: PlanState, options: Microaggregate, rng: np.random.Generator) -
     from .._pipeline.grouping import grouping_stage
     from .._pipeline.numeric import quasi_identifier_matrix
 
+    if options.within or options.per_household:
+        from ._grouped import apply_grouped
+
+        return apply_grouped(state, options, rng)
     request = step_request(state.request, state.table, options)
     values = quasi_identifier_matrix(state.table, options.quasi_identifiers)
     outcome = grouping_stage(request, values, rng, state.timings)
@@ -47,6 +51,10 @@ def verify(options: Microaggregate, original: pd.DataFrame, published: pd.DataFr
     at least k cannot publish fewer, so that is a bug)."""
     from .._pipeline.verify import k_check, published_classes
 
+    if options.within or options.per_household:
+        from ._grouped import verify_grouped
+
+        return verify_grouped(options, original, published, roles)
     classes = published_classes(published, options.quasi_identifiers)
     check = k_check(options.k, int(np.bincount(classes).min()))
     return MappingProxyType({**check, "holds": True, "model": "k-anonymity of the step's quasi-identifiers "
