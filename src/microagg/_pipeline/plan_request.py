@@ -35,8 +35,8 @@ from ..exceptions import SchemaError
 from ..partition import get_partitioner
 from ..steps import Microaggregate, Plan
 
-__all__ = ["PLAN_REPLACES", "check_microaggregate_step", "check_plan_steps", "runs_as_plan",
-           "shorthand_of", "shorthand_plan"]
+__all__ = ["PLAN_REPLACES", "check_microaggregate_step", "check_plan_steps",
+           "check_publication", "runs_as_plan", "shorthand_of", "shorthand_plan"]
 
 PLAN_REPLACES = ("quasi_identifiers", "k", "method", "method_params", "aggregation",
                  "aggregation_params", "scaling", "refine")
@@ -127,6 +127,24 @@ def check_plan_steps(df: pd.DataFrame, plan: Plan, fields: Mapping[str, Any]) ->
             and all(step.required_k is not None for step in plan.steps):
         return "plan"
     return "plan-table"
+
+
+_PRECISION = {"day": 0, "month": 1, "year": 2}
+
+
+def check_publication(plan: Plan, dates: Mapping[str, Any]) -> None:
+    """Refuse a step that publishes a date finer than declared (a step's ``"month"`` of a
+    column declared published by year): the declared precision would be silently broken.
+
+    ``dates``: the request's date specs (each with its ``publish`` precision)."""
+    for position, step in enumerate(plan.steps, start=1):
+        for column, how in step.publication().items():
+            declared = getattr(dates.get(column), "publish", "day")
+            if how in _PRECISION and _PRECISION[declared] > _PRECISION[how]:
+                raise SchemaError(f"Step {position} of the plan ({step.name}) publishes column "
+                                  f"{column!r} by {how}, but the column is declared published "
+                                  f"by {declared}: recode it to the {declared} instead, or "
+                                  f"declare publish = \"{how}\".")
 
 
 def check_microaggregate_step(step: Microaggregate, df: pd.DataFrame, position: int,

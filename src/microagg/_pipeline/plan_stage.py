@@ -11,7 +11,7 @@ microaggregation by attribute groups (an intruder can intersect the groups).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -23,6 +23,7 @@ from ..steps import STEPS
 from ..steps._state import PlanState, StepRoles
 from .numeric import Outcome, standard_scaling
 from .request import Request
+from .result import StepRecord
 
 __all__ = ["plan_stage", "step_checks"]
 
@@ -68,17 +69,22 @@ def run_steps(request: Request, table: pd.DataFrame, original: pd.DataFrame,
     return state
 
 
-def step_checks(request: Request, original: pd.DataFrame, published: pd.DataFrame
-                ) -> tuple[Mapping[str, Any], ...]:
+def step_checks(request: Request, original: pd.DataFrame, published: pd.DataFrame, *,
+                records: Sequence[StepRecord] = ()) -> tuple[Mapping[str, Any], ...]:
     """``checks["steps"]``: each step's verifier (:attr:`microagg.steps.Step.verifier`) on
     the published table, once: ``{"step": position, "quasi_identifiers": its columns,
     "holds": ..., "model": ..., its achieved figures}``. A check that does not hold makes
-    the verdict "not protected", naming the step (:func:`~.verdict.decide`)."""
+    the verdict "not protected", naming the step (:func:`~.verdict.decide`). A step that
+    reads its record (:attr:`~microagg.steps.Step.reads_details`) is given
+    ``details=records[i].details`` (``None`` when ``records`` is empty)."""
     assert request.plan is not None
     roles = StepRoles.of(request)
     out = []
     for position, step in enumerate(request.plan.steps, start=1):
-        result = STEPS[step.name].load_verifier()(step, original, published, roles)
+        entry = STEPS[step.name]
+        extra = ({"details": records[position - 1].details if records else None}
+                 if entry.reads_details else {})
+        result = entry.load_verifier()(step, original, published, roles, **extra)
         if "model" not in result or not isinstance(result.get("holds"), bool):
             raise TypeError(f"The verifier of step {step.name!r} must return a mapping with "
                             f"'model' (str) and 'holds' (bool); it returned {dict(result)!r}. "
