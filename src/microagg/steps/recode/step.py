@@ -166,7 +166,8 @@ def verify_recode_date(options: RecodeDate, original: pd.DataFrame, published: p
                        roles: StepRoles, *, details: Mapping[str, Any] | None = None
                        ) -> dict[str, Any]:
     """:func:`.verify.verify_recode_date` on the dates as published: the original's days as
-    dates, published ISO (partial) dates parsed, a time zone dropped to its wall time."""
+    dates, published ISO (partial) dates parsed (a year read back from a file as a number
+    too), a time zone dropped to its wall time."""
     column = options.column
     if column in roles.dates:
         original = with_column(original, column, _as_datetimes(original[column]))
@@ -175,6 +176,9 @@ def verify_recode_date(options: RecodeDate, original: pd.DataFrame, published: p
         if pd.api.types.is_datetime64_any_dtype(shown.dtype):
             if getattr(shown.dt, "tz", None) is not None:
                 shown = shown.dt.tz_localize(None)
+        elif options.precision == "year" and pd.api.types.is_numeric_dtype(shown.dtype):
+            years = shown.astype("Float64").round().astype("Int64").astype("str")
+            shown = pd.to_datetime(years.where(shown.notna()), errors="coerce", format="%Y")
         else:
             shown = pd.to_datetime(shown.astype(object), errors="coerce", format="ISO8601")
         published = with_column(published, column, shown)
