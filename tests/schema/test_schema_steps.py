@@ -73,7 +73,7 @@ def test_plan_follows_the_table_spelling(tmp_path: pathlib.Path) -> None:
 
 
 @pytest.mark.parametrize(("steps", "expected"), [
-    ('[[steps]]\nstep = "recode"\n', "step 1 of the plan: unknown step 'recode'"),
+    ('[[steps]]\nstep = "no_such_step"\n', "step 1 of the plan: unknown step 'no_such_step'"),
     ('[[steps]]\nstep = "microaggregate"\nquasi_identifiers = ["age", "income", "height", '
      '"weight"]\nk = 5\n[[steps]]\nstep = "microaggregate"\nquasi_identifiers = ["age"]\n'
      'kk = 3\n', "step 2 of the plan (microaggregate): unknown option(s) 'kk'"),

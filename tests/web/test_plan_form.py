@@ -107,7 +107,8 @@ def test_the_protect_page_offers_a_second_step(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize(("fields", "message"), [
-    ({"step2": "recode", "step2_columns": "FICA", "step2_k": "3"}, "Unknown step 'recode'"),
+    ({"step2": "no_such_step", "step2_columns": "FICA", "step2_k": "3"},
+     "Unknown step 'no_such_step'"),
     ({"step2": "microaggregate", "step2_columns": "FICA,nope", "step2_k": "3"},
      "'nope' not in the upload"),
     ({"step2": "microaggregate", "step2_columns": "FICA", "step2_k": "5000"},

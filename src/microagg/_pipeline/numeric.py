@@ -211,7 +211,7 @@ def _verify(request: Request, outcome: Outcome, final: Published, notes: list[st
     if outcome.steps:
         from .plan_stage import step_checks
 
-        checks["steps"] = step_checks(request, request.data, published, outcome.steps)
+        checks["steps"] = step_checks(request, request.data, published, records=outcome.steps)
     group_min = (min(int(np.bincount(g).min()) for g in partitions.values()) if partitions
                  else int(np.bincount(labels).min()))
     checks["group_k"] = group_k_check(

@@ -38,8 +38,9 @@ from ..steps import Microaggregate, Plan
 if TYPE_CHECKING:  # pragma: no cover
     from ..steps._state import StepRoles
 
-__all__ = ["PLAN_REPLACES", "check_microaggregate_step", "check_plan_steps", "promised_k",
-           "runs_as_plan", "shorthand_of", "shorthand_plan"]
+__all__ = ["PLAN_REPLACES", "check_microaggregate_step", "check_plan_steps",
+           "check_publication", "promised_k", "runs_as_plan", "shorthand_of",
+           "shorthand_plan"]
 
 PLAN_REPLACES = ("quasi_identifiers", "k", "method", "method_params", "aggregation",
                  "aggregation_params", "scaling", "refine")
@@ -172,6 +173,24 @@ def promised_k(plan: Plan) -> tuple[int, int, tuple[str, ...]] | None:
         if keys <= set(step.promised_over) and step.required_k is not None:
             return position, step.required_k, step.promised_over
     return None
+
+
+_PRECISION = {"day": 0, "month": 1, "year": 2}
+
+
+def check_publication(plan: Plan, dates: Mapping[str, Any]) -> None:
+    """Refuse a step that publishes a date finer than declared (a step's ``"month"`` of a
+    column declared published by year): the declared precision would be silently broken.
+
+    ``dates``: the request's date specs (each with its ``publish`` precision)."""
+    for position, step in enumerate(plan.steps, start=1):
+        for column, how in step.publication().items():
+            declared = getattr(dates.get(column), "publish", "day")
+            if how in _PRECISION and _PRECISION[declared] > _PRECISION[how]:
+                raise SchemaError(f"Step {position} of the plan ({step.name}) publishes column "
+                                  f"{column!r} by {how}, but the column is declared published "
+                                  f"by {declared}: recode it to the {declared} instead, or "
+                                  f"declare publish = \"{how}\".")
 
 
 def check_microaggregate_step(step: Microaggregate, df: pd.DataFrame, position: int,

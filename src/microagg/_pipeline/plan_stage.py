@@ -69,24 +69,22 @@ def run_steps(request: Request, table: pd.DataFrame, original: pd.DataFrame,
     return state
 
 
-def step_checks(request: Request, original: pd.DataFrame, published: pd.DataFrame,
+def step_checks(request: Request, original: pd.DataFrame, published: pd.DataFrame, *,
                 records: Sequence[StepRecord] = ()) -> tuple[Mapping[str, Any], ...]:
     """``checks["steps"]``: each step's verifier (:attr:`microagg.steps.Step.verifier`) on
     the published table, once: ``{"step": position, "quasi_identifiers": its columns,
-    "holds": ..., "model": ..., its achieved figures}``; a verifier that declares
-    ``details`` gets its step's record details (``records``, in the plan's order). A check
-    that does not hold makes the verdict "not protected", naming the step
-    (:func:`~.verdict.decide`)."""
+    "holds": ..., "model": ..., its achieved figures}``. A check that does not hold makes
+    the verdict "not protected", naming the step (:func:`~.verdict.decide`). A step that
+    reads its record (:attr:`~microagg.steps.Step.reads_details`) is given
+    ``details=records[i].details`` (``None`` when ``records`` is empty)."""
     assert request.plan is not None
     roles = StepRoles.of(request)
     out = []
     for position, step in enumerate(request.plan.steps, start=1):
         entry = STEPS[step.name]
-        verifier = entry.load_verifier()
-        extra: dict[str, Any] = {}
-        if entry.takes(verifier, "details"):
-            extra["details"] = records[position - 1].details if records else None
-        result = verifier(step, original, published, roles, **extra)
+        extra = ({"details": records[position - 1].details if records else None}
+                 if entry.reads_details else {})
+        result = entry.load_verifier()(step, original, published, roles, **extra)
         if "model" not in result or not isinstance(result.get("holds"), bool):
             raise TypeError(f"The verifier of step {step.name!r} must return a mapping with "
                             f"'model' (str) and 'holds' (bool); it returned {dict(result)!r}. "

@@ -10,16 +10,23 @@ the plan's keys measured and reported, ``checks["k_anonymity"]["required"]`` ``N
 the measures (k, unique share and information loss of the numeric keys, on the published
 table, :func:`microagg.steps._state.figures`). What a plan promises is said in
 :mod:`.plan_request`.
+
+A step may need its columns published its own way
+(:meth:`~microagg.steps.StepOptions.publication`): a date recoded to its month published
+at that precision (an ISO partial date ``1989-03`` for a text column), a date made an age
+published as whole numbers, a top code never rounded (:func:`as_published`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .. import __version__
 from .._base.validation import resolve_seed
@@ -31,7 +38,7 @@ from .request import Request
 from .result import Release
 from .verify import k_check
 
-__all__ = ["run_plan_table"]
+__all__ = ["as_published", "run_plan_table"]
 
 
 def run_plan_table(request: Request) -> Release:
@@ -45,14 +52,15 @@ def run_plan_table(request: Request) -> Release:
     t = time.perf_counter()
     state = run_steps(request, request.data, original, rng, timings)
     timings["steps"] = time.perf_counter() - t
-    final = publish(state.table.drop(columns=list(request.identifiers)), request, timings)
+    publishing, notes = as_published(request, state.table)
+    final = publish(state.table.drop(columns=list(request.identifiers)), publishing, timings)
     t = time.perf_counter()
     classes = final.quasi_identifier_classes(request.quasi_identifiers)
     sizes = np.bincount(classes)
     checks: dict[str, Any] = {"k_anonymity": _release_k(request, final.data,
                                                         int(sizes.min())),
                               "steps": step_checks(request, request.data, final.data,
-                                                   state.history)}
+                                                   records=state.history)}
     if final.rounding is not None:
         checks["rounding"] = final.rounding
     timings["verify"] = time.perf_counter() - t
@@ -64,9 +72,10 @@ def run_plan_table(request: Request) -> Release:
     timings["measure"] = time.perf_counter() - t
     partitions = {"+".join(s.columns): o.labels for i, o in sorted(state.outcomes.items())
                   for s in (request.plan.steps[i],)}
-    return assemble(request, data=final.data, labels=classes.astype(np.intp), seed=seed,
+    return assemble(publishing, data=final.data, labels=classes.astype(np.intp), seed=seed,
                     params=_params(request), findings=Findings(checks, metrics,
-                                                              list(state.notes), timings),
+                                                              [*state.notes, *notes],
+                                                              timings),
                     partitions=partitions or None, steps=state.history)
 
 
@@ -99,3 +108,38 @@ def _params(request: Request) -> Mapping[str, Any]:
         "scaling": "per step", "method_params": MappingProxyType({}),
         "microagg_version": __version__,
     })
+
+
+def as_published(request: Request, table: pd.DataFrame) -> tuple[Request, list[str]]:
+    """``request`` with the dates and rounding that publish each step's columns as the step
+    needs (:meth:`~microagg.steps.StepOptions.publication`), and a note for each column
+    whose rounding a step overrides (``table``: the working table after the steps).
+
+    ``"month"``/``"year"``: a date column (held as days) published at that precision;
+    ``"integer"``: no longer a date, rounded to integers; ``"as-is"``: never rounded.
+    """
+    assert request.plan is not None
+    dates, rounding = dict(request.dates), dict(request.rounding)
+    notes: list[str] = []
+    for position, step in enumerate(request.plan.steps, start=1):
+        for column, how in step.publication().items():
+            if how == "as-is":
+                digits = rounding.pop(column, None)
+                values = table[column].to_numpy(dtype=np.float64, na_value=np.nan)
+                if digits is not None and not np.array_equal(np.round(values, digits), values,
+                                                              equal_nan=True):
+                    notes.append(f"Column {column!r} is published unrounded (not to {digits} "
+                                 f"digits): step {position} of the plan ({step.name}) "
+                                 "promises its values as it left them.")
+            elif how == "integer":
+                dates.pop(column, None)
+                rounding[column] = 0
+            elif how in ("month", "year"):
+                if column in dates:
+                    dates[column] = replace(dates[column], publish=how)
+            else:
+                raise ValueError(f"Step {step.name!r} asks for column {column!r} to be "
+                                 f"published {how!r}; the ways are 'as-is', 'integer', "
+                                 "'month' and 'year'. This is a bug in the step.")
+    return replace(request, dates=MappingProxyType(dates),
+                   rounding=MappingProxyType(rounding)), notes

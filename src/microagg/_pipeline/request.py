@@ -35,7 +35,13 @@ from ..steps import Plan
 from .certify import certify_option
 from .household_relink import check_relinking_weight
 from .missing import check_missing, kind_with_missing
-from .plan_request import check_plan_steps, runs_as_plan, shorthand_of, shorthand_plan
+from .plan_request import (
+    check_plan_steps,
+    check_publication,
+    runs_as_plan,
+    shorthand_of,
+    shorthand_plan,
+)
 from .publish import prepare as prepare_publishing
 from .roleless import check_roleless_columns
 from .rules import (
@@ -203,6 +209,7 @@ class Request:
             fields.update(_numeric_options(df, fields, options))
         if plan is not None and runs_as_plan(plan):
             fields["kind"] = check_plan_steps(df, plan, fields)
+            check_publication(plan, published_as["dates"])
         fields["keep"] = _kept_identifiers(df, fields, whole=whole,  # after every other check
                                            weight_treated=plan is not None and any(
                                                step.treats_weight

@@ -2,7 +2,8 @@
 without reading code.
 
 Built from a :class:`~microagg.release.Release` and the original table: the parameters and
-seed; the privacy models reached (k, l, t, epsilon) and what each means; the group sizes;
+seed; the privacy models reached (k, l, t, epsilon) and what each means; a plan's steps
+(what each changed, its figures before and after, :mod:`._steps`); the group sizes;
 information loss and disclosure risk; per quasi-identifier the original and masked means,
 variances and histograms; the correlation matrices side by side; the warnings, privacy ones
 first and highlighted. Inline CSS, plots as embedded PNG: no network, no script.
@@ -37,6 +38,7 @@ from ._plots import (
     sweep_section,
 )
 from ._risk import survey_risk_section
+from ._steps import steps_section
 from ._text import (
     ColumnFacts,
     all_warnings,
@@ -218,7 +220,8 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
              "<ul>" + "".join(f"<li>{html.escape(str(c.get('model', _MODELS.get(n, ''))))}"
                               "</li>" for n, c in release.checks.items()
                               if isinstance(c, Mapping) and ({"achieved", "epsilon"} & set(c)))
-             + "</ul>", *metric_tables(metrics), *survey_risk_section(metrics)]
+             + "</ul>", *steps_section(release), *metric_tables(metrics),
+             *survey_risk_section(metrics)]
     parts += group_sizes_section(np.bincount(release.labels), plt)
     if numeric:
         parts += numeric_section(original, published, numeric, plt,

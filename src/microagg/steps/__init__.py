@@ -26,9 +26,11 @@ from ._options import StepOptions
 from ._plan import Microaggregate, Plan
 from .household.options import Household
 from .perturb.options import Noise, Pram, RankSwap, Shuffle
+from .recode.options import Band, MultivariateTopCode, Recode, RecodeDate, TopCode
 
-__all__ = ["STEPS", "Household", "Microaggregate", "Noise", "Plan", "Pram", "RankSwap", "Shuffle",
-           "Step", "StepOptions"]
+__all__ = ["STEPS", "Band", "Household", "Microaggregate", "MultivariateTopCode", "Noise",
+           "Plan", "Pram", "RankSwap", "Recode", "RecodeDate", "Shuffle", "Step",
+           "StepOptions", "TopCode"]
 
 
 def _load(target: str) -> Callable[..., Any]:
@@ -70,6 +72,10 @@ class Step:
     """Whether it treats one row per household and copies the result to every member (its
     ``apply`` reads ``state.roles.household``; its verifier checks that every member of a
     household has the same published values)."""
+    reads_details: bool = False
+    """Whether its verifier is also given the details the step recorded (a keyword
+    ``details``: the :class:`~microagg._pipeline.result.StepRecord`'s ``details``, or
+    ``None`` where the release kept no record), to check its figures against its own."""
 
     def load(self) -> Callable[..., Any]:
         """The step's ``apply`` function (imported on first use)."""
@@ -113,7 +119,8 @@ _REGISTRY: dict[str, Step] = {
                  "privacy",
         target="microagg.steps.perturb.step:apply_pram_step",
         verifier="microagg.steps.perturb.step:verify_pram_step",
-        checker="microagg.steps.perturb.step:check_pram_step", randomized=True),
+        checker="microagg.steps.perturb.step:check_pram_step", randomized=True,
+        reads_details=True),
     "noise": Step(
         name="noise", options=Noise,
         summary="noise added to numeric columns: additive, correlated, ROMM or "
@@ -161,6 +168,47 @@ _REGISTRY: dict[str, Step] = {
         verifier="microagg.steps.household.step:verify_household_step",
         checker="microagg.steps.household.step:check_household_step",
         per_household=True),
+    # the recoding steps (microagg.steps.recode): deterministic, one record at a time
+    **{name: Step(name=name, options=options, summary=summary, reference=reference,
+                  promises=promises, target=f"microagg.steps.recode.step:apply_{name}",
+                  verifier=f"microagg.steps.recode.step:verify_{name}",
+                  checker=f"microagg.steps.recode.step:check_{name}", reads_details=True)
+       for name, options, summary, reference, promises in (
+           ("band", Band,
+            "a numeric column replaced by the label of its interval (given breaks, equal "
+            "widths or quantiles), published as text",
+            "sdcMicro globalRecode (Templ, Kowarik & Meindl 2015, J. Stat. Softw. 67(4)); "
+            "R's cut",
+            "every published value is a band's label and each record's original value lies "
+            "in its band; missing stays missing"),
+           ("mvtopcode", MultivariateTopCode,
+            "robust multivariate top coding: records beyond the chi-square boundary of the "
+            "robust (MCD) Mahalanobis distance pulled onto it, towards the centre",
+            "sdcMicro mvTopCoding (Gussenbauer & Templ; Templ, Kowarik & Meindl 2015, J. "
+            "Stat. Softw. 67(4)); Rousseeuw & Van Driessen 1999, Technometrics 41(3)",
+            "no complete record lies beyond the boundary; records inside it unchanged, "
+            "those beyond moved along their ray from the centre"),
+           ("recode", Recode,
+            "categories of a column grouped by a mapping, or replaced by their ancestor at "
+            "a level of a generalization hierarchy",
+            "sdcMicro groupAndRename and globalRecode (Templ, Kowarik & Meindl 2015, J. "
+            "Stat. Softw. 67(4)); ARX value generalization hierarchies",
+            "every published value is in the recoded domain and is the image of the "
+            "record's original value; missing stays missing"),
+           ("recode_date", RecodeDate,
+            "a date coarsened to its month or year, or replaced by the age in whole years "
+            "at a reference date",
+            "Hundepool et al. 2012, Statistical Disclosure Control, section 3.4.2 (global "
+            "recoding of dates)",
+            "every published date is at the step's precision and in the record's own month "
+            "or year, or the published age is the record's whole years at the reference"),
+           ("topcode", TopCode,
+            "values above a top code (below a bottom code) replaced by the code or by the "
+            "mean of the values coded",
+            "sdcMicro topBotCoding (Templ, Kowarik & Meindl 2015, J. Stat. Softw. 67(4)); "
+            "Hundepool et al. 2012, section 3.4.4",
+            "no published value beyond a code other than its replacement; every record "
+            "beyond a code replaced, every other unchanged"))},
 }
 
 STEPS: MappingProxyType[str, Step] = MappingProxyType(_REGISTRY)

@@ -83,6 +83,15 @@ class StepOptions:
         weight when built; the release still measures re-linking on the published table."""
         return False
 
+    def publication(self) -> Mapping[str, str]:
+        """How the step needs its columns published, for those where the step decides it:
+        ``"as-is"`` (never rounded: the step's values are part of what it promises),
+        ``"month"`` or ``"year"`` (a date column published at that precision),
+        ``"integer"`` (a column the step made whole numbers, such as a date made an age:
+        published as integers, no longer as a date). Columns not named are published as
+        the release publishes any column (:mod:`microagg._pipeline.publish`)."""
+        return MappingProxyType({})
+
     def renamed(self, spelling: Mapping[str, str]) -> StepOptions:
         """These options with each column named as ``spelling`` spells it: every field that
         names columns of :attr:`columns` (a name, or a tuple of names)."""

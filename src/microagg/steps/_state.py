@@ -48,6 +48,9 @@ class StepRoles:
     """The household identifier column, if any (steps marked ``per_household`` use it)."""
     strata: tuple[str, ...] = ()
     """The strata columns, if any."""
+    dates: tuple[str, ...] = ()
+    """The plan's keys that are dates: held as days since 1970-01-01 (floats) in the working
+    table and in the verifier's original, published as dates."""
 
     @classmethod
     def of(cls, request: Request) -> StepRoles:
@@ -57,7 +60,8 @@ class StepRoles:
                    sensitive=tuple(request.sensitive), identifiers=tuple(request.identifiers),
                    weight=request.weight, household=request.household,
                    strata=(() if strata is None else (strata,) if isinstance(strata, str)
-                           else tuple(strata)))
+                           else tuple(strata)),
+                   dates=tuple(str(c) for c in request.dates))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from .._options import StepOptions
+
 __all__ = ["Band", "MultivariateTopCode", "Recode", "RecodeDate", "TopCode"]
 
 
@@ -90,10 +92,9 @@ def _texts(value: Any, *, step: str, option: str) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
-class _Record:
-    """``to_record``: the step as ``{"step": name, option: value}``, defaults left out."""
-
-    name: ClassVar[str]
+class _Record(StepOptions):
+    """The base of the recoding steps' options (:class:`~microagg.steps.StepOptions`), whose
+    ``to_record`` writes a hierarchy as where it comes from (JSON-ready)."""
 
     def to_record(self) -> dict[str, Any]:
         """The step as a plain, JSON-ready record (options at their default left out)."""
@@ -143,9 +144,14 @@ class Recode(_Record):
 
     name: ClassVar[str] = "recode"
     column: str
+    """The column recoded."""
     groups: Mapping[str, tuple[str, ...]] | None = None
+    """Each new category and the old values it takes in (a JSON object such as
+    '{"North": ["N1", "N2"]}'); values not named stay as they are."""
     hierarchy: Any = None
+    """A generalization hierarchy (the path of an ARX-style CSV file) instead of groups."""
     level: int = 1
+    """The hierarchy level every value is replaced by (0: the value itself)."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -223,11 +229,18 @@ class Band(_Record):
 
     name: ClassVar[str] = "band"
     column: str
+    """The numeric column banded (published as text labels)."""
     breaks: tuple[float, ...] | None = None
+    """Strictly increasing break points, at least two (e.g. 0,18,65,120); every value must
+    lie between the first and the last."""
     bands: int | None = None
+    """The number of bands (>= 1) for method equal_width or quantiles."""
     method: str = "breaks"
+    """How the breaks are found: breaks (given), equal_width or quantiles."""
     labels: tuple[str, ...] | None = None
+    """One label per band; by default '[20, 30)' (or '(20, 30]')."""
     closed: str = "left"
+    """The closed side of each band: left gives [a, b), right gives (a, b]."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -306,8 +319,12 @@ class RecodeDate(_Record):
 
     name: ClassVar[str] = "recode_date"
     column: str
+    """The date column coarsened."""
     precision: str
+    """What each date becomes: month or year (its first day; a text column is published as
+    an ISO partial date, 1989-03 or 1989), or age (whole years at the reference date)."""
     reference: str | None = None
+    """The ISO date at which the age is measured (precision age only)."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -329,6 +346,11 @@ class RecodeDate(_Record):
                                  f"ISO date such as '2024-06-30'. Got {self.reference!r} "
                                  "instead.") from None
             set_(self, "reference", reference.isoformat())
+
+    def publication(self) -> Mapping[str, str]:
+        """A month or a year is published at that precision; an age as whole numbers."""
+        return MappingProxyType({self.column: "integer" if self.precision == "age"
+                                 else self.precision})
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -362,11 +384,17 @@ class TopCode(_Record):
 
     name: ClassVar[str] = "topcode"
     column: str
+    """The numeric column coded."""
     top: float | None = None
+    """Values above it are coded."""
     bottom: float | None = None
+    """Values below it are coded."""
     top_quantile: float | None = None
+    """The top code as a sample quantile in (0, 1), instead of top."""
     bottom_quantile: float | None = None
+    """The bottom code as a sample quantile in (0, 1), instead of bottom."""
     replacement: str = "code"
+    """What a coded value becomes: code, or mean (of the values coded on its side)."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -392,6 +420,10 @@ class TopCode(_Record):
                 raise ValueError(f"Step {self.name!r} of column {self.column!r}: the top code "
                                  f"must be above the bottom code; {high}={b!r} is not above "
                                  f"{low}={a!r}.")
+
+    def publication(self) -> Mapping[str, str]:
+        """The column as the step left it (a rounded code or mean would break its promise)."""
+        return MappingProxyType({self.column: "as-is"})
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -424,9 +456,13 @@ class MultivariateTopCode(_Record):
     """
 
     name: ClassVar[str] = "mvtopcode"
-    columns: tuple[str, ...]
+    columns: tuple[str, ...]  # a field in place of StepOptions' property
+    """The numeric columns coded together (at least one)."""
     alpha: float = 0.025
+    """Significance level in (0, 1): the boundary is the chi-square 1 - alpha quantile."""
     support_fraction: float | None = None
+    """The share of records the robust (MCD) estimate rests on, in (0, 1); none: (n + p +
+    1) / 2n."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -442,3 +478,14 @@ class MultivariateTopCode(_Record):
             raise ValueError(f"The 'alpha' option of step {self.name!r} must be in (0, 1).")
         set_(self, "support_fraction", _probability(self.support_fraction, step=self.name,
                                                     option="support_fraction"))
+
+    def publication(self) -> Mapping[str, str]:
+        """The columns as the step left them (rounding could move a record beyond the
+        boundary, or off its ray from the centre)."""
+        return MappingProxyType(dict.fromkeys(self.columns, "as-is"))
+
+
+# The field ``columns`` of MultivariateTopCode is the step's columns: a plain class attribute
+# in place of StepOptions' read-only property lets the frozen dataclass set it on each
+# instance (the field has no default: the generated __init__ still requires it).
+MultivariateTopCode.columns = ()
