@@ -92,12 +92,13 @@ def _release_k(request: Request, published: Any, achieved: int) -> Mapping[str, 
         return k_check(None, achieved)
     position, k, columns = promise
     counted = int(np.bincount(published_classes(published, list(columns))).min())
+    within = [c for c in columns if c not in request.plan.steps[position - 1].columns]
     return MappingProxyType({
         "required": k, "achieved": counted, "columns": columns,
         "model": f"k-anonymity of {', '.join(columns)} (promised by step {position} of the "
-                 "plan, which partitions within the classes of the earlier steps), counted on "
-                 "the published data; the other keys of the plan promise what their own "
-                 "step's check says"})
+                 "plan" + (f", which partitions within the classes of {', '.join(within)}"
+                           if within else "") + "), counted on the published data; the "
+                 "other keys of the plan promise what their own step's check says"})
 
 
 def _params(request: Request) -> Mapping[str, Any]:

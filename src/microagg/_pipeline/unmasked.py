@@ -213,8 +213,34 @@ def unchanged_columns_check(published: pd.DataFrame, request: Request,
     sensitive ones: what an intruder must not learn, not what they know). A noisy release
     promises no k (``required`` is ``None``), so nothing is checked against one.
     """
-    roles = {*request.quasi_identifiers, *request.sensitive, *request.identifiers}
+    keys, perturbed = _plan_keys(request)
+    roles = {*keys, *perturbed, *request.sensitive, *request.identifiers}
     as_is = [c for c in published.columns if c not in roles]
     if not as_is or required is None:
         return None
-    return published_column_checks(published, request.quasi_identifiers, as_is, required)
+    return published_column_checks(published, keys, as_is, required)
+
+
+def _plan_keys(request: Request) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The columns the required k is promised over, and those a randomized step that
+    promises no k perturbed (PRAM, noise, swapping: what they promise is their own check).
+
+    Without a plan of steps, or when no step's promise covers the plan's keys, the release's
+    quasi-identifiers. A plan whose promise covers some columns
+    (:func:`~.plan_request.promised_k`) checks every other published column an intruder
+    could know exactly against it: unchanged, or changed by a deterministic step (a recoded
+    region, a top-coded income)."""
+    from .plan_request import promised_k, runs_as_plan
+
+    plan = request.plan
+    if plan is None or not runs_as_plan(plan):
+        return tuple(request.quasi_identifiers), ()
+    promise = promised_k(plan)
+    if promise is None:
+        return tuple(request.quasi_identifiers), ()
+    from ..steps import STEPS
+
+    perturbed = tuple(c for step in plan.steps
+                      if step.required_k is None and STEPS[step.name].randomized
+                      for c in step.columns)
+    return tuple(promise[2]), perturbed
