@@ -25,6 +25,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._base.validation import check_k
+from .._pipeline.plan_review import plan_checks
 from .._pipeline.review import as_released, reading_of, review_checks
 from .._pipeline.rules import load_hierarchies
 from .._pipeline.verify import published_classes
@@ -106,7 +107,11 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
         The schema the release was made with: its date quasi-identifiers are compared as
         days and its ordinal ones by rank, as the release measured them
         (:func:`~microagg._pipeline.review.as_released`; the summary's ``params["dates"]``
-        too), so that the figures are the release's own.
+        too), so that the figures are the release's own. Its ``[[steps]]`` (a plan) are
+        judged as the release judged them (:mod:`microagg._pipeline.plan_review`): each
+        step's verifier on the two tables (``checks["steps"]``) and, without ``k`` or a
+        summary, the k the plan requires (a one-step plan's; none over the keys of a plan of
+        several steps). ``quasi_identifiers`` are then the plan's keys.
 
     Returns
     -------
@@ -148,8 +153,12 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
     params.setdefault("sensitive", sens)
     params.setdefault("method", "unknown (assessed from the files)")
     params.setdefault("k", None)
-    required_k = params["k"] if k is not None else _promised_k(summary, params)
-    checks, params["keep"], _ = review_checks(published, qi, sens, required_k)
+    # a schema's plan: each step checked, and its k as the release's (without -k or summary)
+    plan_required, steps, _ = plan_checks(schema, published, qi, original)
+    required_k = _promised_k(summary, params, k, plan_required)
+    if schema is not None and schema.plan is not None:
+        params.setdefault("plan", schema.plan.to_records())
+    checks, params["keep"], _ = review_checks(published, qi, sens, required_k, steps=steps)
     for col in sens:
         checks[f"l_diversity ({col})"] = {"required": None,
                                           "achieved": result.l_diversity[col]["distinct"],
@@ -204,9 +213,16 @@ def _ncp_measures(original: pd.DataFrame, published: pd.DataFrame, qi: list[str]
                                         "no NCP.",)
 
 
-def _promised_k(summary: Mapping[str, Any] | None, params: Mapping[str, Any]) -> int | None:
-    """The k a release promised: its summary's ``checks["k_anonymity"]["required"]`` (a
-    noisy release asks for groups of k but promises no k-anonymity), else ``params["k"]``."""
+def _promised_k(summary: Mapping[str, Any] | None, params: Mapping[str, Any], k: int | None,
+                plan_required: int | None) -> int | None:
+    """The k a release promised: ``k`` (``-k``) when given; else its summary's
+    ``checks["k_anonymity"]["required"]`` (a noisy release asks for groups of k but promises
+    no k-anonymity), else ``params["k"]``; without a summary, a schema plan's
+    (``plan_required``, :func:`~microagg._pipeline.plan_review.plan_k`) when there is one."""
+    if k is not None:
+        return params["k"]
+    if summary is None and plan_required is not None:
+        return plan_required
     k_entry = ((summary or {}).get("checks") or {}).get("k_anonymity")
     if isinstance(k_entry, Mapping) and "required" in k_entry:
         required = k_entry["required"]
