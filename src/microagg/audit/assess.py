@@ -25,12 +25,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._base.validation import check_k
+from .._pipeline.notes import Note
 from .._pipeline.plan_review import plan_checks
 from .._pipeline.review import as_released, reading_of, review_checks
 from .._pipeline.rules import load_hierarchies
 from .._pipeline.verify import published_classes
 from ..aggregate.generalize import generalize
-from ..exceptions import SchemaError
+from ..exceptions import PrivacyLeakWarning, SchemaError
 from ..hierarchy import Hierarchy
 from ..metrics import (
     dld_risk,
@@ -187,11 +188,12 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
                                   metrics)
     nominal = [c for c in other if c not in reading[1]]
     if nominal:
-        warnings += (f"Quasi-identifier(s) {nominal} are not numeric in both tables: they "
-                     "are compared by category (no SSE/SST, no linkage distance).",)
+        warnings += (Note(f"Quasi-identifier(s) {nominal} are not numeric in both tables: "
+                          "they are compared by category (no SSE/SST, no linkage distance).",
+                          UserWarning),)
     if required_k is not None and result.k < int(required_k):
-        warnings = (f"The published file is NOT {required_k}-anonymous: its smallest class "
-                    f"has {result.k} record(s).", *warnings)
+        warnings = (Note(f"The published file is NOT {required_k}-anonymous: its smallest "
+                         f"class has {result.k} record(s).", PrivacyLeakWarning), *warnings)
     seed = summary.get("seed") if summary else None
     return Release.of(data=published, labels=labels, params=params, layout="assessed",
                       seed=int(seed) if isinstance(seed, int) else UNKNOWN_SEED,
@@ -209,8 +211,8 @@ def _ncp_measures(original: pd.DataFrame, published: pd.DataFrame, qi: list[str]
         metrics["ncp"] = ncp_of_classes(original, published, qi, labels, hierarchies)
         return ()
     metrics.update(pattern_losses(original, published, qi, numeric, labels, hierarchies))
-    return () if "ncp" in metrics else ("No record has an observed quasi-identifier: "
-                                        "no NCP.",)
+    return () if "ncp" in metrics else (Note("No record has an observed quasi-identifier: "
+                                             "no NCP.", UserWarning),)
 
 
 def _promised_k(summary: Mapping[str, Any] | None, params: Mapping[str, Any], k: int | None,
