@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -204,16 +205,17 @@ def anonymize(
     >>> release.k, release.data["age"].tolist()  # whole numbers: rounded by default
     (3, [29, 29, 29, 50, 50, 50])
     """
-    def replay(steps: Plan) -> Release:  # the same call with another plan
+    def replay(steps: Plan) -> Release:  # the same call with another plan, given once
+        again, given = (None, steps) if schema is None else (replace(schema, plan=steps), None)
         return anonymize(
-            df, plan=steps, sensitive=sensitive, identifiers=identifiers,
+            df, plan=given, sensitive=sensitive, identifiers=identifiers,
             random_state=release.seed, epsilon=epsilon, bounds=bounds,
             intruder_knows=intruder_knows, hierarchies=hierarchies, l=l, diversity=diversity,
             diversity_c=diversity_c, t=t, t_distance=t_distance,
             attribute_groups=attribute_groups, n_attribute_groups=n_attribute_groups,
             categorical_aggregation=categorical_aggregation, clustering_il=clustering_il,
             certify=certify, blocking=blocking, block_size=block_size, n_jobs=n_jobs,
-            missing=missing, schema=schema, keep=keep, dates=dates, rounding=rounding,
+            missing=missing, schema=again, keep=keep, dates=dates, rounding=rounding,
             weights=weights, households=households, strata=strata)
 
     release = run(Request.build(

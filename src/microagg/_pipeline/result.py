@@ -332,7 +332,10 @@ class Release:
     def without_last_step(self) -> Release:
         """The release of the same plan without its last step (sdcMicro's ``undolast``): the
         plan run again on the original table, under the recorded seed, so every step left
-        gives the same result as in this release.
+        gives the same result as in this release. A release made with a schema runs the
+        shorter plan as that schema's own (its ``[[steps]]`` replaced, the plan given once):
+        the last step's columns are then published as they were, and checked as every
+        published column without a role is.
 
         Raises
         ------

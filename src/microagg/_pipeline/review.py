@@ -112,7 +112,8 @@ def published_as_is(published: pd.DataFrame, qi: Sequence[str], sens: Sequence[s
 
 
 def review_checks(published: pd.DataFrame, qi: Sequence[str], sens: Sequence[str],
-                  k_required: int | None) -> tuple[dict[str, Any], tuple[str, ...], Verdict]:
+                  k_required: int | None, *, steps: Sequence[Mapping[str, Any]] = ()
+                  ) -> tuple[dict[str, Any], tuple[str, ...], Verdict]:
     """The release's checks re-derived from a published table, and its verdict.
 
     Parameters
@@ -124,12 +125,17 @@ def review_checks(published: pd.DataFrame, qi: Sequence[str], sens: Sequence[str
     k_required : int or None
         The k it must reach; ``None``: the achieved k is only reported, and the published
         columns are measured against it (one that lowers it is named).
+    steps : sequence of mapping, default=()
+        A plan's step checks re-derived from the file
+        (:func:`~.plan_review.review_steps`): ``checks["steps"]``, one that does not hold
+        makes the verdict "not protected", as the release's.
 
     Returns
     -------
     checks : dict
-        ``k_anonymity`` and, when a published column breaks k, ``published_columns``
-        (:func:`~.unmasked.published_column_checks`, the release's).
+        ``k_anonymity``, when a published column breaks k ``published_columns``
+        (:func:`~.unmasked.published_column_checks`, the release's), and ``steps`` when
+        given.
     kept : tuple of str
         The published columns that look like identifiers
         (:func:`~microagg._base.identifiers.identifier_reason`, the rule by which a release
@@ -147,5 +153,7 @@ def review_checks(published: pd.DataFrame, qi: Sequence[str], sens: Sequence[str
                                      achieved if k_required is None else k_required)
     if broken is not None:
         checks["published_columns"] = broken
+    if steps:
+        checks["steps"] = tuple(steps)
     kept = tuple(c for c in as_is if identifier_reason(published[c], c) is not None)
     return checks, kept, decide(checks, kept)

@@ -25,11 +25,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._base.validation import check_k
+from .._pipeline.notes import Note
+from .._pipeline.plan_review import plan_checks
 from .._pipeline.review import as_released, reading_of, review_checks
 from .._pipeline.rules import load_hierarchies
 from .._pipeline.verify import published_classes
 from ..aggregate.generalize import generalize
-from ..exceptions import SchemaError
+from ..exceptions import PrivacyLeakWarning, SchemaError
 from ..hierarchy import Hierarchy
 from ..metrics import (
     dld_risk,
@@ -106,7 +108,11 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
         The schema the release was made with: its date quasi-identifiers are compared as
         days and its ordinal ones by rank, as the release measured them
         (:func:`~microagg._pipeline.review.as_released`; the summary's ``params["dates"]``
-        too), so that the figures are the release's own.
+        too), so that the figures are the release's own. Its ``[[steps]]`` (a plan) are
+        judged as the release judged them (:mod:`microagg._pipeline.plan_review`): each
+        step's verifier on the two tables (``checks["steps"]``) and, without ``k`` or a
+        summary, the k the plan requires (a one-step plan's; none over the keys of a plan of
+        several steps). ``quasi_identifiers`` are then the plan's keys.
 
     Returns
     -------
@@ -148,8 +154,12 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
     params.setdefault("sensitive", sens)
     params.setdefault("method", "unknown (assessed from the files)")
     params.setdefault("k", None)
-    required_k = params["k"] if k is not None else _promised_k(summary, params)
-    checks, params["keep"], _ = review_checks(published, qi, sens, required_k)
+    # a schema's plan: each step checked, and its k as the release's (without -k or summary)
+    plan_required, steps, _ = plan_checks(schema, published, qi, original)
+    required_k = _promised_k(summary, params, k, plan_required)
+    if schema is not None and schema.plan is not None:
+        params.setdefault("plan", schema.plan.to_records())
+    checks, params["keep"], _ = review_checks(published, qi, sens, required_k, steps=steps)
     for col in sens:
         checks[f"l_diversity ({col})"] = {"required": None,
                                           "achieved": result.l_diversity[col]["distinct"],
@@ -178,11 +188,12 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
                                   metrics)
     nominal = [c for c in other if c not in reading[1]]
     if nominal:
-        warnings += (f"Quasi-identifier(s) {nominal} are not numeric in both tables: they "
-                     "are compared by category (no SSE/SST, no linkage distance).",)
+        warnings += (Note(f"Quasi-identifier(s) {nominal} are not numeric in both tables: "
+                          "they are compared by category (no SSE/SST, no linkage distance).",
+                          UserWarning),)
     if required_k is not None and result.k < int(required_k):
-        warnings = (f"The published file is NOT {required_k}-anonymous: its smallest class "
-                    f"has {result.k} record(s).", *warnings)
+        warnings = (Note(f"The published file is NOT {required_k}-anonymous: its smallest "
+                         f"class has {result.k} record(s).", PrivacyLeakWarning), *warnings)
     seed = summary.get("seed") if summary else None
     return Release.of(data=published, labels=labels, params=params, layout="assessed",
                       seed=int(seed) if isinstance(seed, int) else UNKNOWN_SEED,
@@ -200,13 +211,20 @@ def _ncp_measures(original: pd.DataFrame, published: pd.DataFrame, qi: list[str]
         metrics["ncp"] = ncp_of_classes(original, published, qi, labels, hierarchies)
         return ()
     metrics.update(pattern_losses(original, published, qi, numeric, labels, hierarchies))
-    return () if "ncp" in metrics else ("No record has an observed quasi-identifier: "
-                                        "no NCP.",)
+    return () if "ncp" in metrics else (Note("No record has an observed quasi-identifier: "
+                                             "no NCP.", UserWarning),)
 
 
-def _promised_k(summary: Mapping[str, Any] | None, params: Mapping[str, Any]) -> int | None:
-    """The k a release promised: its summary's ``checks["k_anonymity"]["required"]`` (a
-    noisy release asks for groups of k but promises no k-anonymity), else ``params["k"]``."""
+def _promised_k(summary: Mapping[str, Any] | None, params: Mapping[str, Any], k: int | None,
+                plan_required: int | None) -> int | None:
+    """The k a release promised: ``k`` (``-k``) when given; else its summary's
+    ``checks["k_anonymity"]["required"]`` (a noisy release asks for groups of k but promises
+    no k-anonymity), else ``params["k"]``; without a summary, a schema plan's
+    (``plan_required``, :func:`~microagg._pipeline.plan_review.plan_k`) when there is one."""
+    if k is not None:
+        return params["k"]
+    if summary is None and plan_required is not None:
+        return plan_required
     k_entry = ((summary or {}).get("checks") or {}).get("k_anonymity")
     if isinstance(k_entry, Mapping) and "required" in k_entry:
         required = k_entry["required"]

@@ -65,9 +65,14 @@ def check(
     achieves (with --weight / --household, the individual, global and household risk too).
 
     The verdict is the release's (protected, not protected, no k required), re-derived from
-    the file by the same verifier. Exit status 0, or 4 when the file is not protected."""
+    the file by the same verifier. With a --schema that has \\[\\[steps]], the file is judged
+    by its plan as the release was: a plan of one microaggregate step requires its k of its
+    columns; any other plan reports k over its keys and checks each step that promises a
+    k on its own columns (the other steps need the original: microagg report). Exit
+    status 0, or 4 when the file is not protected."""
     with user_errors():
         from microagg._base.validation import check_k
+        from microagg._pipeline.plan_review import plan_checks
         from microagg._pipeline.review import review_checks
         from microagg.audit.check import check_table
         from microagg.io.tables import check_output_path, read_table, write_text_atomic
@@ -80,33 +85,30 @@ def check(
         sens = split_names(sensitive) or []
         start = time.perf_counter()
         table = read_table(input_path, sep=sep)
+        loaded = None
         if schema is not None:
-            from microagg.schema._steps import roles_from
-            from microagg.schema.schema_file import load_schema
-
-            # the roles only: a published file lacks the identifiers and may show
-            # generalized values the schema's types do not allow
-            loaded = load_schema(schema).spelled_as(table.columns)
-            qi, sens, _ = roles_from(loaded, qi, sens, None)
-            weight = weight or loaded.weight
-            household = household if household is not None else (
-                loaded.household if loaded.household in table.columns else None)
+            loaded, qi, sens, weight, household = _schema_roles(schema, table, qi, sens,
+                                                                weight, household)
         elif not qi:
             raise UsageError("Name the quasi-identifiers: -q, or --schema.")
         qi, sens = (match_columns(names, table.columns) or [] for names in (qi, sens))
+        plan_required, steps, unchecked = plan_checks(loaded, table, qi)
         result = check_table(table, quasi_identifiers=qi, sensitive=sens)
         if k is not None:
             k = check_k(k, n_samples=len(table), caller="check")
-        verdict = review_checks(table, qi, sens, k)[2]
+        verdict = review_checks(table, qi, sens, plan_required if k is None else k,
+                                steps=steps)[2]
         survey = _survey_risk(table, qi, weight, household)
         if summary_out is not None:
-            figures = {"verdict": verdict.summary(), **result.summary(), **(survey or {})}
+            figures = {"verdict": verdict.summary(), **result.summary(), **(survey or {}),
+                       **({"steps": [dict(s) for s in steps], "unchecked_steps": unchecked}
+                          if steps or unchecked else {})}
             write_text_atomic(json.dumps(plain_json(figures), indent=2) + "\n", summary_out)
     out = Table(title=f"microagg check: {input_path}", show_header=False,
                 title_justify="left")
     out.add_column("", style="bold")
     out.add_column("")
-    rows = [verdict_row(verdict),
+    rows = [verdict_row(verdict), *_step_rows(steps, unchecked),
             ("rows / classes", f"{result.rows:,} / {result.classes:,}"),
             ("k-anonymity", str(result.k)),
             ("risk per record (max / mean)",
@@ -132,6 +134,36 @@ def check(
 
         stdout().print(risk_table(survey, source=input_path))
     exit_on_verdict(verdict)
+
+
+def _schema_roles(schema: pathlib.Path, table: pd.DataFrame, qi: list[str], sens: list[str],
+                  weight: str | None, household: str | None) -> tuple[Any, ...]:
+    """The schema (spelled as the table), the quasi-identifiers (its plan's keys when it
+    has ``[[steps]]``), sensitive columns, weight and household it gives a published file."""
+    from microagg._pipeline.plan_review import plan_k
+    from microagg.schema._steps import roles_from
+    from microagg.schema.schema_file import load_schema
+
+    # the roles only: a published file lacks the identifiers and may show
+    # generalized values the schema's types do not allow
+    loaded = load_schema(schema).spelled_as(table.columns)
+    qi, sens, _ = roles_from(loaded, qi, sens, None)
+    if loaded.plan is not None:  # the release's keys, in the plan's order
+        qi = plan_k(loaded.plan)[0]
+    weight = weight or loaded.weight
+    household = household if household is not None else (
+        loaded.household if loaded.household in table.columns else None)
+    return loaded, qi, sens, weight, household
+
+
+def _step_rows(steps: Any, unchecked: Any) -> list[tuple[str, str]]:
+    """One row per step of a schema's plan: its k on its columns, or why it is not
+    checked."""
+    rows = [(f"step {s['step']} ({s['name']}): k of {', '.join(s['quasi_identifiers'])}",
+             f"{s['achieved']} (required {s['required']}: "
+             f"{'holds' if s['holds'] else 'does NOT hold'})") for s in steps]
+    return rows + [(name, "not checked: its verifier compares with the original (microagg "
+                          "report ORIGINAL PUBLISHED --schema)") for name in unchecked]
 
 
 def _survey_risk(table: pd.DataFrame, qi: list[str], weight: str | None,

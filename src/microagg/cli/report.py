@@ -71,7 +71,9 @@ def report(
     plots.
 
     With the release's --schema, dates are compared as days and ordinal columns by rank, as
-    the release measured them. Prints the verdict (the same words as the release's). Exit
+    the release measured them; its \\[\\[steps]] are judged as the release judged them (each
+    step's verifier on the two files; a one-step plan's k required, k over the keys of a
+    plan of several steps reported). Prints the verdict (the same words as the release's). Exit
     status 0, or 4 when the published file is not protected (the report is written)."""
     with user_errors():
         import pandas as pd
@@ -96,6 +98,10 @@ def report(
 
             loaded = load_schema(schema)
             qi, sens, _ = roles_from(loaded, qi, sens, None)
+            if loaded.plan is not None:  # the plan's keys, as the release's
+                from microagg._pipeline.plan_review import plan_k
+
+                qi = plan_k(loaded.plan)[0]
             hierarchies, text = loaded.hierarchies, loaded.text_columns
         if not qi and summary is not None:
             qi = [str(c) for c in summary["params"].get("quasi_identifiers", ())]
@@ -138,7 +144,7 @@ def _done_line(release: Any, out: pathlib.Path) -> str:
     """"report written to r.html (k = 5, required 5: reached; information loss ...)"."""
     from microagg.metrics.headline import headline_loss, headline_risk
 
-    required = release.params.get("k")
+    required = release.checks["k_anonymity"].get("required")  # k over the keys
     text = f"report written to {out} (k = {release.k}" + (
         "" if required is None else
         f", required {required}: {'reached' if release.k >= int(required) else 'NOT reached'}")

@@ -100,7 +100,11 @@ def sweep(
     ] = 0,
     sep: SepOption = None,
 ) -> None:
-    """Run a grid of methods x k (x rho) and map information loss against disclosure risk."""
+    """Run a grid of methods x k (x rho) and map information loss against disclosure risk.
+
+    With a --schema that has \\[\\[steps]]: a plan of one microaggregate step is swept on its
+    columns (the grid's k and methods in place of the step's own); a plan of several steps
+    is refused (a sweep varies one k and one method over every quasi-identifier)."""
     with user_errors():
         from microagg.io.tables import check_output_path, write_table
         from microagg.sweep import plot_sweep
@@ -195,11 +199,33 @@ def _sweep_input(input_path: str | None, dataset: str | None, *, sep: str | None
         df = read_table(input_path, sep=sep, text_columns=(
             loaded.text_columns if loaded is not None else ()))
         if loaded is not None:  # every run takes it whole: types, dates, rounding
-            loaded = loaded.spelled_as(df.columns)
+            loaded = _one_step(loaded.spelled_as(df.columns))
             qi, sens, ids = roles_from(loaded, qi, sens, ids)
             options["schema"] = loaded
     qi, sens, ids = (match_columns(names, df.columns) for names in (qi, sens, ids))
     return df, qi, sens, ids, options
+
+
+def _one_step(schema: Any) -> Any:
+    """``schema`` without its plan when the plan is one microaggregate step (the grid
+    varies its k and method); a plan of several steps (or of another step) is refused: a
+    sweep varies one k and one method over every quasi-identifier."""
+    if schema.plan is None:
+        return schema
+    from dataclasses import replace
+
+    from microagg._pipeline.plan_request import runs_as_plan
+
+    plan = schema.plan
+    if runs_as_plan(plan):
+        names = ", ".join(f"{step.name} ({', '.join(step.columns)})" for step in plan.steps)
+        raise UsageError(
+            f"The schema {schema.source} has a plan of {len(plan.steps)} step(s) "
+            f"([[steps]]: {names}); microagg sweep varies one k and one method over every "
+            "quasi-identifier, which is no such plan. Sweep one step's columns at a time "
+            "with a schema without [[steps]], or run the plan with microagg anonymize "
+            "--schema.")
+    return replace(schema, plan=None)
 
 
 def _run_with_progress(df: Any, grid: dict[str, Any]) -> Any:

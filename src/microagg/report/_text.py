@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._pipeline.certify import better_sse_found
+from .._pipeline.notes import warning_class
 from .._pipeline.verdict import (
     NO_K_REQUIRED,
     NOT_PROTECTED,
@@ -21,6 +22,7 @@ from .._pipeline.verdict import (
     breaking_columns,
     kept_identifiers,
 )
+from ..exceptions import PrivacyLeakWarning
 from ..metrics.headline import LABELS, explain, headline_loss, headline_risk
 from ..release import Release
 from ._plots import fmt
@@ -185,11 +187,22 @@ def plain_words(release: Release, qi: Sequence[str], facts: ColumnFacts, *,
             "<ul class='plain'>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"]
 
 
+def _about_privacy(warning: str) -> bool:
+    """Whether a release's warning is about privacy: by the class it was raised with
+    (:class:`~microagg.exceptions.PrivacyLeakWarning` and its subclasses,
+    :func:`~microagg._pipeline.notes.warning_class`); a text without one (warnings read
+    back from a summary JSON) by its words."""
+    category = warning_class(warning)
+    if category is not None:
+        return issubclass(category, PrivacyLeakWarning)
+    return any(word in warning for word in ("NOT", "not k-anonymous", "not differential",
+                                            "unchanged"))
+
+
 def all_warnings(release: Release) -> tuple[list[str], list[str]]:
     """(privacy warnings, other warnings): the release's, plus one per kept identifier and
     per published column that breaks the required k, unless a warning already names it."""
-    privacy = [w for w in release.warnings if any(word in w for word in (
-        "NOT", "not k-anonymous", "not differential", "unchanged"))]
+    privacy = [w for w in release.warnings if _about_privacy(w)]
     other = [w for w in release.warnings if w not in privacy]
     for col, k in breaking_columns(release.checks).items():
         if not any(col in w for w in release.warnings):
