@@ -10,6 +10,7 @@ Chromium and the dev extra Playwright, so CI runs it. Playwright drives the syst
 
 from __future__ import annotations
 
+import io
 import pathlib
 
 import pandas as pd
@@ -43,3 +44,22 @@ def test_upload_to_export_in_chromium_gives_a_k_anonymous_file(tmp_path: pathlib
     assert outcome.work_folders_left == []
     # and its worker processes (releases run in them) are gone with it
     assert outcome.workers_before_stop and outcome.workers_left == []
+
+
+def test_a_plan_is_built_undone_and_added_back_in_chromium(tmp_path: pathlib.Path) -> None:
+    from .browser_flow import plan_flow
+
+    seen = plan_flow(tmp_path, k=K)
+    assert len(seen["plan"]) == 2 and len(seen["undone"]) == 1
+    # the step kept: the same step and options (its figures are on the plan's keys, which
+    # lost household_size), and the same published ages (below)
+    assert seen["undone"][0].split("\t")[:3] == seen["plan"][0].split("\t")[:3]
+    assert seen["again"] == seen["plan"]  # added back: the same release, byte for byte
+    assert seen["again-csv"] == seen["plan-csv"] != seen["undone-csv"]
+    # the undone step's column is published as it was; the kept step's is not
+    original = pd.read_csv(tmp_path / "survey.csv")
+    undone = pd.read_csv(io.BytesIO(seen["undone-csv"]))
+    assert undone["household_size"].equals(original["household_size"])
+    assert not undone["age"].equals(original["age"])
+    assert undone["age"].equals(pd.read_csv(io.BytesIO(seen["plan-csv"]))["age"])
+    assert undone.groupby("age").size().min() >= K

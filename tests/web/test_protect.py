@@ -60,6 +60,7 @@ def test_every_new_page_needs_the_token(app: Starlette, path: str) -> None:
 @pytest.mark.parametrize(("path", "data"), [
     ("/protect", {"k": "5", "method": "mdav"}),
     ("/result/current", {"attempt": "1"}),
+    ("/result/undo", {}),
 ])
 def test_posts_without_csrf_are_forbidden(released: TestClient, path: str,
                                           data: dict[str, str]) -> None:

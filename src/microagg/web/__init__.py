@@ -98,7 +98,7 @@ def _routes() -> list[Any]:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from . import hierarchies, job_pages, pages, release_pages, sweep_page
+    from . import hierarchies, job_pages, pages, plan_pages, release_pages, sweep_page
 
     return [
         Route("/", pages.home), Route("/data", pages.get_data),
@@ -112,6 +112,7 @@ def _routes() -> list[Any]:
         Route("/protect", release_pages.post_protect, methods=["POST"]),
         Route("/result", release_pages.get_result),
         Route("/result/current", release_pages.post_current, methods=["POST"]),
+        Route("/result/undo", plan_pages.post_undo, methods=["POST"]),
         Route("/result/report.html", release_pages.get_report),
         Route("/export", release_pages.get_export),
         Route("/export/{name}", release_pages.export_file),

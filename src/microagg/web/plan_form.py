@@ -1,36 +1,201 @@
-"""The Protect form's plan: an optional second step after the first, checked on the server.
+"""The Protect form's plan: a list of steps of any registered kind, each one's options typed
+as text, checked on the server (after sdcMicro's one ``sdcMicroObj`` per plan of methods and
+its ``undolast``, Templ, Kowarik & Meindl 2015, J. Stat. Softw. 67(4)).
 
-Form fields (stable names, also used by the tests): ``step2`` (the second step's name, one
-of :data:`microagg.steps.STEPS`; blank: a release of one step, the form as before),
-``step2_columns`` (its quasi-identifiers, separated by commas or spaces), ``step2_k`` and
-``step2_method`` (blank: the default, mdav). The first step masks every other
-quasi-identifier of the session's schema with the form's ``k``, ``method`` and ``params``.
-Nothing the browser sends is trusted: an unknown step or method, a column that is not a
-quasi-identifier of the upload, a k outside [2, rows] are refused with a message (400).
+Form fields (stable names, also used by the tests): ``plan-N-step`` (the N-th step's name, a
+key of :data:`microagg.steps.STEPS`, N from 1) and ``plan-N-OPTION`` (the text of one of its
+options, a field of its options dataclass; blank: the option's default); ``add_step`` (the
+kind of step the button ``action=add`` appends); ``action`` (``add``, ``remove-N``, ``up-N``:
+edit the plan and show the form again; anything else: protect). Without any step the form is
+the one-step form (``k``, ``method``, ``params``: :func:`~microagg.web.protect.parse_form`).
+Nothing the browser sends is trusted: an unknown step, option or column, a value its options
+class refuses, more than :data:`MAX_STEPS` steps are refused with every message at once
+(400), each naming the step and the option.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["STEP_FIELDS", "plan_options", "step_text"]
+__all__ = ["MAX_STEPS", "PlanErrors", "edited", "plan_fields", "plan_options", "posted_steps",
+           "records_as_fields", "step_kinds", "step_text", "steps_as_fields",
+           "value_text"]
 
-STEP_FIELDS = ("step2", "step2_columns", "step2_k", "step2_method")
-"""The fields of the second step (kept in the form when it is shown again)."""
+MAX_STEPS = 20
+"""The most steps one plan of the form may have."""
+_FIELD = re.compile(r"plan-([0-9]{1,3})-([A-Za-z_][A-Za-z0-9_]{0,63})")
+
+
+class PlanErrors(ValueError):
+    """Every problem of a posted plan (:attr:`problems`), shown at once."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__(" ".join(problems))
+        self.problems = list(problems)
+
+
+def step_kinds() -> list[dict[str, Any]]:
+    """Every registered step as the form offers it: its name, summary, reference and
+    options (``name``, ``help`` from :func:`~microagg.steps._options.option_docs`,
+    ``default`` as text, ``required``)."""
+    from microagg.steps import STEPS
+    from microagg.steps._options import option_docs
+
+    kinds = []
+    for name, entry in STEPS.items():
+        docs = option_docs(entry.options)
+        options = []
+        for f in dataclasses.fields(entry.options):  # type: ignore[arg-type]
+            required = (f.default is dataclasses.MISSING
+                        and f.default_factory is dataclasses.MISSING)
+            default = (None if required else f.default_factory()
+                       if f.default_factory is not dataclasses.MISSING else f.default)
+            options.append({"name": f.name, "help": docs.get(f.name, ""),
+                            "required": required,
+                            "default": "" if required else value_text(default)})
+        kinds.append({"name": name, "summary": entry.summary, "reference": entry.reference,
+                      "options": options})
+    return kinds
+
+
+def value_text(value: Any) -> str:
+    """An option's value as the form (and ``--step``) writes it: names joined by commas,
+    mappings and other lists as JSON, ``None`` blank.
+
+    Examples
+    --------
+    >>> value_text(["age", "bmi"]), value_text({"gamma": 0.2}), value_text(None)
+    ('age,bmi', '{"gamma": 0.2}', '')
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return (",".join(value) if value and all(isinstance(v, str) for v in value)
+                else json.dumps(list(value)))
+    if isinstance(value, Mapping):
+        return json.dumps(dict(value))
+    return str(value)
+
+
+def posted_steps(form: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The plan's steps as posted (``{"step": name, "values": {option: text}}``, in order)
+    and the problems of the fields themselves: a number that skips one, more than
+    :data:`MAX_STEPS` steps, an option field without its step."""
+    found: dict[int, dict[str, str]] = {}
+    for key, value in form.items():
+        match = _FIELD.fullmatch(key)
+        if match:
+            found.setdefault(int(match.group(1)), {})[match.group(2)] = value
+    problems = []
+    if len(found) > MAX_STEPS:
+        problems.append(f"The plan has {len(found)} steps; the form takes at most "
+                        f"{MAX_STEPS}.")
+    if sorted(found) != list(range(1, len(found) + 1)):
+        problems.append(f"The plan's steps must be numbered 1 to {len(found)} (plan-N-step); "
+                        f"got {', '.join(map(str, sorted(found)))}.")
+    steps = []
+    for number in sorted(found)[:MAX_STEPS]:
+        fields = found[number]
+        if "step" not in fields:
+            problems.append(f"plan-{number}-step is missing: say which step it is.")
+            continue
+        values = {k: v for k, v in fields.items() if k != "step"}
+        steps.append({"step": fields["step"].strip(), "values": values})
+    return steps, problems
+
+
+def steps_as_fields(steps: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """``steps`` (:func:`posted_steps`) as the form's fields, numbered from 1."""
+    fields: dict[str, str] = {}
+    for number, step in enumerate(steps, start=1):
+        fields[f"plan-{number}-step"] = str(step["step"])
+        fields.update({f"plan-{number}-{k}": str(v) for k, v in step["values"].items()})
+    return fields
+
+
+def plan_fields(form: Mapping[str, str]) -> dict[str, str]:
+    """The plan's fields of ``form`` (kept in the form when it is shown again)."""
+    return {key: value for key, value in form.items()
+            if _FIELD.fullmatch(key) or key == "add_step"}
+
+
+def records_as_fields(records: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """A plan's records (``Release.params["plan"]``) as the form's fields."""
+    return steps_as_fields([{"step": r["step"], "values": {
+        k: value_text(v) for k, v in r.items() if k != "step"}} for r in records])
+
+
+def edited(form: Mapping[str, str]) -> dict[str, str] | None:
+    """The plan's fields after the edit that ``action`` asks for (``add`` the kind of
+    ``add_step``, ``remove-N``, ``up-N``: move step N before N - 1), or ``None`` when the
+    form asks to protect. A ValueError names a kind or a step that does not exist."""
+    from microagg.steps import STEPS
+
+    action = form.get("action", "").strip()
+    match = re.fullmatch(r"(add|remove|up)(?:-([0-9]{1,3}))?", action)
+    if match is None:
+        return None
+    steps, problems = posted_steps(form)
+    if problems:
+        raise ValueError(" ".join(problems))
+    verb, number = match.group(1), int(match.group(2) or 0)
+    if verb == "add":
+        kind = form.get("add_step", "").strip()
+        if kind not in STEPS:
+            raise ValueError(f"add_step: unknown step {kind!r}; the steps are "
+                             f"{', '.join(STEPS)}.")
+        if len(steps) >= MAX_STEPS:
+            raise ValueError(f"The plan has {len(steps)} steps already; the form takes at "
+                             f"most {MAX_STEPS}.")
+        steps.append({"step": kind, "values": {}})
+    elif not 1 <= number <= len(steps) or (verb == "up" and number == 1):
+        raise ValueError(f"action {action!r}: the plan has no step {number} to "
+                         f"{'move up' if verb == 'up' else 'remove'}.")
+    elif verb == "remove":
+        del steps[number - 1]
+    else:
+        steps[number - 2], steps[number - 1] = steps[number - 1], steps[number - 2]
+    return {**steps_as_fields(steps), "add_step": form.get("add_step", "")}
+
+
+def _records(steps: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each posted step built by its options class (the text converted there), as a
+    record; the problems of every step at once, each naming the step and the option."""
+    from microagg.steps import STEPS
+    from microagg.steps._plan import _step_from_record
+
+    records, problems = [], []
+    for number, step in enumerate(steps, start=1):
+        if step["step"] not in STEPS:
+            problems.append(f"plan-{number}-step: unknown step {step['step']!r}; the steps "
+                            f"are {', '.join(STEPS)}.")
+            continue
+        record = {"step": step["step"],
+                  **{k: v.strip() for k, v in step["values"].items() if v.strip()}}
+        try:  # the message says "step N of the plan (name): the 'option' option ..."
+            built = _step_from_record(record, number)
+        except (TypeError, ValueError) as error:
+            problems.append(str(error))
+            continue
+        records.append(built.to_record())
+    return records, problems
 
 
 def plan_options(form: Mapping[str, str], options: Mapping[str, Any],
                  schema: Mapping[str, Mapping[str, Any]], columns: Sequence[object],
                  n_rows: int) -> dict[str, Any]:
     """The :func:`microagg.anonymize` keywords of the form: ``options`` (the one-step form,
-    :func:`~microagg.web.protect.parse_form`) unchanged without a second step; with one,
-    ``options`` with its ``k``, ``method`` and ``method_params`` moved into the records of a
-    plan of two steps (``options["plan"]``, plain records that a worker process can
-    receive; :meth:`Plan.from_records <microagg.steps.Plan.from_records>`).
+    :func:`~microagg.web.protect.parse_form`) unchanged without a plan step; with steps,
+    ``options`` less its ``k``, ``method`` and ``method_params`` (each step has its own)
+    plus ``plan``: the steps' records (plain, what a worker process can receive;
+    :meth:`Plan.from_records <microagg.steps.Plan.from_records>`).
 
     Parameters
     ----------
@@ -43,90 +208,35 @@ def plan_options(form: Mapping[str, str], options: Mapping[str, Any],
     columns : sequence
         The columns of the upload.
     n_rows : int
-        The rows of the upload (a step's k is at most that).
+        The rows of the upload (unused here: each step's checker bounds its own options
+        against the table when the release is built).
 
     Raises
     ------
     ValueError
-        A field that names an unknown step or method, a column that is not a
-        quasi-identifier of the upload, or a k outside [2, rows].
+        Every problem at once: an unknown step or option, a value its options class
+        refuses, a column that is not a quasi-identifier of the upload, a
+        quasi-identifier in no step.
     """
-    from microagg.steps import STEPS
+    from microagg.schema._steps import plan_columns_problems
+    from microagg.steps import Plan
 
-    name = form.get("step2", "").strip()
-    if not name:
-        if any(form.get(field, "").strip() for field in STEP_FIELDS[1:]):
-            raise ValueError("step2 is blank but its columns, k or method are given: choose "
-                             f"the second step ({', '.join(STEPS)}) or clear its fields.")
+    steps, problems = posted_steps(form)
+    if not steps and not problems:
         return dict(options)
-    if name not in STEPS:
-        raise ValueError(f"Unknown step {name!r} in step2; the steps are "
-                         f"{', '.join(STEPS)}.")
-    second = _second_columns(form, schema, columns)
-    first = [c for c, entry in schema.items()
-             if entry.get("role") == "quasi-identifier" and c not in second]
-    if not first:
-        raise ValueError("The first step has no quasi-identifier left: leave at least one "
-                         "out of step2_columns.")
-    records = [_record(name, first, options["k"], options.get("method"),
-                       options.get("method_params")),
-               _record(name, second, _k(form, n_rows), _method(form), None)]
+    records, found = _records(steps)
+    problems += found
+    if form.get("params", "").strip():
+        problems.append("params are the one-step form's: with a plan, give each "
+                        "microaggregate step its own method_params.")
+    if not problems:
+        roles = {str(c): str(schema.get(str(c), {}).get("role", "other")) for c in columns}
+        problems += plan_columns_problems(Plan.from_records(records), roles)
+    if problems:
+        raise PlanErrors(problems)
     rest = {key: value for key, value in options.items()
             if key not in ("k", "method", "method_params")}
     return {**rest, "plan": records}
-
-
-def _second_columns(form: Mapping[str, str], schema: Mapping[str, Mapping[str, Any]],
-                    columns: Sequence[object]) -> list[str]:
-    """``step2_columns``: quasi-identifiers of the upload, each once."""
-    names = [n for n in re.split(r"[,\s]+", form.get("step2_columns", "").strip()) if n]
-    if not names:
-        raise ValueError("step2_columns is required for a second step: the "
-                         "quasi-identifiers it masks, separated by commas.")
-    outside = [n for n in names if n not in columns]
-    if outside:
-        raise ValueError(f"step2_columns: {', '.join(map(repr, outside))} not in the "
-                         "upload.")
-    other = [f"{n!r} has role {schema.get(n, {}).get('role')!r}" for n in names
-             if schema.get(n, {}).get("role") != "quasi-identifier"]
-    if other:
-        raise ValueError(f"step2_columns: {', '.join(other)}; a step masks "
-                         "quasi-identifiers only (set roles on the Roles page).")
-    if len(set(names)) < len(names):
-        raise ValueError(f"step2_columns names a column twice: {', '.join(names)}.")
-    return names
-
-
-def _k(form: Mapping[str, str], n_rows: int) -> int:
-    text = form.get("step2_k", "").strip()
-    if not (text.isascii() and text.isdigit() and 2 <= int(text) <= n_rows):
-        raise ValueError(f"step2_k must be a whole number in [2, {n_rows}] (the rows of the "
-                         f"upload); got {text!r}.")
-    return int(text)
-
-
-def _method(form: Mapping[str, str]) -> str | None:
-    from microagg.partition import PARTITIONERS
-
-    method = form.get("step2_method", "").strip()
-    if method and method not in PARTITIONERS:
-        raise ValueError(f"Unknown method {method!r} in step2_method; the methods are "
-                         f"{', '.join(PARTITIONERS)}.")
-    return method or None
-
-
-def _record(name: str, columns: list[str], k: int, method: str | None,
-            method_params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """One step as a plain record (:meth:`Microaggregate.to_record
-    <microagg.steps.Microaggregate.to_record>`), checked by building it."""
-    from microagg.steps import Plan
-
-    record: dict[str, Any] = {"step": name, "quasi_identifiers": columns, "k": k}
-    if method is not None:
-        record["method"] = method
-    if method_params:
-        record["method_params"] = dict(method_params)
-    return Plan.from_records([record]).to_records()[0]
 
 
 def step_text(record: Mapping[str, Any]) -> str:
@@ -142,7 +252,5 @@ def step_text(record: Mapping[str, Any]) -> str:
     for key, value in record.items():
         if key == "step":
             continue
-        text = (",".join(value) if isinstance(value, (list, tuple))
-                else json.dumps(dict(value)) if isinstance(value, Mapping) else str(value))
-        words.append(f"{key.replace('_', '-')}={shlex.quote(text)}")
+        words.append(f"{key.replace('_', '-')}={shlex.quote(value_text(value))}")
     return " ".join(words)

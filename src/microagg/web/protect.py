@@ -36,6 +36,7 @@ __all__ = [
     "make_attempt",
     "methods",
     "parse_form",
+    "plan_toml",
     "published_bytes",
     "recommended_method",
     "release_for",
@@ -132,6 +133,9 @@ class Attempt:
     metadata: Any = None
     """The input's labels, date formats and missing codes
     (:class:`microagg.io.TableMetadata`), or ``None``."""
+    undone: dict[str, Any] | None = None
+    """The record of the step this attempt's plan left out (**Undo the last step**), or
+    ``None``."""
     _report: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -139,7 +143,8 @@ class Attempt:
     def required_k(self) -> str:
         """The k asked for: the form's, or each step's (``"5, 3"``) for a plan."""
         steps = self.options.get("plan")
-        return ", ".join(str(s["k"]) for s in steps) if steps else str(self.options["k"])
+        return (", ".join(str(s.get("k", "-")) for s in steps) if steps
+                else str(self.options["k"]))
 
     @property
     def figures(self) -> dict[str, str]:
@@ -204,13 +209,14 @@ def release_for(df: pd.DataFrame, schema: dict[str, dict[str, Any]], folder: pat
 
 def make_attempt(number: int, options: dict[str, Any], release: Release, seconds: float,
                  schema: Mapping[str, Mapping[str, Any]], as_read: Any = None,
-                 metadata: Any = None) -> Attempt:
+                 metadata: Any = None, *, undone: Mapping[str, Any] | None = None
+                 ) -> Attempt:
     """An :class:`Attempt` of a finished release (the choices copied, not shared), with
-    the cells of its input as written (``as_read``) and its metadata (``metadata``, see
-    :class:`Attempt`)."""
+    the cells of its input as written (``as_read``), its metadata (``metadata``) and the
+    step its plan left out (``undone``), see :class:`Attempt`."""
     return Attempt(number, dict(options), release, seconds,
                    {name: dict(entry) for name, entry in schema.items()}, as_read=as_read,
-                   metadata=metadata)
+                   metadata=metadata, undone=None if undone is None else dict(undone))
 
 
 def published_bytes(attempt: Attempt, suffix: str) -> bytes:
@@ -257,16 +263,19 @@ def _float(value: float) -> str:
 
 def reproduction(attempt: Attempt, input_name: str = "INPUT.csv") -> dict[str, str]:
     """The exact ``microagg anonymize`` command and the Python call that give this release
-    again (the seed included: internal material, not for publication)."""
+    again (the seed included: internal material, not for publication); for a plan also
+    ``plan_command``, the same release from ``plan.toml``, the schema with its
+    ``[[steps]]`` (:func:`plan_toml`)."""
     from .plan_form import step_text
 
     o = attempt.options
-    args = ["microagg", "anonymize", input_name, "--schema", "schema.toml"]
+    head = ["microagg", "anonymize", input_name, "--schema", "schema.toml"]
+    args: list[str] = []
     if o.get("plan"):
-        args += [word for record in o["plan"] for word in ("--step", step_text(record))]
+        steps = [word for record in o["plan"] for word in ("--step", step_text(record))]
         python = [f"plan=Plan.from_records({o['plan']!r})"]
     else:
-        args += ["-k", str(o["k"])]
+        steps = ["-k", str(o["k"])]
         python = [f"k={o['k']}"]
     if o.get("method"):
         args += ["-m", o["method"]]
@@ -285,6 +294,8 @@ def reproduction(attempt: Attempt, input_name: str = "INPUT.csv") -> dict[str, s
         python.append(f"method_params={o['method_params']!r}")
     args += ["--random-state", str(o["random_state"]), "-o", "out.csv"]
     python.append(f"random_state={o['random_state']}")
+    plan_args = [*head[:-1], "plan.toml", *args]
+    args = [*head, *steps, *args]
     code = io.StringIO()
     code.write("import microagg\nfrom microagg.io import read_table\n"
                "from microagg.schema import load_schema\n"
@@ -292,4 +303,14 @@ def reproduction(attempt: Attempt, input_name: str = "INPUT.csv") -> dict[str, s
                f"df = read_table({input_name!r})\n"
                f"release = microagg.anonymize(df, schema=load_schema('schema.toml'), "
                f"{', '.join(python)})\n")
-    return {"command": shlex.join(args), "python": code.getvalue(), "args": shlex.join(args[1:])}
+    script = {"command": shlex.join(args), "python": code.getvalue(),
+              "args": shlex.join(args[1:])}
+    if o.get("plan"):
+        script["plan_command"] = shlex.join(plan_args)
+    return script
+
+
+def plan_toml(attempt: Attempt) -> str:
+    """The attempt's schema as a TOML file with its plan as ``[[steps]]`` tables (one per
+    step, in order: :mod:`microagg.schema._steps`); a one-step attempt: its schema."""
+    return roles.to_toml(attempt.schema, steps=attempt.options.get("plan") or ())

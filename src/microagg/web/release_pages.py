@@ -9,7 +9,8 @@ Result page); ``GET /export`` and its downloads ``/export/published.csv``,
 ``/export/published.sav`` and ``/export/published.dta`` (with the upload's labels, date
 formats and missing codes), ``/export/published.sqlite`` (table ``published``),
 ``/export/report.html``, ``/export/summary.json``,
-``/export/schema.toml``, ``/export/reproduce.txt``. The original table is never offered.
+``/export/schema.toml``, ``/export/plan.toml`` (a plan's attempt: the schema with its
+``[[steps]]``), ``/export/reproduce.txt``. The original table is never offered.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from . import job_pages, plan_form, protect, roles
+from . import job_pages, plan_form, plan_pages, protect, roles
 from .jobs import Job, JobRunner, RunnerBusy
 from .pages import _ensure_schema, render
 from .protect import PROTECT_ERRORS, Attempt
@@ -124,22 +125,19 @@ async def get_risk(request: Request) -> Response:
 def protect_page(request: Request, *, errors: list[str] | None = None, status: int = 200,
                  values: dict[str, str] | None = None, message: str | None = None,
                  ) -> HTMLResponse:
-    """The Protect page: privacy model and method, with the recommended default, and an
-    optional second step (:mod:`.plan_form`)."""
-    from microagg.partition import PARTITIONERS
-    from microagg.steps import STEPS
-
+    """The Protect page: privacy model and method, with the recommended default, and the
+    plan of steps (:mod:`.plan_form`) built step by step."""
     session = session_of(request)
     problems = _ensure_schema(session) + list(errors or [])
     recommended = protect.recommended_method(session.schema)
     shown = {"k": "5", "method": recommended, "l": "", "t": "", "epsilon": "", "bounds": "",
-             "params": "", "random_state": "", **dict.fromkeys(plan_form.STEP_FIELDS, ""),
-             **(values or {})}
+             "params": "", "random_state": "", "add_step": "", **(values or {})}
+    kinds = plan_form.step_kinds()
     return render(request, "protect.html", status=status, title="Protect",
                   page_name="protect", errors=problems, message=message,
                   ready=session.table is not None and bool(session.schema),
                   methods=protect.methods(), recommended=recommended, values=shown,
-                  steps=list(STEPS), step_methods=list(PARTITIONERS))
+                  kinds=kinds, plan=plan_pages.shown_plan(shown, kinds))
 
 
 def prefilled(query: Mapping[str, str]) -> dict[str, str]:
@@ -165,8 +163,14 @@ def prefilled(query: Mapping[str, str]) -> dict[str, str]:
 
 async def get_protect(request: Request) -> Response:
     """The Protect page with the recommended defaults, or the choices given in the address
-    (``?k=5&method=mdav``, from the Sweep page)."""
-    return protect_page(request, values=prefilled(request.query_params))
+    (``?k=5&method=mdav``, from the Sweep page; ``?attempt=N``: the plan and seed of the
+    session's attempt N, ``&add_back=1`` with the step it undid added again)."""
+    values = prefilled(request.query_params)
+    try:
+        values.update(plan_pages.attempt_values(session_of(request), request.query_params))
+    except ValueError as error:
+        return protect_page(request, errors=[str(error)], status=400, values=values)
+    return protect_page(request, values=values)
 
 
 async def post_protect(request: Request) -> Response:
@@ -182,13 +186,18 @@ async def post_protect(request: Request) -> Response:
     if running is not None:
         return _see(f"/jobs/{running.id}")
     values = {name: form.get(name, "") for name in ("k", "method", "l", "t", "epsilon",
-                                                    "bounds", "params", "random_state",
-                                                    *plan_form.STEP_FIELDS)}
+                                                    "bounds", "params", "random_state")}
+    values.update(plan_form.plan_fields(form))
     try:
+        edit = plan_form.edited(form)
+        if edit is not None:  # add, remove or move a step: the form again, nothing run
+            kept = {k: v for k, v in values.items() if k not in plan_form.plan_fields(values)}
+            return protect_page(request, values={**kept, **edit})
         options = plan_form.plan_options(form, protect.parse_form(form), session.schema,
                                          list(session.table.columns), len(session.table))
     except PROTECT_ERRORS as error:
-        return protect_page(request, errors=[str(error)], status=400, values=values)
+        return protect_page(request, errors=getattr(error, "problems", [str(error)]),
+                            status=400, values=values)
     table, schema = session.table, {name: dict(e) for name, e in session.schema.items()}
     as_read, metadata = session.as_read, session.metadata
 
@@ -231,8 +240,9 @@ async def get_result(request: Request) -> Response:
                                "detail": ", ".join(f"{k} {v}" for k, v in detail.items())})
     return render(request, "result.html", title="Result", page_name="result", errors=[],
                   message=None, attempt=attempt, checks=checks, attempts=session.attempts,
+                  plan=plan_pages.plan_rows(attempt),
                   current=session.current, schema_changed=attempt is not None
-                  and attempt.schema != session.schema)
+                  and attempt.schema != plan_pages.roles_of(attempt, session.schema))
 
 
 async def post_current(request: Request) -> Response:
@@ -307,6 +317,7 @@ _DOWNLOADS = {
     "report.html": "text/html; charset=utf-8",
     "summary.json": "application/json",
     "schema.toml": "application/toml; charset=utf-8",
+    "plan.toml": "application/toml; charset=utf-8",
     "reproduce.txt": "text/plain; charset=utf-8",
 }
 
@@ -322,8 +333,12 @@ def _content(session: SessionState, attempt: Attempt, name: str, runner: JobRunn
         return (attempt.release.to_json() + "\n").encode("utf-8")
     if name == "schema.toml":
         return roles.to_toml(attempt.schema).encode("utf-8")
+    if name == "plan.toml":
+        return protect.plan_toml(attempt).encode("utf-8")
     script = protect.reproduction(attempt, _input_name(session))
-    return (f"# Internal: contains the seed; do not publish.\n{script['command']}\n\n"
+    also = (f"\n# the same release from plan.toml (the schema with the plan's [[steps]]):\n"
+            f"{script['plan_command']}\n" if "plan_command" in script else "")
+    return (f"# Internal: contains the seed; do not publish.\n{script['command']}\n{also}\n"
             f"{script['python']}").encode()
 
 
@@ -334,7 +349,7 @@ async def export_file(request: Request) -> Response:
     attempt = _current(session)
     if name not in _DOWNLOADS:
         return HTMLResponse("Not a download of the workbench.", status_code=404)
-    if attempt is None:
+    if attempt is None or (name == "plan.toml" and not attempt.options.get("plan")):
         return _see("/export")
     try:
         content = await run_in_threadpool(_content, session, attempt, name,

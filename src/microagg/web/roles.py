@@ -9,7 +9,7 @@ import re
 import secrets
 import shlex
 import tomllib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -108,17 +108,24 @@ def _value(value: Any) -> str:
         return repr(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):  # an inline table (a step's method_params)
+        return "{" + ", ".join(f"{_key(str(k))} = {_value(v)}" for k, v in value.items()) + "}"
     return json.dumps(str(value), ensure_ascii=False)
 
 
 def to_toml(schema: Mapping[str, Mapping[str, Any]], reasons: Mapping[str, str] | None = None,
-            ) -> str:
-    """The schema as a TOML file (the reasons as comments)."""
+            *, steps: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The schema as a TOML file (the reasons as comments), with a plan's records as its
+    ``[[steps]]`` tables when ``steps`` are given (:mod:`microagg.schema._steps`)."""
     lines = ["# microagg schema, from the workbench: check every role before use.", ""]
     for name, entry in schema.items():
         reason = (reasons or {}).get(name)
         lines.append(f"[columns.{_key(name)}]" + (f"  # {' '.join(reason.split())}" if reason else ""))
         lines += [f"{_key(str(k))} = {_value(v)}" for k, v in entry.items()]
+        lines.append("")
+    for record in steps:
+        lines.append("[[steps]]")
+        lines += [f"{_key(str(k))} = {_value(v)}" for k, v in record.items()]
         lines.append("")
     return "\n".join(lines)
 
