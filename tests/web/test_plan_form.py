@@ -178,7 +178,7 @@ def test_the_protect_page_adds_a_step_with_its_options(client: TestClient) -> No
 
 
 @pytest.mark.parametrize(("fields", "message"), [
-    ({"plan-1-step": "recode"}, "plan-1-step: unknown step 'recode'"),
+    ({"plan-1-step": "generalise"}, "plan-1-step: unknown step 'generalise'"),
     ({"plan-1-step": "microaggregate", "plan-1-quasi_identifiers": "FICA,nope",
       "plan-1-k": "3"}, "'nope' are not columns of the schema"),
     ({"plan-1-step": "microaggregate", "plan-1-quasi_identifiers": "<script>",
