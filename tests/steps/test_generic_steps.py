@@ -126,7 +126,7 @@ def test_plans_find_options_through_the_registry():
     with pytest.raises(ValueError, match="unknown step 'merge'; the steps are microaggregate"):
         Plan.from_text([MERGED])
     with registered():
-        assert set(STEPS) == {"microaggregate", "merge"}
+        assert {"microaggregate", "merge"} <= set(STEPS)
         plan = Plan.from_text([MERGED])
         assert plan == Plan([Merge("region", {"c": "other", "d": "other"}, min_count=5)])
         assert Plan.from_records(plan.to_records()) == plan

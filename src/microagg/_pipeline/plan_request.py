@@ -115,11 +115,20 @@ def check_plan_steps(df: pd.DataFrame, plan: Plan, fields: Mapping[str, Any]) ->
     :func:`shorthand_of`); the stage that runs the plan: ``"plan"`` (numeric, complete keys,
     every step promising a k) or ``"plan-table"``."""
     from ..steps import STEPS
+    from ..steps._state import StepRoles
 
+    strata = fields.get("strata")
+    roles = StepRoles(quasi_identifiers=tuple(fields["quasi_identifiers"]),
+                      sensitive=tuple(fields["sensitive"]),
+                      identifiers=tuple(fields["identifiers"]), weight=fields.get("weight"),
+                      household=fields.get("household"),
+                      strata=() if strata is None else (strata,))
     for position, step in enumerate(plan.steps, start=1):
-        checker = STEPS[step.name].load_checker()
+        entry = STEPS[step.name]
+        checker = entry.load_checker()
         if checker is not None:
-            checker(step, df, position, plan)
+            extra = {"roles": roles} if entry.takes(checker, "roles") else {}
+            checker(step, df, position, plan, **extra)
     keys = df.loc[:, list(fields["quasi_identifiers"])]
     numeric = all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
                   for t in keys.dtypes)

@@ -50,7 +50,7 @@ def run_plan_table(request: Request) -> Release:
     classes = final.quasi_identifier_classes(request.quasi_identifiers)
     sizes = np.bincount(classes)
     checks: dict[str, Any] = {"k_anonymity": k_check(None, int(sizes.min())),
-                              "steps": step_checks(request, original, final.data)}
+                              "steps": step_checks(request, request.data, final.data)}
     if final.rounding is not None:
         checks["rounding"] = final.rounding
     timings["verify"] = time.perf_counter() - t

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -23,8 +24,10 @@ from typing import Any
 
 from ._options import StepOptions
 from ._plan import Microaggregate, Plan
+from .suppress.options import SuppressRisk, SuppressToK
 
-__all__ = ["STEPS", "Microaggregate", "Plan", "Step", "StepOptions"]
+__all__ = ["STEPS", "Microaggregate", "Plan", "Step", "StepOptions", "SuppressRisk",
+           "SuppressToK"]
 
 
 def _load(target: str) -> Callable[..., Any]:
@@ -55,8 +58,9 @@ class Step:
     checker: str | None = None
     """``"module:function"`` of ``check(options, table, position, plan) -> None``, which
     refuses (by raising, naming the column, the value and the option) what the step cannot
-    run on the request's table, before any step runs; ``None``: nothing beyond its options'
-    own checks."""
+    run on the request's table, before any step runs (one that declares a keyword ``roles``
+    also receives the request's :class:`~._state.StepRoles`); ``None``: nothing beyond its
+    options' own checks."""
     randomized: bool = False
     """Whether ``random_state`` can change its result."""
     per_household: bool = False
@@ -71,6 +75,10 @@ class Step:
     def load_verifier(self) -> Callable[..., Any]:
         """The step's ``verify`` function (imported on first use)."""
         return _load(self.verifier)
+
+    def takes(self, function: Callable[..., Any], keyword: str) -> bool:
+        """Whether ``function`` (its verifier or checker) declares the keyword ``keyword``."""
+        return keyword in inspect.signature(function).parameters
 
     def load_checker(self) -> Callable[..., Any] | None:
         """The step's ``check`` function (imported on first use), or ``None``."""
@@ -90,6 +98,35 @@ _REGISTRY: dict[str, Step] = {
         verifier="microagg.steps.microaggregate:verify",
         checker="microagg._pipeline.plan_request:check_microaggregate_step",
         randomized=True),
+    # the local suppression steps (microagg.steps.suppress): deterministic, cells set missing
+    "suppress": Step(
+        name="suppress", options=SuppressToK,
+        summary="the fewest key cells set to missing so that every record's class on the "
+                "keys (or on every subset of combs keys) holds at least k records, within "
+                "strata",
+        reference="sdcMicro localSuppression / kAnon (Templ, Kowarik & Meindl 2015, J. Stat. "
+                  "Softw. 67(4)); the exact mode: an integer program solved by HiGHS (Huangfu "
+                  "& Hall 2018, Math. Prog. Comp. 10(1))",
+        promises="k-anonymity on the keys (every required subset) counted on the published "
+                 "table under the step's missing semantics, within strata; only key cells "
+                 "set to missing, no row dropped; household-level keys constant within each "
+                 "household",
+        target="microagg.steps.suppress.step:apply_suppress_step",
+        verifier="microagg.steps.suppress.step:verify_suppress_step",
+        checker="microagg.steps.suppress.step:check_suppress_step"),
+    "suppress_risk": Step(
+        name="suppress_risk", options=SuppressRisk,
+        summary="in every record whose individual risk on the keys is above the threshold, "
+                "the key value that lowers it most set to missing, round after round",
+        reference="sdcMicro localSupp, on every key (Templ 2017, Statistical Disclosure "
+                  "Control for Microdata, Springer; Templ, Kowarik & Meindl 2015, J. Stat. "
+                  "Softw. 67(4)); individual risk after Benedetti & Franconi 1998",
+        promises="every record's individual risk on the keys (weighted, within strata) at "
+                 "most the threshold on the published table; only key cells set to "
+                 "missing, no row dropped; not k-anonymity",
+        target="microagg.steps.suppress.step:apply_suppress_risk_step",
+        verifier="microagg.steps.suppress.step:verify_suppress_risk_step",
+        checker="microagg.steps.suppress.step:check_suppress_risk_step"),
 }
 
 STEPS: MappingProxyType[str, Step] = MappingProxyType(_REGISTRY)
