@@ -19,9 +19,9 @@ import time
 
 import numpy as np
 
+import microagg
 from _machine import machine
 from microagg.datasets import load_dataset
-import microagg
 from microagg.steps import Plan
 from microagg.steps.suppress import SuppressToK, apply_suppress, verify_suppress
 
