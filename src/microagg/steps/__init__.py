@@ -27,10 +27,11 @@ from ._plan import Microaggregate, Plan
 from .household.options import Household
 from .perturb.options import Noise, Pram, RankSwap, Shuffle
 from .recode.options import Band, MultivariateTopCode, Recode, RecodeDate, TopCode
+from .suppress.options import SuppressRisk, SuppressToK
 
 __all__ = ["STEPS", "Band", "Household", "Microaggregate", "MultivariateTopCode", "Noise",
            "Plan", "Pram", "RankSwap", "Recode", "RecodeDate", "Shuffle", "Step",
-           "StepOptions", "TopCode"]
+           "StepOptions", "SuppressRisk", "SuppressToK", "TopCode"]
 
 
 def _load(target: str) -> Callable[..., Any]:
@@ -209,6 +210,35 @@ _REGISTRY: dict[str, Step] = {
             "Hundepool et al. 2012, section 3.4.4",
             "no published value beyond a code other than its replacement; every record "
             "beyond a code replaced, every other unchanged"))},
+    # the local suppression steps (microagg.steps.suppress): deterministic, cells set missing
+    "suppress": Step(
+        name="suppress", options=SuppressToK,
+        summary="the fewest key cells set to missing so that every record's class on the "
+                "keys (or on every subset of combs keys) holds at least k records, within "
+                "strata",
+        reference="sdcMicro localSuppression / kAnon (Templ, Kowarik & Meindl 2015, J. Stat. "
+                  "Softw. 67(4)); the exact mode: an integer program solved by HiGHS (Huangfu "
+                  "& Hall 2018, Math. Prog. Comp. 10(1))",
+        promises="k-anonymity on the keys (every required subset) counted on the published "
+                 "table under the step's missing semantics, within strata; only key cells "
+                 "set to missing, no row dropped; household-level keys constant within each "
+                 "household",
+        target="microagg.steps.suppress.step:apply_suppress_step",
+        verifier="microagg.steps.suppress.step:verify_suppress_step",
+        checker="microagg.steps.suppress.step:check_suppress_step"),
+    "suppress_risk": Step(
+        name="suppress_risk", options=SuppressRisk,
+        summary="in every record whose individual risk on the keys is above the threshold, "
+                "the key value that lowers it most set to missing, round after round",
+        reference="sdcMicro localSupp, on every key (Templ 2017, Statistical Disclosure "
+                  "Control for Microdata, Springer; Templ, Kowarik & Meindl 2015, J. Stat. "
+                  "Softw. 67(4)); individual risk after Benedetti & Franconi 1998",
+        promises="every record's individual risk on the keys (weighted, within strata) at "
+                 "most the threshold on the published table; only key cells set to "
+                 "missing, no row dropped; not k-anonymity",
+        target="microagg.steps.suppress.step:apply_suppress_risk_step",
+        verifier="microagg.steps.suppress.step:verify_suppress_risk_step",
+        checker="microagg.steps.suppress.step:check_suppress_risk_step"),
 }
 
 STEPS: MappingProxyType[str, Step] = MappingProxyType(_REGISTRY)

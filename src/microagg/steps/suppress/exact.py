@@ -178,6 +178,24 @@ def _add_classes(rows: _Rows, results: dict[tuple[int, ...], int],
     return first
 
 
+def _quiet_highs(highspy: Any) -> Any:
+    """A ``highspy.Highs()`` whose banner (written to file descriptor 1 by the first one a
+    process builds, before any option can be set) does not reach the standard output, where
+    the CLI may be writing the published table."""
+    import os
+    import sys
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w", encoding="utf-8") as sink:
+            os.dup2(sink.fileno(), 1)
+            return highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def _solve(rows: _Rows, cost: list[float], upper: list[float], ncol: int, nx: int, nq: int,
            time_limit: float) -> Any:
     """HiGHS on the model: x and y integer, z and the aggregates continuous."""
@@ -196,7 +214,7 @@ def _solve(rows: _Rows, cost: list[float], upper: list[float], ncol: int, nx: in
     lp.integrality_ = [highspy.HighsVarType.kInteger] * nx + \
         [highspy.HighsVarType.kContinuous] * nq + [highspy.HighsVarType.kInteger] * nq + \
         [highspy.HighsVarType.kContinuous] * (ncol - nx - 2 * nq)
-    model = highspy.Highs()
+    model = _quiet_highs(highspy)
     model.setOptionValue("output_flag", False)
     model.setOptionValue("time_limit", max(float(time_limit), 1.0))
     model.setOptionValue("mip_rel_gap", 0.0)

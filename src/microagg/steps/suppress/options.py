@@ -2,16 +2,19 @@
 ``localSuppression`` / ``kAnon``) and risk-threshold suppression (sdcMicro's ``localSupp``).
 
 Standard library only: the CLI passes every option as text (``"5"``, ``"a,b"``, JSON), and
-``__post_init__`` normalizes it once.
+``__post_init__`` normalizes it once. Both subclass :class:`~microagg.steps.StepOptions`
+(their record, renaming and help come from it); lists of ints and open intervals use the
+conversions here, a single int the shared :func:`~microagg.steps._options.as_int`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from .._options import StepOptions, as_int
 
 __all__ = ["MISSING_SEMANTICS", "SuppressRisk", "SuppressToK"]
 
@@ -115,18 +118,9 @@ def _importance(value: Any, keys: tuple[str, ...], *, step: str) -> tuple[str, .
     return order
 
 
-def _record(options: Any) -> dict[str, Any]:
-    """The step as ``{"step": name, option: value}``, options at their default left out."""
-    record: dict[str, Any] = {"step": options.name}
-    for f in dataclasses.fields(options):
-        value = getattr(options, f.name)
-        if f.default is dataclasses.MISSING or value != f.default:
-            record[f.name] = list(value) if isinstance(value, tuple) else value
-    return record
-
 
 @dataclass(frozen=True)
-class SuppressToK:
+class SuppressToK(StepOptions):
     """Local suppression to k-anonymity: the fewest key cells set to missing so that every
     record's class on the keys holds at least ``k`` records (sdcMicro's ``localSuppression``
     / ``kAnon``, Templ, Kowarik & Meindl 2015, J. Stat. Softw. 67(4)).
@@ -164,13 +158,26 @@ class SuppressToK:
 
     name: ClassVar[str] = "suppress"
     keys: tuple[str, ...]
+    """The categorical key columns the step may blank (a list, or a,b,c)."""
     k: tuple[int, ...]
+    """The smallest class size (>= 2); with combs, one k per subset size (or one for all)."""
     missing: str = "any"
+    """How a missing value counts: any (matches every value, sdcMicro's default) or
+    category (a category of its own)."""
     importance: tuple[str, ...] = ()
+    """All the keys from the most to the least important (the least important are blanked
+    first); none: keys with more categories are less important (sdcMicro's default)."""
     combs: tuple[int, ...] = ()
+    """k on every subset of this many keys, one size per entry (sdcMicro's combs); none: on
+    all the keys together."""
     mode: str = "heuristic"
+    """heuristic, or exact: an integer program (HiGHS) that proves the count of cells
+    minimal within time_limit, or reports its lower bound and gap."""
     time_limit: float = 60.0
+    """Seconds for the exact mode's solver, in (0, 86400]."""
     household_keys: tuple[str, ...] = ()
+    """Keys that describe the household (constant within it), blanked for every member at
+    once; needs the release's household column and the heuristic mode."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalized once, here
@@ -200,12 +207,29 @@ class SuppressToK:
         if outside:
             raise ValueError(f"The 'household_keys' option of step {self.name!r} names "
                              f"{outside!r}, which are not among its keys {list(keys)!r}.")
+        if household and self.mode == "exact":
+            raise ValueError(f"The 'household_keys' option of step {self.name!r} "
+                             f"({list(household)!r}) needs mode='heuristic'; the exact mode "
+                             "does not blank a household's members together.")
         set_(self, "household_keys", household)
 
     @property
     def columns(self) -> tuple[str, ...]:
         """The columns this step changes (its keys)."""
         return self.keys
+
+    @property
+    def required_k(self) -> int | None:
+        """The k promised on all the keys together (``None`` when ``combs`` asks only for
+        smaller subsets), under the step's ``missing`` semantics: with ``"any"`` a missing
+        value matches every value, so the release's k over the plan's keys, which counts a
+        missing value as a category of its own, can be lower (the step's check says
+        both)."""
+        if not self.combs:
+            return self.k[0]
+        ks = self.k * len(self.combs) if len(self.k) == 1 else self.k
+        whole = [k for size, k in zip(self.combs, ks, strict=True) if size == len(self.keys)]
+        return max(whole) if whole else None
 
     @property
     def requirements(self) -> tuple[tuple[tuple[int, ...], int], ...]:
@@ -218,13 +242,10 @@ class SuppressToK:
         return tuple((subset, k) for size, k in zip(self.combs, ks, strict=True)
                      for subset in combinations(range(len(self.keys)), size))
 
-    def to_record(self) -> dict[str, Any]:
-        """The step as a plain record (``{"step": name, option: value}``)."""
-        return _record(self)
 
 
 @dataclass(frozen=True)
-class SuppressRisk:
+class SuppressRisk(StepOptions):
     """Risk-threshold local suppression (sdcMicro's ``localSupp``, extended to every key as
     its users ask): in every record whose individual risk exceeds ``threshold``, blank the key
     value that contributes most to the risk, until no record is above it (Templ 2017,
@@ -252,10 +273,17 @@ class SuppressRisk:
 
     name: ClassVar[str] = "suppress_risk"
     keys: tuple[str, ...]
+    """The categorical key columns the step may blank (a list, or a,b,c)."""
     threshold: float
+    """The largest individual risk allowed, in (0, 1)."""
     missing: str = "any"
+    """How a missing value counts in the frequencies: any (matches every value) or
+    category."""
     importance: tuple[str, ...] = ()
+    """All the keys from the most to the least important: among keys that lower a record's
+    risk equally, the least important is blanked; none: all equal."""
     max_rounds: int = 100
+    """The most rounds of suppression (each blanks at most one key per risky record), >= 1."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -266,16 +294,13 @@ class SuppressRisk:
         set_(self, "missing", _choice(self.missing, MISSING_SEMANTICS, step=self.name,
                                       option="missing"))
         set_(self, "importance", _importance(self.importance, keys, step=self.name))
-        set_(self, "max_rounds", _ints(self.max_rounds, step=self.name, option="max_rounds",
-                                       low=1)[0])
+        set_(self, "max_rounds", as_int(self.max_rounds, step=self.name, option="max_rounds",
+                                        low=1))
 
     @property
     def columns(self) -> tuple[str, ...]:
         """The columns this step changes (its keys)."""
         return self.keys
 
-    def to_record(self) -> dict[str, Any]:
-        """The step as a plain record (``{"step": name, option: value}``)."""
-        return _record(self)
 
 
