@@ -57,10 +57,10 @@ def run_plan_table(request: Request) -> Release:
     t = time.perf_counter()
     classes = final.quasi_identifier_classes(request.quasi_identifiers)
     sizes = np.bincount(classes)
-    checks: dict[str, Any] = {"k_anonymity": _release_k(request, final.data,
+    steps = step_checks(request, request.data, final.data, records=state.history)
+    checks: dict[str, Any] = {"k_anonymity": _release_k(request, final.data, steps,
                                                         int(sizes.min())),
-                              "steps": step_checks(request, request.data, final.data,
-                                                   records=state.history)}
+                              "steps": steps}
     if final.rounding is not None:
         checks["rounding"] = final.rounding
     timings["verify"] = time.perf_counter() - t
@@ -79,10 +79,12 @@ def run_plan_table(request: Request) -> Release:
                     partitions=partitions or None, steps=state.history)
 
 
-def _release_k(request: Request, published: Any, achieved: int) -> Mapping[str, Any]:
+def _release_k(request: Request, published: Any, steps: Any, achieved: int
+               ) -> Mapping[str, Any]:
     """``checks["k_anonymity"]``: k over the columns one step's promise covers
-    (:func:`~.plan_request.promised_k`), counted on the published table; else k over the
-    plan's keys, reported."""
+    (:func:`~.plan_request.promised_k`), as that step's verifier counted it on the published
+    table (under its own rule for missing values: a suppression's "missing matches any
+    value"); else k over the plan's keys, reported."""
     from .plan_request import promised_k
     from .verify import published_classes
 
@@ -91,14 +93,17 @@ def _release_k(request: Request, published: Any, achieved: int) -> Mapping[str, 
     if promise is None:
         return k_check(None, achieved)
     position, k, columns = promise
-    counted = int(np.bincount(published_classes(published, list(columns))).min())
+    own = steps[position - 1]
+    counted = int(own["achieved"]) if isinstance(own.get("achieved"), (int, np.integer)) \
+        else int(np.bincount(published_classes(published, list(columns))).min())
     within = [c for c in columns if c not in request.plan.steps[position - 1].columns]
     return MappingProxyType({
         "required": k, "achieved": counted, "columns": columns,
         "model": f"k-anonymity of {', '.join(columns)} (promised by step {position} of the "
                  "plan" + (f", which partitions within the classes of {', '.join(within)}"
-                           if within else "") + "), counted on the published data; the "
-                 "other keys of the plan promise what their own step's check says"})
+                           if within else "") + "), counted on the published data as "
+                 "that step's check counts it; the other keys of the plan promise what their "
+                 "own step's check says"})
 
 
 def _params(request: Request) -> Mapping[str, Any]:
