@@ -123,6 +123,7 @@ def test_a_schema_with_a_weight_maps_the_global_risk(tmp_path) -> None:
         + [f'[columns.{c}]\nrole = "other"' for c in ("household_size", "education",
                                                     "occupation", "diagnosis")]) + "\n")
     table = sweep(survey, quasi_identifiers=["age", "sex", "region"], ks=[3, 10], methods=["mage"],
-                  options={"schema": load_schema(file)}, random_state=0)
+                  options={"schema": load_schema(file), "keep": ["weight"]},  # re-links
+                  random_state=0)                                 # households: on purpose
     assert risk_column(table) == "global_risk" and "global risk" in RISK_LABELS["global_risk"]
     assert table["global_risk"].iloc[0] > table["global_risk"].iloc[1] > 0  # k=3 above k=10

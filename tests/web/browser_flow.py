@@ -31,9 +31,11 @@ QUASI_IDENTIFIERS = ("age", "sex", "region", "income")
 """The survey's quasi-identifiers (as :func:`microagg.datasets.load_dataset` declares them)."""
 ROLES = {"person_id": "identifier", "name": "identifier", "postcode": "identifier",
          "date_of_birth": "identifier", "household_size": "other", "education": "other",
-         "occupation": "other", "diagnosis": "sensitive",
+         "occupation": "other", "diagnosis": "sensitive", "weight": "identifier",
+         "household_id": "identifier",
          **dict.fromkeys(QUASI_IDENTIFIERS, "quasi-identifier")}
-"""The roles set on the Roles page (the proposal makes most columns quasi-identifiers)."""
+"""The roles set on the Roles page (the proposal makes most columns quasi-identifiers; the
+household weight, which re-links households, and the household id are dropped)."""
 WIDTH, HEIGHT = 1200, 800
 """The browser window (and screenshot) size."""
 START_SECONDS = 60
