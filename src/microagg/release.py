@@ -205,8 +205,11 @@ def anonymize(
     >>> release.k, release.data["age"].tolist()  # whole numbers: rounded by default
     (3, [29, 29, 29, 50, 50, 50])
     """
-    def replay(steps: Plan) -> Release:  # the same call with another plan, given once
+    def replay(steps: Plan, undone: Sequence[str] = ()) -> Release:
+        # the same call with another plan, given once; the columns only an undone step
+        # changed are published as they were, on purpose (recorded: sdcMicro's undolast)
         again, given = (None, steps) if schema is None else (replace(schema, plan=steps), None)
+        kept = [*([keep] if isinstance(keep, str) else keep or ()), *undone]
         return anonymize(
             df, plan=given, sensitive=sensitive, identifiers=identifiers,
             random_state=release.seed, epsilon=epsilon, bounds=bounds,
@@ -215,8 +218,8 @@ def anonymize(
             attribute_groups=attribute_groups, n_attribute_groups=n_attribute_groups,
             categorical_aggregation=categorical_aggregation, clustering_il=clustering_il,
             certify=certify, blocking=blocking, block_size=block_size, n_jobs=n_jobs,
-            missing=missing, schema=again, keep=keep, dates=dates, rounding=rounding,
-            weights=weights, households=households, strata=strata)
+            missing=missing, schema=again, keep=kept or None, dates=dates,
+            rounding=rounding, weights=weights, households=households, strata=strata)
 
     release = run(Request.build(
         df, quasi_identifiers=quasi_identifiers, k=k, plan=plan, replay=replay,

@@ -70,13 +70,22 @@ def run_steps(request: Request, table: pd.DataFrame, original: pd.DataFrame,
 
 
 def step_checks(request: Request, original: pd.DataFrame, published: pd.DataFrame, *,
-                records: Sequence[StepRecord] = ()) -> tuple[Mapping[str, Any], ...]:
+                records: Sequence[StepRecord] = (),
+                snapshots: Sequence[pd.DataFrame] = ()) -> tuple[Mapping[str, Any], ...]:
     """``checks["steps"]``: each step's verifier (:attr:`microagg.steps.Step.verifier`) on
     the published table, once: ``{"step": position, "quasi_identifiers": its columns,
     "holds": ..., "model": ..., its achieved figures}``. A check that does not hold makes
     the verdict "not protected", naming the step (:func:`~.verdict.decide`). A step that
     reads its record (:attr:`~microagg.steps.Step.reads_details`) is given
-    ``details=records[i].details`` (``None`` when ``records`` is empty)."""
+    ``details=records[i].details`` (``None`` when ``records`` is empty).
+
+    Each verifier compares with the table as the step found it: the original, with the
+    columns an earlier step changed as that step left them. A step that promises no k whose
+    columns a later step changes too (a recoding, then a
+    suppression of the same column) is checked on the published table with its columns as
+    it left them (``snapshots``, :attr:`~microagg.steps._state.PlanState.snapshots`), and
+    says so (``"checked_on"``); a step that promises a k is always checked on the published
+    table itself: what it promises must hold on the output."""
     assert request.plan is not None
     roles = StepRoles.of(request)
     out = []
@@ -84,7 +93,12 @@ def step_checks(request: Request, original: pd.DataFrame, published: pd.DataFram
         entry = STEPS[step.name]
         extra = ({"details": records[position - 1].details if records else None}
                  if entry.reads_details else {})
-        result = entry.load_verifier()(step, original, published, roles, **extra)
+        table, later = _as_left(step, position, published, records, snapshots)
+        before = _before(step, position, original, records, snapshots)
+        result = dict(entry.load_verifier()(step, before, table, roles, **extra))
+        if later:
+            result["checked_on"] = (f"the published table with {', '.join(later)} as this "
+                                    "step left them (a later step of the plan changes them)")
         if "model" not in result or not isinstance(result.get("holds"), bool):
             raise TypeError(f"The verifier of step {step.name!r} must return a mapping with "
                             f"'model' (str) and 'holds' (bool); it returned {dict(result)!r}. "
@@ -94,3 +108,37 @@ def step_checks(request: Request, original: pd.DataFrame, published: pd.DataFram
                                      **{k: v for k, v in result.items() if k != "model"},
                                      "model": result["model"]}))
     return tuple(out)
+
+
+def _before(step: Any, position: int, original: pd.DataFrame,
+            records: Sequence[StepRecord], snapshots: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """The table as the step at ``position`` found it: ``original`` with each of its
+    columns an earlier step changed as the last such step left it."""
+    found: dict[str, pd.Series] = {}
+    for record, snapshot in zip(records[:position - 1], snapshots, strict=False):
+        for column in record.columns_changed:
+            if column in step.columns and column in snapshot.columns:
+                found[column] = snapshot[column]
+    if not found:
+        return original
+    table = original.copy()
+    for column, values in found.items():
+        table[column] = values.to_numpy()
+    return table
+
+
+def _as_left(step: Any, position: int, published: pd.DataFrame,
+             records: Sequence[StepRecord], snapshots: Sequence[pd.DataFrame]
+             ) -> tuple[pd.DataFrame, list[str]]:
+    """The table a step's verifier reads: the published one, with the step's columns as
+    the step left them where a later step changed them and the step promises no k."""
+    if step.required_k is not None or len(snapshots) < position:
+        return published, []
+    changed_later = {c for record in records[position:] for c in record.columns_changed}
+    later = [c for c in step.columns if c in changed_later]
+    if not later:
+        return published, []
+    table = published.copy()
+    for column in later:
+        table[column] = snapshots[position - 1][column].to_numpy()
+    return table, later

@@ -57,7 +57,8 @@ def run_plan_table(request: Request) -> Release:
     t = time.perf_counter()
     classes = final.quasi_identifier_classes(request.quasi_identifiers)
     sizes = np.bincount(classes)
-    steps = step_checks(request, request.data, final.data, records=state.history)
+    steps = step_checks(request, request.data, final.data, records=state.history,
+                        snapshots=state.snapshots)
     checks: dict[str, Any] = {"k_anonymity": _release_k(request, final.data, steps,
                                                         int(sizes.min())),
                               "steps": steps}
@@ -121,14 +122,19 @@ def as_published(request: Request, table: pd.DataFrame) -> tuple[Request, list[s
     needs (:meth:`~microagg.steps.StepOptions.publication`), and a note for each column
     whose rounding a step overrides (``table``: the working table after the steps).
 
-    ``"month"``/``"year"``: a date column (held as days) published at that precision;
+    The last step that changes a column says how it is published. ``"month"``/``"year"``:
+    a date column (held as days) published at that precision;
     ``"integer"``: no longer a date, rounded to integers; ``"as-is"``: never rounded.
     """
     assert request.plan is not None
     dates, rounding = dict(request.dates), dict(request.rounding)
     notes: list[str] = []
-    for position, step in enumerate(request.plan.steps, start=1):
+    steps = request.plan.steps
+    for position, step in enumerate(steps, start=1):
+        later = {c for after in steps[position:] for c in after.columns}
         for column, how in step.publication().items():
+            if column in later:  # the last step that changes a column publishes it
+                continue
             if how == "as-is":
                 digits = rounding.pop(column, None)
                 values = table[column].to_numpy(dtype=np.float64, na_value=np.nan)

@@ -257,7 +257,7 @@ class Release:
     rows: int | None = None
     columns: tuple[str, ...] | None = None
     steps: tuple[StepRecord, ...] = ()
-    replay: Callable[[Any], Release] | None = field(default=None, repr=False)
+    replay: Callable[..., Release] | None = field(default=None, repr=False)
     """How to run the release's plan again on its original table (``replay(plan)``), for
     :meth:`without_last_step`; kept in this process only (never pickled or summarized)."""
     verdict: Verdict = field(init=False, repr=False)
@@ -271,7 +271,7 @@ class Release:
            engine: str = "memory", output: pathlib.Path | None = None,
            rows: int | None = None, columns: Iterable[str] | None = None,
            steps: Iterable[StepRecord] = (),
-           replay: Callable[[Any], Release] | None = None) -> Release:
+           replay: Callable[..., Release] | None = None) -> Release:
         """The one constructor of a release, for every engine and domain: what every release
         shares is done here, once.
 
@@ -333,9 +333,10 @@ class Release:
         """The release of the same plan without its last step (sdcMicro's ``undolast``): the
         plan run again on the original table, under the recorded seed, so every step left
         gives the same result as in this release. A release made with a schema runs the
-        shorter plan as that schema's own (its ``[[steps]]`` replaced, the plan given once):
-        the last step's columns are then published as they were, and checked as every
-        published column without a role is.
+        shorter plan as that schema's own (its ``[[steps]]`` replaced, the plan given once).
+        The columns only the last step changed are published as they were, on purpose
+        (``params["keep"]``, so the verdict says so), as sdcMicro's ``undolast`` gives them
+        back.
 
         Raises
         ------
@@ -355,7 +356,10 @@ class Release:
                 "This release does not hold its original table (computed by the "
                 f"{self.engine!r} engine, or unpickled): run anonymize(df, plan=Plan(...)"
                 ".without_last_step(), random_state=release.seed) on the original instead.")
-        return self.replay(plan.without_last_step())
+        shorter = plan.without_last_step()
+        left = {c for step in shorter.steps for c in step.columns}
+        undone = [c for c in plan.steps[-1].columns if c not in left]
+        return self.replay(shorter, undone)
 
     def summary(self) -> dict[str, Any]:
         """Everything but the data and labels, as plain JSON-serializable values (with

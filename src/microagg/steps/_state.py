@@ -75,6 +75,10 @@ class PlanState:
     original: pd.DataFrame
     """The plan's keys (every step's columns) as they were, each in its dtype."""
     history: tuple[StepRecord, ...] = ()
+    snapshots: tuple[pd.DataFrame, ...] = ()
+    """The columns each step changed, as it left them (in the plan's order): what its
+    verifier reads when a later step changes them too, and what the next step's verifier
+    compares with."""
     outcomes: Mapping[int, Any] = field(default_factory=lambda: MappingProxyType({}))
     """What a microaggregate step produced (its Outcome), by the step's position (0-based)."""
     timings: dict[str, float] = field(default_factory=dict)
@@ -116,7 +120,9 @@ class PlanState:
         outcomes = dict(self.outcomes)
         if outcome is not None:
             outcomes[len(self.history)] = outcome
+        snapshot = table.loc[:, list(record.columns_changed)]
         return replace(self, table=table, history=(*self.history, record),
+                       snapshots=(*self.snapshots, snapshot.reset_index(drop=True)),
                        outcomes=MappingProxyType(outcomes), notes=(*self.notes, *notes))
 
 

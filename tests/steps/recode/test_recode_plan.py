@@ -181,13 +181,23 @@ def test_bad_recodings_are_refused_before_any_step_runs():
             "column 'income' is float64 and not declared a date")):
         microagg.anonymize(df, plan=Plan([RecodeDate("income", "year")]),
                            sensitive=["height"], keep=["region"])
-    with pytest.raises(SchemaError, match=re.escape(
-            "Step 2 of the plan (band) changes 'income', already changed by step 1 (topcode)")):
-        microagg.anonymize(df, plan=Plan([TopCode("income", top=15000),
-                                          Band("income", breaks=[0, 20000])]))
     with pytest.raises(SchemaError, match="already masked by step 1"):  # microaggregate's
         microagg.anonymize(df, plan=Plan([Microaggregate(["income"], k=5),
                                           TopCode("income", top=15000)]))
+
+
+def test_steps_chain_on_one_column_and_each_link_is_checked():
+    df = _table()
+    release = microagg.anonymize(df, plan=Plan([TopCode("income", top=15000),
+                                                Band("income", breaks=[0, 10000, 20000])]),
+                                 sensitive=["height"], keep=["region"], random_state=0)
+    top, band = release.checks["steps"]
+    assert top["holds"] and top["records_changed"] == 5  # on its own output
+    assert "as this step left them" in top["checked_on"]
+    assert band["holds"] and "checked_on" not in band  # on the published table itself
+    assert release.data["income"].value_counts().to_dict() == {"[10000, 20000]": 11,
+                                                               "[0, 10000)": 9}
+    assert release.steps[0].columns_changed == release.steps[1].columns_changed == ("income",)
 
 
 def test_the_verifier_does_not_hold_when_the_recorded_changes_differ():

@@ -33,7 +33,6 @@ from ._common import column_of, numeric_values, with_column
 from .options import Band, MultivariateTopCode, Recode, RecodeDate, TopCode
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .._options import StepOptions
     from .._plan import Plan
 
 __all__ = ["apply_band", "apply_mvtopcode", "apply_recode", "apply_recode_date",
@@ -186,19 +185,6 @@ def verify_recode_date(options: RecodeDate, original: pd.DataFrame, published: p
     return _with_details(result, details)
 
 
-def _own_columns(options: StepOptions, position: int, plan: Plan) -> None:
-    """A recoding step's columns are changed by no other step of the plan (its verifier
-    checks the published values against the original table)."""
-    for other, step in enumerate(plan.steps, start=1):
-        twice = [c for c in options.columns if c in step.columns]
-        if other != position and twice:
-            first, then = sorted((position, other))
-            raise SchemaError(f"Step {then} of the plan ({plan.steps[then - 1].name}) changes "
-                              f"{', '.join(map(repr, twice))}, already changed by step "
-                              f"{first} ({plan.steps[first - 1].name}): a recoding step's "
-                              "columns are its own (no other step of the plan changes them).")
-
-
 def _where(position: int, error: SchemaError) -> SchemaError:
     return SchemaError(f"Step {position} of the plan: {error}")
 
@@ -206,7 +192,6 @@ def _where(position: int, error: SchemaError) -> SchemaError:
 def check_recode(options: Recode, table: pd.DataFrame, position: int, plan: Plan) -> None:
     """Refuse an unknown column, a group naming a value the column does not have, or a
     value outside the hierarchy (the core's own checks, on the one column)."""
-    _own_columns(options, position, plan)
     try:
         column = column_of(table, options.column, step=options.name)
         categories.apply_recode(column.to_frame(), options, np.random.default_rng(0))
@@ -217,7 +202,6 @@ def check_recode(options: Recode, table: pd.DataFrame, position: int, plan: Plan
 def check_band(options: Band, table: pd.DataFrame, position: int, plan: Plan) -> None:
     """Refuse an unknown column, a text, date or boolean column, bands that cannot be
     found, and values outside every band."""
-    _own_columns(options, position, plan)
     try:
         column = column_of(table, options.column, step=options.name)
         bands.apply_band(column.to_frame(), options, np.random.default_rng(0))
@@ -230,7 +214,6 @@ def check_recode_date(options: RecodeDate, table: pd.DataFrame, position: int,
     """Refuse an unknown column, a text column of values that are not ISO dates, or a
     boolean one (a number column is a date held as days, or is refused when the step
     runs: the checker does not see which columns are dates)."""
-    _own_columns(options, position, plan)
     try:
         column = column_of(table, options.column, step=options.name)
         if pd.api.types.is_bool_dtype(column.dtype) or not (
@@ -243,7 +226,6 @@ def check_recode_date(options: RecodeDate, table: pd.DataFrame, position: int,
 def check_topcode(options: TopCode, table: pd.DataFrame, position: int, plan: Plan) -> None:
     """Refuse an unknown or non-numeric column, and a top code below the bottom code
     (quantile codes computed on the column)."""
-    _own_columns(options, position, plan)
     try:
         column = column_of(table, options.column, step=options.name)
         topcode.top_codes(options, numeric_values(column, step=options.name))
@@ -255,7 +237,6 @@ def check_mvtopcode(options: MultivariateTopCode, table: pd.DataFrame, position:
                     plan: Plan) -> None:
     """Refuse an unknown or non-numeric column (the robust fit, and its refusal of a
     singular covariance, comes when the step runs)."""
-    _own_columns(options, position, plan)
     try:
         for name in options.columns:
             numeric_values(column_of(table, name, step=options.name), step=options.name)
