@@ -218,7 +218,7 @@ def anonymize(
             attribute_groups=attribute_groups, n_attribute_groups=n_attribute_groups,
             categorical_aggregation=categorical_aggregation, clustering_il=clustering_il,
             certify=certify, blocking=blocking, block_size=block_size, n_jobs=n_jobs,
-            missing=missing, schema=again, keep=kept or None, dates=dates,
+            missing=missing, schema=again, keep=kept, dates=dates,
             rounding=rounding, weights=weights, households=households, strata=strata)
 
     release = run(Request.build(
