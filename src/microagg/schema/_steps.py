@@ -58,8 +58,7 @@ def read_steps(steps: Any, roles: Mapping[str, str], problems: list[str]) -> Pla
     ...            {"age": "quasi-identifier"}, found).steps[0].k
     5
     >>> read_steps([{"step": "recode"}], {"age": "quasi-identifier"}, found), found
-    (None, ["[[steps]]: step 1 of the plan: unknown step 'recode'; the steps are \
-microaggregate"])
+    (None, ["[[steps]]: step 1 of the plan (recode) needs 'column'"])
     """
     if steps is None:
         return None
