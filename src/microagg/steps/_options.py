@@ -17,13 +17,15 @@ import ast
 import dataclasses
 import inspect
 import json
+import math
+import numbers
 import textwrap
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-__all__ = ["StepOptions", "as_bool", "as_float", "as_int", "as_list", "as_mapping",
-           "as_names", "option_docs"]
+__all__ = ["StepOptions", "as_bool", "as_choice", "as_float", "as_int", "as_json", "as_list",
+           "as_mapping", "as_names", "option_docs"]
 
 
 class StepOptions:
@@ -169,30 +171,64 @@ def as_int(value: Any, *, step: str, option: str, low: int | None = None,
     if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
         value = int(value)
     allowed = (f" in [{'-inf' if low is None else low}, {'inf' if high is None else high}]")
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{_where(step, option)} must be an int{allowed}. Got {value!r} "
-                        "instead.")
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        error = ValueError if isinstance(value, str) else TypeError  # a text: a bad value
+        raise error(f"{_where(step, option)} must be an int{allowed}. Got {value!r} "
+                    "instead.")
     if (low is not None and value < low) or (high is not None and value > high):
         raise ValueError(f"{_where(step, option)} must be an int{allowed}. Got {value!r}.")
     return int(value)
 
 
 def as_float(value: Any, *, step: str, option: str, low: float | None = None,
-             high: float | None = None) -> float:
-    """A finite float (text accepted), within ``[low, high]`` when given."""
+             high: float | None = None, low_open: bool = False, high_open: bool = False,
+             optional: bool = False) -> Any:
+    """A finite float (text accepted) in the interval ``low`` .. ``high`` (each end closed
+    unless ``*_open``); with ``optional``, ``None`` or empty text gives ``None``."""
+    if optional and (value is None or (isinstance(value, str)
+                                       and value.strip().lower() in ("", "none"))):
+        return None
     if isinstance(value, str):
         try:
             value = float(value)
         except ValueError:
             pass
-    allowed = f" in [{'-inf' if low is None else low}, {'inf' if high is None else high}]"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) \
-            or value != value or value in (float("inf"), float("-inf")):
-        raise TypeError(f"{_where(step, option)} must be a finite number{allowed}. Got "
-                        f"{value!r} instead.")
-    if (low is not None and value < low) or (high is not None and value > high):
+    allowed = (f" in {'(' if low_open or low is None else '['}"
+               f"{'-inf' if low is None else f'{low:g}'}, "
+               f"{'inf' if high is None else f'{high:g}'}"
+               f"{')' if high_open or high is None else ']'}")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or not math.isfinite(value):
+        error = TypeError if isinstance(value, bool) or not isinstance(
+            value, (str, numbers.Real)) else ValueError  # a text or inf: a bad value
+        raise error(f"{_where(step, option)} must be a finite number{allowed}. Got "
+                    f"{value!r} instead.")
+    below = low is not None and (value <= low if low_open else value < low)
+    above = high is not None and (value >= high if high_open else value > high)
+    if below or above:
         raise ValueError(f"{_where(step, option)} must be a number{allowed}. Got {value!r}.")
     return float(value)
+
+
+def as_choice(value: Any, allowed: Sequence[str], *, step: str, option: str) -> str:
+    """One of ``allowed`` (text with spaces around it accepted)."""
+    text = value.strip() if isinstance(value, str) else value
+    if text not in allowed:
+        raise ValueError(f"{_where(step, option)} must be one of "
+                         f"{', '.join(map(repr, allowed))}. Got {value!r} instead.")
+    return str(text)
+
+
+def as_json(value: Any, *, step: str, option: str, example: str) -> Any:
+    """``value`` itself, or the JSON it holds when it is a text that starts like JSON (``[``
+    or ``{``), as the command line gives lists and mappings."""
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{_where(step, option)} must be JSON such as {example}. Got "
+                             f"{value!r} ({error.msg}).") from None
+    return value
 
 
 _TRUE = ("true", "yes", "1", "on")
@@ -209,8 +245,12 @@ def as_bool(value: Any, *, step: str, option: str) -> bool:
     return value
 
 
-def as_names(value: Any, *, step: str, option: str) -> tuple[str, ...]:
-    """Column names as a tuple: one name, a sequence of names, or ``"a,b"`` in text."""
+def as_names(value: Any, *, step: str, option: str, empty: bool = False) -> tuple[str, ...]:
+    """Column names as a tuple, each once: one name, a sequence of names, ``"a,b"`` or a
+    JSON list in text; with ``empty``, none (``None``, ``""``, ``[]``) is allowed."""
+    if empty and value is None:
+        return ()
+    value = as_json(value, step=step, option=option, example='["age", "income"]')
     if isinstance(value, str):
         names = tuple(v.strip() for v in value.split(",") if v.strip())
     elif isinstance(value, Sequence):
@@ -218,9 +258,11 @@ def as_names(value: Any, *, step: str, option: str) -> tuple[str, ...]:
     else:
         raise TypeError(f"{_where(step, option)} must be a column name or a list of column "
                         f"names. Got {value!r} instead.")
-    if not names or not all(isinstance(n, str) and n for n in names):
+    if not all(isinstance(n, str) and n for n in names) or (not names and not empty):
         raise ValueError(f"{_where(step, option)} must name at least one column. Got "
                          f"{value!r} instead.")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{_where(step, option)} names a column twice: {list(names)!r}.")
     return names
 
 

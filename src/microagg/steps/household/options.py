@@ -7,13 +7,10 @@ household; sdcMicro protects them once per household and copies the result to ev
 
 from __future__ import annotations
 
-import math
-import numbers
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from .._options import StepOptions
+from .._options import StepOptions, as_float, as_int, as_names
 
 __all__ = ["WEIGHT_TREATMENTS", "Household"]
 
@@ -22,41 +19,10 @@ WEIGHT_TREATMENTS = ("microaggregate", "round", "keep")
 within strata, rounding to a precision, or published unchanged on purpose."""
 
 
-def _names(value: Any, *, step: str, option: str) -> tuple[str, ...]:
-    """Column names as a tuple (``"a,b"`` in text; ``None`` or ``""``: none)."""
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return tuple(v.strip() for v in value.split(",") if v.strip())
-    if isinstance(value, Sequence) and all(isinstance(v, str) and v for v in value):
-        return tuple(value)
-    raise TypeError(f"The {option!r} option of step {step!r} must be a column name or a list "
-                    f"of column names. Got {value!r} instead.")
 
 
-def _integer(value: Any, *, step: str, option: str, low: int) -> int:
-    """An int >= ``low`` from an int or its text."""
-    given = value
-    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"The {option!r} option of step {step!r} must be an int >= {low}. "
-                         f"Got {given!r} instead.")
-    return int(value)
 
 
-def _precision(value: Any, *, step: str) -> float | None:
-    """A finite number > 0 (or ``None``) from a number or its text."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    try:
-        number = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError):
-        number = math.nan
-    if not (math.isfinite(number) and number > 0):
-        raise ValueError(f"The 'precision' option of step {step!r} must be a finite number > 0 "
-                         f"(allowed range (0, inf)), e.g. 1 or 0.5. Got {value!r} instead.")
-    return number
 
 
 @dataclass(frozen=True)
@@ -115,16 +81,17 @@ class Household(StepOptions):
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalized once, here
-        set_(self, "household_columns", _names(self.household_columns, step=self.name,
-                                               option="household_columns"))
+        set_(self, "household_columns", as_names(self.household_columns, step=self.name,
+                                               option="household_columns", empty=True))
         weight = self.weight
         treatment = weight.strip() if isinstance(weight, str) else weight
         if treatment not in WEIGHT_TREATMENTS:
             raise ValueError(f"The 'weight' option of step {self.name!r} must be one of "
                              f"{', '.join(WEIGHT_TREATMENTS)}. Got {weight!r} instead.")
         set_(self, "weight", treatment)
-        set_(self, "k", _integer(self.k, step=self.name, option="k", low=2))
-        set_(self, "precision", _precision(self.precision, step=self.name))
+        set_(self, "k", as_int(self.k, step=self.name, option="k", low=2))
+        set_(self, "precision", as_float(self.precision, step=self.name, option="precision",
+                                         low=0, low_open=True, optional=True))
         if treatment == "round" and self.precision is None:
             raise ValueError(f"Step {self.name!r} with weight='round' needs the 'precision' "
                              "option (a number > 0, e.g. 1 or 0.5).")

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .._options import StepOptions, as_bool
+from .._options import StepOptions, as_bool, as_float, as_int, as_names
 
 __all__ = ["Noise", "Pram", "RankSwap", "Shuffle"]
 
@@ -25,54 +25,10 @@ ROW_SUM_TOLERANCE = 1e-9
 _set = object.__setattr__  # frozen dataclasses: every option is normalized once, here
 
 
-def _names(value: Any, *, step: str, option: str, empty: bool = False) -> tuple[str, ...]:
-    """Column names as a tuple: one name, a sequence of names, or ``"a,b"`` in text."""
-    if isinstance(value, str):
-        names = tuple(v.strip() for v in value.split(",") if v.strip())
-    elif isinstance(value, Sequence):
-        names = tuple(value)
-    else:
-        raise TypeError(f"The {option!r} option of step {step!r} must be a column name or a "
-                        f"list of column names. Got {value!r} instead.")
-    if not all(isinstance(n, str) and n for n in names) or (not names and not empty):
-        raise ValueError(f"The {option!r} option of step {step!r} must name at least one "
-                         f"column. Got {value!r} instead.")
-    if len(set(names)) != len(names):
-        raise ValueError(f"The {option!r} option of step {step!r} names a column twice: "
-                         f"{value!r}.")
-    return names
 
 
-def _number(value: Any, *, step: str, option: str, low: float, high: float,
-            low_open: bool, high_open: bool = False) -> float:
-    """A finite float in the stated interval (text such as ``"0.8"`` accepted)."""
-    interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise ValueError(f"The {option!r} option of step {step!r} must be a number in "
-                             f"{interval}. Got {value!r} instead.") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"The {option!r} option of step {step!r} must be a number in "
-                        f"{interval}. Got {value!r} instead.")
-    v = float(value)
-    below = v <= low if low_open else v < low
-    above = v >= high if high_open else v > high
-    if not math.isfinite(v) or below or above:
-        raise ValueError(f"The {option!r} option of step {step!r} must be a number in "
-                         f"{interval}. Got {value!r} instead.")
-    return v
 
 
-def _integer(value: Any, *, step: str, option: str, low: int) -> int:
-    """An int >= ``low`` (text such as ``"50"`` accepted)."""
-    if isinstance(value, str) and value.strip().lstrip("+").isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"The {option!r} option of step {step!r} must be an int >= {low}. "
-                         f"Got {value!r} instead.")
-    return value
 
 
 def _matrices(value: Any, *, step: str) -> Mapping[str, Mapping[str, Mapping[str, float]]]:
@@ -169,10 +125,10 @@ class Pram(StepOptions):
     """Draw each diagonal of P uniformly in [pd, 1] (sdcMicro); false: exactly pd."""
 
     def __post_init__(self) -> None:
-        _set(self, "variables", _names(self.variables, step=self.name, option="variables"))
-        _set(self, "pd", _number(self.pd, step=self.name, option="pd", low=0.0, high=1.0,
+        _set(self, "variables", as_names(self.variables, step=self.name, option="variables"))
+        _set(self, "pd", as_float(self.pd, step=self.name, option="pd", low=0.0, high=1.0,
                                  low_open=True))
-        _set(self, "alpha", _number(self.alpha, step=self.name, option="alpha", low=0.0,
+        _set(self, "alpha", as_float(self.alpha, step=self.name, option="alpha", low=0.0,
                                     high=1.0, low_open=False))
         _set(self, "matrix", _matrices(self.matrix, step=self.name))
         unknown = sorted(set(self.matrix) - set(self.variables))
@@ -227,15 +183,15 @@ class Noise(StepOptions):
     """romm only: the records rotated together (>= 3)."""
 
     def __post_init__(self) -> None:
-        _set(self, "variables", _names(self.variables, step=self.name, option="variables"))
+        _set(self, "variables", as_names(self.variables, step=self.name, option="variables"))
         method = self.method.strip().lower() if isinstance(self.method, str) else self.method
         if method not in NOISE_METHODS:
             raise ValueError(f"The 'method' option of step {self.name!r} must be one of "
                              f"{', '.join(NOISE_METHODS)}. Got {self.method!r} instead.")
         _set(self, "method", method)
-        _set(self, "noise", _number(self.noise, step=self.name, option="noise", low=0.0,
+        _set(self, "noise", as_float(self.noise, step=self.name, option="noise", low=0.0,
                                     high=10.0, low_open=True))
-        _set(self, "block_size", _integer(self.block_size, step=self.name,
+        _set(self, "block_size", as_int(self.block_size, step=self.name,
                                           option="block_size", low=3))
         least = _NOISE_MIN_COLUMNS.get(method, 1)
         if len(self.variables) < least:
@@ -271,8 +227,8 @@ class RankSwap(StepOptions):
     """In (0, 100]: the swap window, in percent of the records of the stratum."""
 
     def __post_init__(self) -> None:
-        _set(self, "variables", _names(self.variables, step=self.name, option="variables"))
-        _set(self, "p", _number(self.p, step=self.name, option="p", low=0.0, high=100.0,
+        _set(self, "variables", as_names(self.variables, step=self.name, option="variables"))
+        _set(self, "p", as_float(self.p, step=self.name, option="p", low=0.0, high=100.0,
                                 low_open=True))
 
     @property
@@ -304,8 +260,8 @@ class Shuffle(StepOptions):
     """Non-confidential numeric columns the model conditions on (kept unchanged)."""
 
     def __post_init__(self) -> None:
-        _set(self, "variables", _names(self.variables, step=self.name, option="variables"))
-        _set(self, "given", _names(self.given, step=self.name, option="given", empty=True))
+        _set(self, "variables", as_names(self.variables, step=self.name, option="variables"))
+        _set(self, "given", as_names(self.given, step=self.name, option="given", empty=True))
         both = sorted(set(self.variables) & set(self.given))
         if both:
             raise ValueError(f"The 'given' option of step {self.name!r} names {both}, which "

@@ -11,28 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .._options import StepOptions
+from .._options import StepOptions, as_choice, as_float, as_int, as_json
 
 __all__ = ["Band", "MultivariateTopCode", "Recode", "RecodeDate", "TopCode"]
 
 
-def _json(value: Any, *, step: str, option: str, example: str) -> Any:
-    """``value`` itself, or the JSON it holds when it is a text starting like JSON."""
-    if isinstance(value, str) and value.strip()[:1] in "[{":
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"The {option!r} option of step {step!r} must be JSON such as "
-                             f"{example}. Got {value!r} ({error.msg}).") from None
-    return value
 
 
 def _column(value: Any, *, step: str, option: str = "column") -> str:
@@ -42,48 +31,17 @@ def _column(value: Any, *, step: str, option: str = "column") -> str:
     return value.strip()
 
 
-def _number(value: Any, *, step: str, option: str) -> float | None:
-    """A finite float (text accepted), or ``None``."""
-    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
-        return None
-    try:
-        number = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError):
-        number = math.nan
-    if not math.isfinite(number):
-        raise ValueError(f"The {option!r} option of step {step!r} must be a finite number. "
-                         f"Got {value!r} instead.")
-    return number
 
 
-def _integer(value: Any, *, step: str, option: str, low: int) -> int:
-    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"The {option!r} option of step {step!r} must be an int >= {low}. "
-                         f"Got {value!r} instead.")
-    return value
 
 
-def _choice(value: Any, allowed: tuple[str, ...], *, step: str, option: str) -> str:
-    if value not in allowed:
-        raise ValueError(f"The {option!r} option of step {step!r} must be one of "
-                         f"{', '.join(map(repr, allowed))}. Got {value!r} instead.")
-    return str(value)
 
 
-def _probability(value: Any, *, step: str, option: str) -> float | None:
-    """A number strictly inside (0, 1), or ``None``."""
-    number = _number(value, step=step, option=option)
-    if number is not None and not 0.0 < number < 1.0:
-        raise ValueError(f"The {option!r} option of step {step!r} must be in (0, 1). Got "
-                         f"{value!r} instead.")
-    return number
 
 
 def _texts(value: Any, *, step: str, option: str) -> tuple[str, ...]:
     """Texts from a sequence, JSON list text, or ``"a,b"``."""
-    value = _json(value, step=step, option=option, example='["low", "high"]')
+    value = as_json(value, step=step, option=option, example='["low", "high"]')
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, Sequence) or not value:
@@ -163,7 +121,7 @@ class Recode(_Record):
             set_(self, "groups", self._checked_groups(self.groups))
         if isinstance(self.hierarchy, (str, os.PathLike)):
             set_(self, "hierarchy", os.fspath(self.hierarchy))
-        set_(self, "level", _integer(self.level, step=self.name, option="level", low=0))
+        set_(self, "level", as_int(self.level, step=self.name, option="level", low=0))
         height = getattr(self.hierarchy, "height", None)
         if isinstance(height, int) and self.level > height:
             raise ValueError(f"The 'level' option of step {self.name!r} must be in [0, "
@@ -171,7 +129,7 @@ class Recode(_Record):
                              f"{self.column!r}). Got {self.level} instead.")
 
     def _checked_groups(self, value: Any) -> Mapping[str, tuple[str, ...]]:
-        value = _json(value, step=self.name, option="groups",
+        value = as_json(value, step=self.name, option="groups",
                       example='\'{"North": ["N1", "N2"]}\'')
         if not isinstance(value, Mapping) or not value:
             raise ValueError(f"The 'groups' option of step {self.name!r} must be a non-empty "
@@ -245,9 +203,9 @@ class Band(_Record):
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "column", _column(self.column, step=self.name))
-        set_(self, "method", _choice(self.method, ("breaks", "equal_width", "quantiles"),
+        set_(self, "method", as_choice(self.method, ("breaks", "equal_width", "quantiles"),
                                      step=self.name, option="method"))
-        set_(self, "closed", _choice(self.closed, ("left", "right"), step=self.name,
+        set_(self, "closed", as_choice(self.closed, ("left", "right"), step=self.name,
                                      option="closed"))
         if self.method == "breaks":
             self._set_breaks()
@@ -256,7 +214,7 @@ class Band(_Record):
                 raise ValueError(f"Step {self.name!r} of column {self.column!r} with method="
                                  f"{self.method!r} needs 'bands' (an int >= 1) and no "
                                  "'breaks'.")
-            set_(self, "bands", _integer(self.bands, step=self.name, option="bands", low=1))
+            set_(self, "bands", as_int(self.bands, step=self.name, option="bands", low=1))
         if self.labels is not None:
             labels = _texts(self.labels, step=self.name, option="labels")
             if len(set(labels)) != len(labels):
@@ -281,7 +239,7 @@ class Band(_Record):
         if not isinstance(raw, Sequence) or len(raw) < 2:
             raise ValueError(f"The 'breaks' option of step {self.name!r} must give at least "
                              f"two numbers. Got {self.breaks!r} instead.")
-        breaks = tuple(_number(b, step=self.name, option="breaks") for b in raw)
+        breaks = tuple(as_float(b, step=self.name, option="breaks", optional=True) for b in raw)
         for a, b in itertools.pairwise(breaks):
             if a is None or b is None or not a < b:
                 raise ValueError(f"The 'breaks' option of step {self.name!r} (column "
@@ -329,7 +287,7 @@ class RecodeDate(_Record):
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "column", _column(self.column, step=self.name))
-        set_(self, "precision", _choice(self.precision, ("month", "year", "age"),
+        set_(self, "precision", as_choice(self.precision, ("month", "year", "age"),
                                         step=self.name, option="precision"))
         if (self.precision == "age") != (self.reference is not None):
             raise ValueError(f"The 'reference' option of step {self.name!r} (column "
@@ -400,11 +358,13 @@ class TopCode(_Record):
         set_ = object.__setattr__
         set_(self, "column", _column(self.column, step=self.name))
         for option in ("top", "bottom"):
-            set_(self, option, _number(getattr(self, option), step=self.name, option=option))
+            set_(self, option, as_float(getattr(self, option), step=self.name, option=option,
+                                        optional=True))
         for option in ("top_quantile", "bottom_quantile"):
-            set_(self, option, _probability(getattr(self, option), step=self.name,
-                                            option=option))
-        set_(self, "replacement", _choice(self.replacement, ("code", "mean"),
+            set_(self, option, as_float(getattr(self, option), step=self.name, option=option,
+                                        low=0, high=1, low_open=True, high_open=True,
+                                        optional=True))
+        set_(self, "replacement", as_choice(self.replacement, ("code", "mean"),
                                           step=self.name, option="replacement"))
         for side in ("top", "bottom"):
             if getattr(self, side) is not None and getattr(self, f"{side}_quantile") is not None:
@@ -473,11 +433,13 @@ class MultivariateTopCode(_Record):
             raise ValueError(f"The 'columns' option of step {self.name!r} must name at least "
                              f"one column, each once. Got {self.columns!r} instead.")
         set_(self, "columns", names)
-        set_(self, "alpha", _probability(self.alpha, step=self.name, option="alpha"))
+        set_(self, "alpha", as_float(self.alpha, step=self.name, option="alpha", low=0, high=1,
+                                     low_open=True, high_open=True, optional=True))
         if self.alpha is None:
             raise ValueError(f"The 'alpha' option of step {self.name!r} must be in (0, 1).")
-        set_(self, "support_fraction", _probability(self.support_fraction, step=self.name,
-                                                    option="support_fraction"))
+        set_(self, "support_fraction", as_float(self.support_fraction, step=self.name,
+                                                option="support_fraction", low=0, high=1,
+                                                low_open=True, high_open=True, optional=True))
 
     def publication(self) -> Mapping[str, str]:
         """The columns as the step left them (rounding could move a record beyond the

@@ -9,12 +9,11 @@ conversions here, a single int the shared :func:`~microagg.steps._options.as_int
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .._options import StepOptions, as_int
+from .._options import StepOptions, as_choice, as_float, as_int, as_json, as_names
 
 __all__ = ["MISSING_SEMANTICS", "SuppressRisk", "SuppressToK"]
 
@@ -25,42 +24,13 @@ MISSING_SEMANTICS = ("any", "category")
 _MODES = ("heuristic", "exact")
 
 
-def _names(value: Any, *, step: str, option: str, empty: bool = False) -> tuple[str, ...]:
-    """Column names as a tuple: a name, a sequence, ``"a,b"`` or a JSON list in text."""
-    if isinstance(value, str):
-        text = value.strip()
-        if text.startswith("["):
-            value = _json(text, step=step, option=option)
-        else:
-            value = [v.strip() for v in text.split(",") if v.strip()]
-    if not isinstance(value, Sequence) or isinstance(value, str):
-        raise TypeError(f"The {option!r} option of step {step!r} must be a list of column "
-                        f"names. Got {value!r} instead.")
-    names = tuple(value)
-    if not all(isinstance(n, str) and n for n in names) or (not names and not empty):
-        raise ValueError(f"The {option!r} option of step {step!r} must name "
-                         f"{'only' if empty else 'at least one'} column(s) by non-empty "
-                         f"text. Got {value!r} instead.")
-    if len(set(names)) != len(names):
-        raise ValueError(f"The {option!r} option of step {step!r} names a column twice: "
-                         f"{list(names)!r}.")
-    return names
-
-
-def _json(text: str, *, step: str, option: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"The {option!r} option of step {step!r} is not valid JSON: "
-                         f"{text!r} ({error.msg}).") from None
 
 
 def _ints(value: Any, *, step: str, option: str, low: int) -> tuple[int, ...]:
     """Integers >= ``low`` as a tuple: an int, a sequence, ``"3"``, ``"3,2"`` or JSON."""
+    value = as_json(value, step=step, option=option, example="[3, 2]")
     if isinstance(value, str):
-        text = value.strip()
-        value = (_json(text, step=step, option=option) if text.startswith("[")
-                 else [v.strip() for v in text.split(",") if v.strip()])
+        value = [v.strip() for v in value.split(",") if v.strip()]
     items = [value] if isinstance(value, int) else value
     if not isinstance(items, Sequence) or not items:
         raise TypeError(f"The {option!r} option of step {step!r} must be an int >= {low} "
@@ -76,37 +46,13 @@ def _ints(value: Any, *, step: str, option: str, low: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _number(value: Any, *, step: str, option: str, low: float, high: float,
-            open_low: bool = True, open_high: bool = False) -> float:
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise ValueError(f"The {option!r} option of step {step!r} must be a number. "
-                             f"Got {value!r} instead.") from None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"The {option!r} option of step {step!r} must be a number. Got "
-                        f"{value!r} instead.")
-    ok = (value > low if open_low else value >= low) and \
-        (value < high if open_high else value <= high)
-    if not ok:
-        left, right = "(" if open_low else "[", ")" if open_high else "]"
-        raise ValueError(f"The {option!r} option of step {step!r} must be in {left}{low:g}, "
-                         f"{high:g}{right}. Got {value!r} instead.")
-    return float(value)
 
 
-def _choice(value: Any, allowed: tuple[str, ...], *, step: str, option: str) -> str:
-    text = value.strip() if isinstance(value, str) else value
-    if text not in allowed:
-        raise ValueError(f"The {option!r} option of step {step!r} must be one of "
-                         f"{', '.join(map(repr, allowed))}. Got {value!r} instead.")
-    return str(text)
 
 
 def _importance(value: Any, keys: tuple[str, ...], *, step: str) -> tuple[str, ...]:
     """The keys from the most to the least important; ``()`` for sdcMicro's default."""
-    order = _names(value, step=step, option="importance", empty=True)
+    order = as_names(value, step=step, option="importance", empty=True)
     unknown = [name for name in order if name not in keys]
     if unknown:
         raise ValueError(f"The 'importance' option of step {step!r} names {unknown!r}, which "
@@ -181,10 +127,10 @@ class SuppressToK(StepOptions):
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__  # frozen: normalized once, here
-        keys = _names(self.keys, step=self.name, option="keys")
+        keys = as_names(self.keys, step=self.name, option="keys")
         set_(self, "keys", keys)
         set_(self, "k", _ints(self.k, step=self.name, option="k", low=2))
-        set_(self, "missing", _choice(self.missing, MISSING_SEMANTICS, step=self.name,
+        set_(self, "missing", as_choice(self.missing, MISSING_SEMANTICS, step=self.name,
                                       option="missing"))
         set_(self, "importance", _importance(self.importance, keys, step=self.name))
         combs = () if self.combs in ((), "", None) else _ints(
@@ -198,10 +144,11 @@ class SuppressToK(StepOptions):
         if len(self.k) != 1 and len(self.k) != max(len(combs), 1):
             raise ValueError(f"The 'k' option of step {self.name!r} must be one k or one per "
                              f"entry of combs ({len(combs)}). Got {list(self.k)!r}.")
-        set_(self, "mode", _choice(self.mode, _MODES, step=self.name, option="mode"))
-        set_(self, "time_limit", _number(self.time_limit, step=self.name,
-                                         option="time_limit", low=0.0, high=86400.0))
-        household = _names(self.household_keys, step=self.name, option="household_keys",
+        set_(self, "mode", as_choice(self.mode, _MODES, step=self.name, option="mode"))
+        set_(self, "time_limit", as_float(self.time_limit, step=self.name,
+                                         option="time_limit", low=0.0, high=86400.0,
+                                         low_open=True))
+        household = as_names(self.household_keys, step=self.name, option="household_keys",
                            empty=True)
         outside = [name for name in household if name not in keys]
         if outside:
@@ -287,11 +234,11 @@ class SuppressRisk(StepOptions):
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        keys = _names(self.keys, step=self.name, option="keys")
+        keys = as_names(self.keys, step=self.name, option="keys")
         set_(self, "keys", keys)
-        set_(self, "threshold", _number(self.threshold, step=self.name, option="threshold",
-                                        low=0.0, high=1.0, open_high=True))
-        set_(self, "missing", _choice(self.missing, MISSING_SEMANTICS, step=self.name,
+        set_(self, "threshold", as_float(self.threshold, step=self.name, option="threshold",
+                                        low=0.0, high=1.0, low_open=True, high_open=True))
+        set_(self, "missing", as_choice(self.missing, MISSING_SEMANTICS, step=self.name,
                                       option="missing"))
         set_(self, "importance", _importance(self.importance, keys, step=self.name))
         set_(self, "max_rounds", as_int(self.max_rounds, step=self.name, option="max_rounds",
