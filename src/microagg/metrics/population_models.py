@@ -23,7 +23,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = ["ClassSizes", "PopulationUniqueness", "class_sizes", "dankar_uniques",
-           "pitman_uniques", "population_uniqueness", "snb_uniques", "zayatz_uniques"]
+           "pitman_parameters", "pitman_uniques", "population_uniqueness", "snb_expected",
+           "snb_parameters", "snb_uniques", "zayatz_uniques"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,6 +128,53 @@ def _pitman_loglik(theta: float, alpha: float, classes: ClassSizes) -> float:
     return float(first - second + third)
 
 
+def pitman_parameters(classes: ClassSizes) -> tuple[float, float]:
+    """The maximum-likelihood ``(theta, alpha)`` of the Pitman sampling formula on the
+    sample's class sizes (Hoshino 2001, eqs. 5-6), ``(nan, nan)`` when it has no maximum with
+    ``theta > 0``, ``0 < alpha < 1`` (one class, or every class a unique)."""
+    from scipy.optimize import minimize, root
+
+    u, n = classes.n_classes, classes.n_records
+    if u in (1, n):
+        return math.nan, math.nan
+    def objective(x: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        theta, alpha = math.exp(x[0]), float(x[1])
+        value = _pitman_loglik(theta, alpha, classes)
+        grad = _pitman_scores(theta, alpha, classes) * np.array([theta, 1.0])
+        return (-value, -grad) if math.isfinite(value) else (1e300, np.zeros(2))
+    best = None
+    for theta0, alpha0 in ((1.0, 0.5), (float(u), 0.5), (10.0, 0.1), (10.0, 0.9)):
+        res = minimize(objective, np.array([math.log(theta0), alpha0]), jac=True,
+                       method="L-BFGS-B", bounds=[(-20.0, 40.0), (1e-10, 1 - 1e-10)],
+                       options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 2000})
+        if best is None or res.fun < best.fun:
+            best = res
+    assert best is not None
+    start = np.array([math.exp(best.x[0]), float(best.x[1])])
+    polished = root(lambda x: _pitman_scores(x[0], x[1], classes), start, method="hybr",
+                    options={"xtol": 1e-13})
+    theta, alpha = (float(v) for v in polished.x)
+    if polished.success and theta > 0 and 0 < alpha < 1:
+        return theta, alpha
+    return float(start[0]), float(start[1])  # the maximum on the edge alpha -> 0 (Ewens)
+
+
+def _pitman_scores(theta: float, alpha: float, classes: ClassSizes) -> NDArray[np.float64]:
+    """The likelihood equations (Hoshino 2001): the derivatives of :func:`_pitman_loglik`
+    in ``theta`` and ``alpha``, in closed form with the digamma function."""
+    from scipy.special import digamma
+
+    u, n = classes.n_classes, classes.n_records
+    if not (theta > 0 and 0 < alpha < 1):
+        return np.array([1e6, 1e6])
+    ratio = theta / alpha
+    harmonic = (digamma(ratio + u) - digamma(ratio + 1)) / alpha  # sum_{i<u} 1/(theta+i a)
+    d_theta = harmonic - (digamma(theta + n) - digamma(theta + 1))
+    d_alpha = ((u - 1) - theta * harmonic) / alpha - float(
+        np.dot(classes.counts, digamma(classes.sizes - alpha) - digamma(1 - alpha)))
+    return np.array([d_theta, d_alpha])
+
+
 def pitman_uniques(classes: ClassSizes, population_size: float) -> float:
     """Population uniques under the Pitman model: ``Gamma(theta+1) / Gamma(theta+alpha) *
     N**alpha`` at the maximum-likelihood ``(theta, alpha)`` of the Pitman sampling formula.
@@ -143,38 +191,25 @@ def pitman_uniques(classes: ClassSizes, population_size: float) -> float:
     Returns
     -------
     float
-        NaN when the likelihood has no maximum with ``0 < alpha < 1`` (for instance every
-        class unique) or the estimate falls outside ``[0, N]``.
+        NaN when the likelihood has no maximum with ``theta > 0`` (one class, or every class
+        unique) or the estimate falls outside ``[0, N]``. A maximum on the edge ``alpha = 0``
+        (the Ewens partition) gives ``theta``.
 
     References
     ----------
     Hoshino, N. "Applying Pitman's sampling formula to microdata disclosure risk
     assessment." Journal of Official Statistics 17(4), 499-520, 2001 (the estimator, eq. 9).
     """
-    from scipy.optimize import minimize
-    from scipy.special import expit, gammaln
+    from scipy.special import gammaln
 
     n, _ = _check(classes, population_size, "pitman_uniques")
-    c1, u = classes.count(1), classes.n_classes
+    c1 = classes.count(1)
     if c1 == 0:
         return 0.0
     if population_size == n:
         return float(c1)
-    if u in (1, n):
-        return math.nan
-    def objective(x: NDArray[np.float64]) -> float:
-        value = _pitman_loglik(math.exp(x[0]), float(expit(x[1])), classes)
-        return -value if math.isfinite(value) else 1e300
-    best = None
-    for theta0, alpha0 in ((1.0, 0.5), (float(u), 0.5), (10.0, 0.1), (10.0, 0.9)):
-        x0 = np.array([math.log(theta0), math.log(alpha0 / (1 - alpha0))])
-        res = minimize(objective, x0, method="Nelder-Mead",
-                       options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 4000})
-        if best is None or res.fun < best.fun:
-            best = res
-    assert best is not None
-    theta, alpha = math.exp(best.x[0]), float(expit(best.x[1]))
-    if not 1e-9 < alpha < 1 - 1e-9:
+    theta, alpha = pitman_parameters(classes)
+    if not (theta > 0 and 0 <= alpha < 1):
         return math.nan
     N = float(population_size)
     value = math.exp(gammaln(theta + 1) - gammaln(theta + alpha) + alpha * math.log(N))
@@ -252,6 +287,27 @@ def snb_expected(K: float, f: float, alpha: float, beta: float) -> tuple[float, 
     return float(c1), float(c2)
 
 
+def snb_parameters(classes: ClassSizes, f: float) -> tuple[float, float, float]:
+    """``(K, alpha, beta)`` of the slide negative binomial model: ``K`` by Haas et al.'s
+    ``Sh3``, ``(alpha, beta)`` solving ``E c_1 = c_1``, ``E c_2 = c_2`` (NaN: no solution)."""
+    from scipy.optimize import least_squares
+    from scipy.special import expit
+
+    c1, c2 = classes.count(1), classes.count(2)
+    K = _shlosser_classes(classes, f)
+    if c1 == 0 or c2 == 0:
+        return K, math.nan, math.nan
+    def residuals(x: NDArray[np.float64]) -> NDArray[np.float64]:
+        e1, e2 = snb_expected(K, f, math.exp(x[0]), float(expit(x[1])))
+        return np.array([e1 / c1 - 1.0, e2 / c2 - 1.0])
+    for a0, b0 in ((1.0, 0.5), (0.1, 0.1), (5.0, 0.9), (0.5, 0.01), (2.0, 0.99)):
+        res = least_squares(residuals, [math.log(a0), math.log(b0 / (1 - b0))],
+                            xtol=1e-14, ftol=1e-14, gtol=1e-14, max_nfev=2000)
+        if res.success and np.max(np.abs(res.fun)) < 1e-8:
+            return K, math.exp(res.x[0]), float(expit(res.x[1]))
+    return K, math.nan, math.nan
+
+
 def snb_uniques(classes: ClassSizes, population_size: float) -> float:
     """Population uniques under the slide negative binomial model: ``K beta**alpha``, with
     ``K`` the number of population classes (Haas et al.'s ``Sh3`` estimate) and ``(alpha,
@@ -283,10 +339,7 @@ def snb_uniques(classes: ClassSizes, population_size: float) -> float:
     J. F., Seshadri, S., Stokes, L. "Sampling-based estimation of the number of distinct
     values of an attribute." VLDB 1995, 311-322 (``Sh3``).
     """
-    from scipy.optimize import least_squares
-    from scipy.special import expit
-
-    n, f = _check(classes, population_size, "snb_uniques")
+    _, f = _check(classes, population_size, "snb_uniques")
     c1, c2 = classes.count(1), classes.count(2)
     if c1 == 0:
         return 0.0
@@ -294,17 +347,8 @@ def snb_uniques(classes: ClassSizes, population_size: float) -> float:
         return float(c1)
     if c2 == 0:
         return math.nan
-    K = _shlosser_classes(classes, f)
-    def residuals(x: NDArray[np.float64]) -> NDArray[np.float64]:
-        e1, e2 = snb_expected(K, f, math.exp(x[0]), float(expit(x[1])))
-        return np.array([e1 / c1 - 1.0, e2 / c2 - 1.0])
-    for a0, b0 in ((1.0, 0.5), (0.1, 0.1), (5.0, 0.9), (0.5, 0.01), (2.0, 0.99)):
-        res = least_squares(residuals, [math.log(a0), math.log(b0 / (1 - b0))],
-                            xtol=1e-14, ftol=1e-14, gtol=1e-14, max_nfev=2000)
-        if res.success and np.max(np.abs(res.fun)) < 1e-8:
-            alpha, beta = math.exp(res.x[0]), float(expit(res.x[1]))
-            return _valid(K * beta**alpha, float(population_size))
-    return math.nan
+    K, alpha, beta = snb_parameters(classes, f)
+    return _valid(K * beta**alpha, float(population_size))
 
 
 def dankar_uniques(classes: ClassSizes, population_size: float) -> tuple[float, str]:
