@@ -164,7 +164,7 @@ def _subset_table(codes: NDArray[np.int64]) -> NDArray[np.int64]:
     return counts.astype(np.int64)
 
 
-def risky_cells(df: Any, keys: Any, *, threshold: int = 3, max_size: int = 3
+def risky_cells(df: Any, keys: Any, *, threshold: int = 3, max_size: int | None = None
                 ) -> list[dict[str, Any]]:
     """For every subset of the key variables of 1 to ``max_size`` variables, the number of
     key combinations (cells of its frequency table) held by fewer than ``threshold`` records.
@@ -175,8 +175,9 @@ def risky_cells(df: Any, keys: Any, *, threshold: int = 3, max_size: int = 3
     keys : sequence of str
     threshold : int >= 2, default=3
         A cell is risky when ``1 <= frequency < threshold``.
-    max_size : int >= 1, default=3
-        Largest subset size (sdcMicro's ``maxDim``); at most ``len(keys)``.
+    max_size : int >= 1, default=None
+        Largest subset size (sdcMicro's ``maxDim``), at most ``len(keys)``; ``None``: 3, or
+        every key when there are fewer.
 
     Returns
     -------
@@ -207,6 +208,8 @@ def risky_cells(df: Any, keys: Any, *, threshold: int = 3, max_size: int = 3
     if isinstance(threshold, bool) or int(threshold) != threshold or threshold < 2:
         raise ValueError(f"risky_cells: threshold must be a whole number >= 2; got "
                          f"{threshold!r}.")
+    if max_size is None:
+        max_size = min(3, len(keys))
     if not 1 <= int(max_size) <= max(len(keys), 1):
         raise ValueError(f"risky_cells: max_size must be in [1, {len(keys)}] (the number of "
                          f"keys); got {max_size!r}.")
