@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["PopulationRisk", "population_frequencies", "population_risk", "risky_cells"]
+__all__ = ["PopulationRisk", "population_frequencies", "population_risk", "population_summary",
+           "risky_cells"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -222,3 +223,54 @@ def risky_cells(df: Any, keys: Any, *, threshold: int = 3, max_size: int | None 
             out.append({"keys": [keys[j] for j in subset], "n_cells": int(counts.size),
                         "n_risky": int(risky.size), "records": int(risky.sum())})
     return out
+
+
+def population_summary(df: Any, keys: Any, *, weights: str | None = None,
+                       population_size: float | None = None, missing: str = "any",
+                       strata: str | None = None, ks: Any = (2, 3, 5)) -> dict[str, Any]:
+    """The population figures of a file, for JSON: ``population_size`` (given, or the sum of
+    the weights), ``"k_map"`` (:meth:`PopulationRisk.summary`) and ``"uniqueness"``
+    (:meth:`~microagg.metrics.population_models.PopulationUniqueness.summary`).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    keys : sequence of str
+    weights : str, default=None
+        Sampling weights: ``Fk`` is the weighted class size (as sdcMicro's ``Fk``).
+    population_size : float, default=None
+        ``N``, at least ``len(df)``; without weights ``Fk = fk N / n``. ``None``: the sum of
+        the weights (one of the two is needed).
+    missing : {"any", "category"}, default="any"
+        The missing-value rule of ``fk`` and ``Fk``; the class-size table of the uniqueness
+        models always takes a missing value for a category (a partition of the records).
+    strata : str, default=None
+        Counted within each stratum.
+    ks : sequence of int, default=(2, 3, 5)
+
+    Returns
+    -------
+    dict
+    """
+    from .population_models import class_sizes, population_uniqueness
+    from .survey_risk import frequencies
+
+    n = len(df)
+    if population_size is None and weights is None:
+        raise ValueError("population_summary: give population_size or weights.")
+    if population_size is not None:
+        if (isinstance(population_size, bool) or not isinstance(population_size, (int, float))
+                or not np.isfinite(population_size) or population_size < n):
+            raise ValueError(f"population_size must be a number >= the number of records "
+                             f"({n:,}); got {population_size!r}.")
+    fk, Fk = frequencies(df, keys, weights=weights, missing=missing, strata=strata)
+    if population_size is not None:
+        N = float(population_size)
+    else:  # weights summing below n (weights < 1) do not make a population smaller
+        N = max(float(df[weights].sum()), float(n))
+    if weights is None:
+        Fk = (fk * (N / n)).astype(np.float64)
+    partition = frequencies(df, keys, missing="category", strata=strata)[0]
+    return {"population_size": N, "weighted": weights is not None,
+            "k_map": population_risk(fk, Fk, ks=ks).summary(),
+            "uniqueness": population_uniqueness(class_sizes(partition), N).summary()}
