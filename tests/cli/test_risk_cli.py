@@ -7,6 +7,7 @@ import json
 import pathlib
 from typing import Any
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -103,3 +104,33 @@ def test_check_adds_the_survey_risk_of_a_release(tmp_path: pathlib.Path) -> None
     assert figures["suda"]["records_with_msu"] == 0  # a 5-anonymous file has no unique
     assert len(survey) == figures["survey_risk"]["n_records"]
     assert "global risk" in result.output
+
+
+def test_risk_reports_the_population_figures(eusilc: pathlib.Path, tmp_path: pathlib.Path
+                                             ) -> None:
+    from microagg.metrics.population_models import class_sizes, population_uniqueness
+    from microagg.metrics.survey_risk import frequencies
+
+    out = tmp_path / "risk.json"
+    result = _invoke("risk", eusilc, "-q", "db040,hsize", "--population-size", "148270",
+                     "--no-suda", "--summary-json", out)
+    assert result.exit_code == 0, result.output
+    assert "journalist risk" in result.output and "population uniques" in result.output
+    figures = json.loads(out.read_text())
+    p = figures["population_risk"]
+    data = load_dataset("eusilc").data
+    fk = frequencies(data, ["db040", "hsize"], missing="category")[0]
+    # no weights: Fk = fk N / n, N / n = 10, so k-map is 10 times the smallest class
+    assert p["k_map"]["k_map"] == pytest.approx(10 * fk.min())
+    assert p["k_map"]["marketer"] == pytest.approx(float(np.mean(1 / (10 * fk))))
+    expected = population_uniqueness(class_sizes(fk), 148270).summary()
+    assert p["uniqueness"]["dankar_uniques"] == pytest.approx(expected["dankar_uniques"])
+    assert p["uniqueness"]["sampling_fraction"] == pytest.approx(0.1)
+    assert [c["keys"] for c in figures["risky_cells"]] == [["db040"], ["hsize"],
+                                                           ["db040", "hsize"]]
+
+
+def test_risk_refuses_a_population_smaller_than_the_file(eusilc: pathlib.Path) -> None:
+    result = _invoke("risk", eusilc, "-q", "db040", "--population-size", "100", "--no-suda")
+    assert result.exit_code == EXIT_USER_ERROR
+    assert "--population-size must be at least the number of records (14,827)" in result.output

@@ -67,6 +67,14 @@ def risk(
         typer.Option("--missing", help="Missing key values: any (matches every value, as "
                                        "sdcMicro) or category (a value of its own)."),
     ] = "any",
+    population_size: Annotated[
+        float | None,
+        typer.Option("--population-size", show_default=False,
+                     help="The size of the population the file was drawn from (at least "
+                          "its number of records): adds k-map, the journalist and marketer "
+                          "risks and the population uniques; default with --weight: the sum "
+                          "of the weights."),
+    ] = None,
     suda: Annotated[
         bool,
         typer.Option("--suda/--no-suda", help="Also the SUDA2 special uniques and DIS-SUDA "
@@ -95,8 +103,11 @@ def risk(
         keys = match_columns(keys, table.columns) or []
         survey = {role: None if name is None else match_column(name, table.columns)
                   for role, name in survey.items()}
+        if population_size is not None and population_size < len(table):
+            raise UsageError(f"--population-size must be at least the number of records "
+                             f"({len(table):,}); got {population_size:g}.")
         figures = file_risk(table, keys, **survey, threshold=threshold, ks=_ks(ks),
-                            missing=missing, suda=suda)
+                            missing=missing, suda=suda, population_size=population_size)
         stdout().print(risk_table(figures, source=input_path))
         if out is not None:
             write_text_atomic(json.dumps(plain_json(figures), indent=2) + "\n", out)
@@ -134,13 +145,22 @@ def _roles(quasi_identifiers: list[str] | None, schema: pathlib.Path | None,
 
 def file_risk(table: pd.DataFrame, keys: list[str], *, weights: str | None,
               households: str | None, threshold: float, ks: tuple[int, ...], missing: str,
-              suda: bool, strata: str | None = None) -> dict[str, Any]:
-    """The figures of :func:`risk`: ``survey_risk`` and, with ``suda``, ``suda2``."""
+              suda: bool, strata: str | None = None,
+              population_size: float | None = None) -> dict[str, Any]:
+    """The figures of :func:`risk`: ``survey_risk``, ``risky_cells`` (key combinations of up
+    to 3 keys held by fewer than 3 records), with a weight or ``population_size``
+    ``population_risk``, and with ``suda``, ``suda2``."""
+    from microagg.metrics.population_risk import population_summary, risky_cells
     from microagg.metrics.survey_risk import survey_risk
 
     figures: dict[str, Any] = {"survey_risk": survey_risk(
         table, keys, weights=weights, households=households, threshold=threshold, ks=ks,
         missing=missing, strata=strata).summary()}
+    figures["risky_cells"] = risky_cells(table, keys, threshold=3)
+    if weights is not None or population_size is not None:
+        figures["population_risk"] = population_summary(
+            table, keys, weights=weights, population_size=population_size, missing=missing,
+            strata=strata, ks=ks)
     if suda:
         from microagg.metrics.suda import suda2
 
@@ -179,9 +199,52 @@ def risk_table(figures: dict[str, Any], *, source: str) -> Table:
                                         "of 1 - prod(1 - r) over the household's members")
         table.add_row("expected household re-identifications",
                       f"{s['expected_household_reidentifications']:.4g}")
+    if "population_risk" in figures:
+        _population_rows(table, figures["population_risk"])
+    if "risky_cells" in figures:
+        _cells_rows(table, figures["risky_cells"])
     if "suda" in figures:
         _suda_rows(table, figures["suda"])
     return table
+
+
+def _population_rows(table: Table, p: dict[str, Any]) -> None:
+    k, u = p["k_map"], p["uniqueness"]
+    source = "the sum of the weights" if p["weighted"] else "given"
+    table.add_row("population size", f"{p['population_size']:,.0f} ({source}); sampling "
+                                     f"fraction {u['sampling_fraction']:.4g}")
+    table.add_row("k-map", f"{k['k_map']:.4g}: the smallest estimated number of persons in "
+                           "the population sharing a record's keys")
+    table.add_row("prosecutor risk", f"largest {k['prosecutor_max']:.4g}, mean "
+                                     f"{k['prosecutor_mean']:.4g}: 1 / fk, for an intruder "
+                                     "who knows the person is in the file")
+    table.add_row("journalist risk", f"{k['journalist_max']:.4g}: largest 1 / Fk, for an "
+                                     "intruder who knows only that the person is in the "
+                                     "population")
+    table.add_row("marketer risk", f"{_pct(k['marketer'])}: the share of records expected "
+                                   "re-identified by matching every record at once")
+    value = u["dankar_uniques"]
+    shown = "no estimate" if value is None else f"{value:,.4g} ({_pct(u['dankar_share'])} " \
+        "of the population)"
+    table.add_row("population uniques", f"{shown}, by the {u['dankar_model']} model "
+                                        f"(Dankar et al.'s rule); {u['sample_uniques']:,} "
+                                        "sample uniques")
+    others = [f"{name} {u[name + '_uniques']:,.4g}" for name in ("pitman", "zayatz", "snb")
+              if u[name + "_uniques"] is not None]
+    if others:
+        table.add_row("population uniques by model", ", ".join(others))
+
+
+def _cells_rows(table: Table, cells: list[dict[str, Any]]) -> None:
+    risky = [c for c in cells if c["n_risky"]]
+    if not risky:
+        table.add_row("risky cells", "no combination of up to 3 keys is held by fewer than "
+                                     "3 records")
+        return
+    top = sorted(risky, key=lambda c: -c["n_risky"])[:5]
+    table.add_row("risky cells (< 3 records)", "; ".join(
+        f"{' x '.join(c['keys'])}: {c['n_risky']:,}" for c in top)
+        + (f"; {len(risky) - 5} more combinations" if len(risky) > 5 else ""))
 
 
 def _suda_rows(table: Table, s: dict[str, Any]) -> None:
