@@ -26,8 +26,8 @@ from ._options import StepOptions
 from ._plan import Microaggregate, Plan
 from .household.options import Household
 from .perturb.options import Noise, Pram, RankSwap, Shuffle
-from .record_swap.options import SwapHouseholds
 from .recode.options import Band, MultivariateTopCode, Recode, RecodeDate, TopCode
+from .record_swap.options import SwapHouseholds
 from .suppress.options import SuppressRisk, SuppressToK
 
 __all__ = ["STEPS", "Band", "Household", "Microaggregate", "MultivariateTopCode", "Noise",

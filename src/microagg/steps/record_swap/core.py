@@ -57,11 +57,11 @@ def check_donors(table: pd.DataFrame, options: SwapHouseholds, hh: Households,
     row = table.iloc[int(hh.first[h])]
     values = ", ".join(f"{c}={row[c]!r}" for c in options.similar)
     where = ("households at risk" if lonely.any() else "households (all of them)")
-    level = options.hierarchy[int(target[h])] if lonely.any() else options.hierarchy[-1]
+    column = options.hierarchy[int(target[h])] if lonely.any() else options.hierarchy[-1]
     raise ValueError(f"Step {options.name!r}: {int(bad.sum())} {where} have no donor: no "
                      f"household with the same values of similar {list(options.similar)} "
-                     f"lies in another area of {level!r} (first: household "
-                     f"{row[households]!r}, {values}, {level}={row[level]!r}). Coarsen the "
+                     f"lies in another area of {column!r} (first: household "
+                     f"{row[households]!r}, {values}, {column}={row[column]!r}). Coarsen the "
                      "similar columns (band the household size), or lower k.")
 
 
@@ -94,26 +94,29 @@ def _groups(hh: Households, level: int) -> tuple[_match.Groups, _match.Groups]:
 def _swap(hh: Households, options: SwapHouseholds, rng: np.random.Generator
           ) -> tuple[NDArray[np.int64], dict[str, Any]]:
     """Every household's partner (-1: not swapped) and the counts of the swap."""
-    used = np.zeros(hh.count, dtype=bool)
     sampled = np.zeros(hh.count, dtype=bool)
     partner = np.full(hh.count, -1, dtype=np.int64)
     target = hh.target_level()
-    _match.seed(rng)
+    state = _match.stream(rng)
     pairs, unmatched = [], 0
     for level, area in enumerate(hh.geography):
         samples = rng.permutation(np.flatnonzero(target == level)).astype(np.int64)
-        before = int(used.sum())
-        unmatched += _match.match(samples, area, used, partner, sampled, *_groups(hh, level))
-        pairs.append((int(used.sum()) - before) // 2)
+        before = int((partner >= 0).sum())
+        unmatched += _match.match(samples, area, partner, sampled, *_groups(hh, level), state)
+        pairs.append((int((partner >= 0).sum()) - before) // 2)
     finest = hh.geography[-1]
     need = draws_per_area(finest, hh.count, options.swaprate, rng)
     need = np.maximum(0, need - np.bincount(finest[sampled], minlength=need.size))
-    key = -np.log(rng.random(hh.count)) / np.maximum(hh.weight, 1e-300)  # Efraimidis-Spirakis
-    order = np.lexsort((key, finest)).astype(np.int64)
-    start = np.searchsorted(finest[order], np.arange(need.size + 1)).astype(np.int64)
-    areas = rng.permutation(need.size).astype(np.int64)
-    filled = _match.fill(order, start, areas, need, finest, used, partner, sampled,
-                         *_groups(hh, len(hh.geography) - 1))
+    # the areas in a random order, each area's households by Efraimidis-Spirakis keys
+    # (probability proportional to their risk, without replacement)
+    rank = rng.permutation(need.size).astype(np.int64)
+    key = -np.log(rng.random(hh.count)) / np.maximum(hh.weight, 1e-300)
+    order = np.lexsort((key, rank[finest])).astype(np.int64)
+    start = np.searchsorted(rank[finest][order], np.arange(need.size + 1)).astype(np.int64)
+    by_rank = np.empty_like(need)
+    by_rank[rank] = need
+    filled = _match.fill(order, start, by_rank, finest, partner, sampled,
+                         *_groups(hh, len(hh.geography) - 1), state)
     return partner, {"targeted_pairs": pairs, "targeted_unmatched": unmatched,
                      "fill_pairs": filled, "targeted": int((target >= 0).sum())}
 
