@@ -45,8 +45,7 @@ def census(persons: int, seed: int = 2026) -> pd.DataFrame:
 
 
 def one_run(persons: int, repeat: int) -> dict[str, object]:
-    from microagg.steps.record_swap import (SwapHouseholds, apply_record_swap,
-                                            verify_record_swap)
+    from microagg.steps.record_swap import SwapHouseholds, apply_record_swap, verify_record_swap
     table = census(persons)
     options = SwapHouseholds("region,district,municipality", "hsize", "age,sex",
                              k=3, swaprate=0.05)
