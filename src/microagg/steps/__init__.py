@@ -27,11 +27,12 @@ from ._plan import Microaggregate, Plan
 from .household.options import Household
 from .perturb.options import Noise, Pram, RankSwap, Shuffle
 from .recode.options import Band, MultivariateTopCode, Recode, RecodeDate, TopCode
+from .record_swap.options import SwapHouseholds
 from .suppress.options import SuppressRisk, SuppressToK
 
 __all__ = ["STEPS", "Band", "Household", "Microaggregate", "MultivariateTopCode", "Noise",
            "Plan", "Pram", "RankSwap", "Recode", "RecodeDate", "Shuffle", "Step",
-           "StepOptions", "SuppressRisk", "SuppressToK", "TopCode"]
+           "StepOptions", "SuppressRisk", "SuppressToK", "SwapHouseholds", "TopCode"]
 
 
 def _load(target: str) -> Callable[..., Any]:
@@ -169,6 +170,22 @@ _REGISTRY: dict[str, Step] = {
         verifier="microagg.steps.household.step:verify_household_step",
         checker="microagg.steps.household.step:check_household_step",
         per_household=True),
+    "swap_households": Step(
+        name="swap_households", options=SwapHouseholds,
+        summary="targeted record swapping: whole households exchange their geography (and "
+                "carried-along columns) with a household of the same similarity profile in "
+                "another area, households at risk first, random ones to fill the swap rate",
+        reference="sdcMicro recordSwap (Gussenbauer, since 5.7.1; Templ, Kowarik & Meindl "
+                  "2015, J. Stat. Softw. 67(4)); the ONS / Eurostat targeted record "
+                  "swapping for the 2021 census",
+        promises="every household moved as a whole, the geography still a hierarchy, every "
+                 "household's new geography that of one of its own similarity profile (the "
+                 "profiles' multiset of geographies kept); the swap rate and the records at "
+                 "risk before and after reported; not k-anonymity, not differential privacy",
+        target="microagg.steps.record_swap.step:apply_swap_households_step",
+        verifier="microagg.steps.record_swap.step:verify_swap_households_step",
+        checker="microagg.steps.record_swap.step:check_swap_households_step",
+        randomized=True, per_household=True, reads_details=True),
     # the recoding steps (microagg.steps.recode): deterministic, one record at a time
     **{name: Step(name=name, options=options, summary=summary, reference=reference,
                   promises=promises, target=f"microagg.steps.recode.step:apply_{name}",
