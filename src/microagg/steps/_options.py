@@ -175,9 +175,10 @@ def as_int(value: Any, *, step: str, option: str, low: int | None = None,
         error = ValueError if isinstance(value, str) else TypeError  # a text: a bad value
         raise error(f"{_where(step, option)} must be an int{allowed}. Got {value!r} "
                     "instead.")
-    if (low is not None and value < low) or (high is not None and value > high):
+    number = int(value)
+    if (low is not None and number < low) or (high is not None and number > high):
         raise ValueError(f"{_where(step, option)} must be an int{allowed}. Got {value!r}.")
-    return int(value)
+    return number
 
 
 def as_float(value: Any, *, step: str, option: str, low: float | None = None,
@@ -203,11 +204,12 @@ def as_float(value: Any, *, step: str, option: str, low: float | None = None,
             value, (str, numbers.Real)) else ValueError  # a text or inf: a bad value
         raise error(f"{_where(step, option)} must be a finite number{allowed}. Got "
                     f"{value!r} instead.")
-    below = low is not None and (value <= low if low_open else value < low)
-    above = high is not None and (value >= high if high_open else value > high)
+    number = float(value)
+    below = low is not None and (number <= low if low_open else number < low)
+    above = high is not None and (number >= high if high_open else number > high)
     if below or above:
         raise ValueError(f"{_where(step, option)} must be a number{allowed}. Got {value!r}.")
-    return float(value)
+    return number
 
 
 def as_choice(value: Any, allowed: Sequence[str], *, step: str, option: str) -> str:

@@ -10,8 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .._options import StepOptions, as_float, as_int
-from ..perturb.options import _names
+from .._options import StepOptions, as_float, as_int, as_names
 
 __all__ = ["SwapHouseholds"]
 
@@ -69,11 +68,11 @@ class SwapHouseholds(StepOptions):
 
     def __post_init__(self) -> None:
         step = self.name
-        _set(self, "hierarchy", _names(self.hierarchy, step=step, option="hierarchy"))
-        _set(self, "similar", _names(self.similar, step=step, option="similar"))
-        _set(self, "risk_variables", _names(self.risk_variables, step=step,
+        _set(self, "hierarchy", as_names(self.hierarchy, step=step, option="hierarchy"))
+        _set(self, "similar", as_names(self.similar, step=step, option="similar"))
+        _set(self, "risk_variables", as_names(self.risk_variables, step=step,
                                             option="risk_variables", empty=True))
-        _set(self, "carry_along", _names(self.carry_along, step=step, option="carry_along",
+        _set(self, "carry_along", as_names(self.carry_along, step=step, option="carry_along",
                                          empty=True))
         _set(self, "k", as_int(self.k, step=step, option="k", low=0))
         _set(self, "swaprate", as_float(self.swaprate, step=step, option="swaprate", low=0.0,
