@@ -1,0 +1,135 @@
+"""Singling-out predicates: conjunctions of ``column == v``, ``<= v``, ``>= v`` built from a
+release and counted on a table. Validation is assumed (see :mod:`.attacks`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["Predicates", "count_matches", "multivariate", "random_predicates", "univariate"]
+
+EQ, LE, GE = 0, 1, 2
+_BATCH_CELLS = 2_000_000
+"""Cells (rows x predicates) compared per batch and condition: about 16 MB of floats."""
+
+
+class Predicates:
+    """``m`` predicates of ``c`` conditions each: ``columns``, ``ops`` (0 ``==``, 1 ``<=``,
+    2 ``>=``) and ``values``, all of shape (m, c). A predicate of fewer conditions repeats
+    its first one (a conjunction is unchanged by a repeated condition)."""
+
+    __slots__ = ("columns", "ops", "values")
+
+    def __init__(self, columns: NDArray[np.intp], ops: NDArray[np.intp],
+                 values: NDArray[np.float64]) -> None:
+        self.columns, self.ops, self.values = columns, ops, values
+
+    def __len__(self) -> int:
+        return int(self.columns.shape[0])
+
+    def take(self, keep: NDArray[np.intp] | NDArray[np.bool_]) -> Predicates:
+        return Predicates(self.columns[keep], self.ops[keep], self.values[keep])
+
+
+def count_matches(X: NDArray[np.float64], pred: Predicates) -> NDArray[np.intp]:
+    """How many rows of ``X`` each predicate matches (a NaN cell matches no condition).
+
+    Each condition is an interval ``[low, high]`` (``==`` is ``[v, v]``, ``<=`` is
+    ``[-inf, v]``, ``>=`` is ``[v, inf]``), so one pass makes two comparisons per cell."""
+    m = len(pred)
+    out = np.zeros(m, dtype=np.intp)
+    if m == 0:
+        return out
+    low = np.where(pred.ops == LE, -np.inf, pred.values)
+    high = np.where(pred.ops == GE, np.inf, pred.values)
+    n, c = X.shape[0], pred.columns.shape[1]
+    step = max(1, _BATCH_CELLS // max(1, n))
+    for start in range(0, m, step):
+        stop = min(m, start + step)
+        hit = np.ones((n, stop - start), dtype=bool)
+        for k in range(c):
+            cells = X[:, pred.columns[start:stop, k]]           # (n, b)
+            hit &= cells >= low[start:stop, k]
+            hit &= cells <= high[start:stop, k]
+        out[start:stop] = hit.sum(axis=0)
+    return out
+
+
+def univariate(X: NDArray[np.float64], categorical: NDArray[np.bool_]) -> Predicates:
+    """Every one-condition predicate that singles out one row of ``X``: a value held by one
+    row only (``==``), and for a numeric column ``<= min`` / ``>= max`` when one row holds
+    the extreme (anonymeter's univariate queries)."""
+    cols: list[int] = []
+    ops: list[int] = []
+    vals: list[float] = []
+    for j in range(X.shape[1]):
+        column = X[:, j]
+        column = column[~np.isnan(column)]
+        if column.size == 0:
+            continue
+        values, counts = np.unique(column, return_counts=True)
+        rare = values[counts == 1]
+        cols += [j] * rare.size
+        ops += [EQ] * rare.size
+        vals += rare.tolist()
+        if not categorical[j] and values.size > 1:
+            for op, at in ((LE, 0), (GE, -1)):
+                if counts[at] == 1 and values[at] not in rare:
+                    cols.append(j)
+                    ops.append(op)
+                    vals.append(float(values[at]))
+    shape = (len(cols), 1)
+    return Predicates(np.asarray(cols, dtype=np.intp).reshape(shape),
+                      np.asarray(ops, dtype=np.intp).reshape(shape),
+                      np.asarray(vals, dtype=np.float64).reshape(shape))
+
+
+def _draw(X: NDArray[np.float64], categorical: NDArray[np.bool_], size: int, n_conditions: int,
+          rng: np.random.Generator, *, marginal: bool) -> Predicates:
+    """``size`` predicates on ``n_conditions`` distinct columns: the values of one random
+    row of ``X`` (or, with ``marginal``, of an independent random row per column: the
+    baseline's guess), ``==`` on a categorical column, ``<=`` or ``>=`` at random on a
+    numeric one."""
+    n, p = X.shape
+    cols = np.argsort(rng.random((size, p)), axis=1)[:, :n_conditions].astype(np.intp)
+    rows = rng.integers(0, n, size=(size, n_conditions) if marginal else (size, 1))
+    rows = np.broadcast_to(rows, cols.shape)
+    vals = X[rows, cols]
+    ops = np.where(categorical[cols], EQ, rng.integers(LE, GE + 1, size=cols.shape))
+    return Predicates(cols, ops.astype(np.intp), vals)
+
+
+def multivariate(X: NDArray[np.float64], categorical: NDArray[np.bool_], n_predicates: int,
+                 n_conditions: int, rng: np.random.Generator,
+                 max_rounds: int = 10) -> Predicates:
+    """Up to ``n_predicates`` distinct predicates of ``n_conditions`` conditions, each built
+    from one row of ``X`` and singling out exactly that row in ``X`` (anonymeter's
+    multivariate queries), drawn in rounds of ``n_predicates`` candidates."""
+    kept: list[Predicates] = []
+    seen: set[bytes] = set()
+    total = 0
+    for _ in range(max_rounds):
+        cand = _draw(X, categorical, n_predicates, n_conditions, rng, marginal=False)
+        cand = cand.take(np.flatnonzero(count_matches(X, cand) == 1))
+        keys = [cand.columns[i].tobytes() + cand.ops[i].tobytes() + cand.values[i].tobytes()
+                for i in range(len(cand))]
+        fresh = []
+        for i, key in enumerate(keys):
+            if key not in seen:
+                seen.add(key)
+                fresh.append(i)
+        cand = cand.take(np.asarray(fresh[:n_predicates - total], dtype=np.intp))
+        kept.append(cand)
+        total += len(cand)
+        if total >= n_predicates:
+            break
+    return Predicates(np.concatenate([k.columns for k in kept]),
+                      np.concatenate([k.ops for k in kept]),
+                      np.concatenate([k.values for k in kept]))
+
+
+def random_predicates(X: NDArray[np.float64], categorical: NDArray[np.bool_], size: int,
+                      n_conditions: int, rng: np.random.Generator) -> Predicates:
+    """The baseline's predicates: each column's value from its own random row of ``X``,
+    not checked to single out anyone."""
+    return _draw(X, categorical, size, n_conditions, rng, marginal=True)
