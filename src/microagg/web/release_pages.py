@@ -136,11 +136,15 @@ def protect_page(request: Request, *, errors: list[str] | None = None, status: i
     shown = {"k": "5", "method": recommended, "l": "", "t": "", "epsilon": "", "bounds": "",
              "params": "", "random_state": "", "add_step": "", **(values or {})}
     kinds = plan_form.step_kinds()
+    refused = {} if session.table is None else plan_form.not_offered(
+        session.schema, {str(c): t for c, t in session.table.dtypes.items()},
+        plan_form.posted_steps(shown)[0])
     return render(request, "protect.html", status=status, title="Protect",
                   page_name="protect", errors=problems, message=message,
                   ready=session.table is not None and bool(session.schema),
                   methods=protect.methods(), recommended=recommended, values=shown,
-                  kinds=kinds, plan=plan_pages.shown_plan(shown, kinds))
+                  kinds=[kind for kind in kinds if kind["name"] not in refused],
+                  refused=refused, plan=plan_pages.shown_plan(shown, kinds))
 
 
 def prefilled(query: Mapping[str, str]) -> dict[str, str]:
