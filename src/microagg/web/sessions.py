@@ -41,7 +41,7 @@ class ColumnStats:
     """Its type in plain words (:func:`plain_type`), as the pages show it."""
 
 
-def plain_type(dtype: object) -> str:
+def plain_type(dtype: Any) -> str:
     """A column's type in plain words rather than its pandas dtype.
 
     Examples
