@@ -93,6 +93,10 @@ def test_a_three_step_plan_in_chromium_matches_the_api_and_the_cli(
     from .plan_browser_flow import PLAN_ROLES, STEPS, three_step_flow
 
     seen = three_step_flow(tmp_path)
+    # offered: what applies to numeric and text keys without a household id or a date key
+    from microagg.steps import STEPS as REGISTERED
+
+    assert set(seen["offered"]) == set(REGISTERED) - {"household", "recode_date"}
     # the risk and utility shown after each step are the API's for the same plan and seed
     api = _api(tmp_path, STEPS, PLAN_ROLES)
     rows = seen["plan"]["rows"]
