@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import io
 import pathlib
+import shlex
+import shutil
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -46,20 +50,79 @@ def test_upload_to_export_in_chromium_gives_a_k_anonymous_file(tmp_path: pathlib
     assert outcome.workers_before_stop and outcome.workers_left == []
 
 
-def test_a_plan_is_built_undone_and_added_back_in_chromium(tmp_path: pathlib.Path) -> None:
-    from .browser_flow import plan_flow
+def _api(folder: pathlib.Path, records: list[dict[str, object]],
+         roles: dict[str, str]) -> object:
+    """The API's release of ``records`` on the uploaded survey with ``roles`` (a schema
+    written here, not the workbench's), seed 0."""
+    import microagg
+    from microagg.io import read_table
+    from microagg.schema import load_schema
+    from microagg.steps import Plan
 
-    seen = plan_flow(tmp_path, k=K)
-    assert len(seen["plan"]) == 2 and len(seen["undone"]) == 1
-    # the step kept: the same step and options (its figures are on the plan's keys, which
-    # lost household_size), and the same published ages (below)
-    assert seen["undone"][0].split("\t")[:3] == seen["plan"][0].split("\t")[:3]
-    assert seen["again"] == seen["plan"]  # added back: the same release, byte for byte
-    assert seen["again-csv"] == seen["plan-csv"] != seen["undone-csv"]
-    # the undone step's column is published as it was; the kept step's is not
-    original = pd.read_csv(tmp_path / "survey.csv")
-    undone = pd.read_csv(io.BytesIO(seen["undone-csv"]))
-    assert undone["household_size"].equals(original["household_size"])
-    assert not undone["age"].equals(original["age"])
-    assert undone["age"].equals(pd.read_csv(io.BytesIO(seen["plan-csv"]))["age"])
-    assert undone.groupby("age").size().min() >= K
+    (folder / "api.toml").write_text("".join(
+        f'[columns.{column}]\nrole = "{role}"\n' for column, role in roles.items()),
+        encoding="utf-8")
+    return microagg.anonymize(read_table(folder / "survey.csv"),
+                              schema=load_schema(folder / "api.toml"),
+                              plan=Plan.from_records(records), random_state=0)
+
+
+def _shown(record: object) -> dict[str, str]:
+    """A step record's figures as the Result page's plan table writes them."""
+    b, a = record.before, record.after  # type: ignore[attr-defined]
+    return {"cells": f"{record.cells_changed:,}",  # type: ignore[attr-defined]
+            "k-before": str(b.k_anonymity), "k-after": str(a.k_anonymity),
+            "unique-before": f"{100 * b.unique_share:.2f} %",
+            "unique-after": f"{100 * a.unique_share:.2f} %",
+            "loss-before": f"{b.information_loss:.2f} %",
+            "loss-after": f"{a.information_loss:.2f} %"}
+
+
+def _cli(cwd: pathlib.Path, command: str) -> bytes:
+    """``command`` (``microagg anonymize ... -o out.csv``) run in ``cwd``; out.csv."""
+    (cwd / "out.csv").unlink(missing_ok=True)
+    done = subprocess.run([sys.executable, "-c", "from microagg.cli import main; main()",
+                           *shlex.split(command)[1:]], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert (cwd / "out.csv").exists(), done.stderr
+    return (cwd / "out.csv").read_bytes()
+
+
+def test_a_three_step_plan_in_chromium_matches_the_api_and_the_cli(
+        tmp_path: pathlib.Path) -> None:
+    from .plan_browser_flow import PLAN_ROLES, STEPS, three_step_flow
+
+    seen = three_step_flow(tmp_path)
+    # offered: what applies to numeric and text keys without a household id or a date key
+    from microagg.steps import STEPS as REGISTERED
+
+    assert set(seen["offered"]) == set(REGISTERED) - {"household", "recode_date"}
+    # the risk and utility shown after each step are the API's for the same plan and seed
+    api = _api(tmp_path, STEPS, PLAN_ROLES)
+    rows = seen["plan"]["rows"]
+    assert len(rows) == 3
+    for row, record in zip(rows, api.steps, strict=True):  # type: ignore[attr-defined]
+        assert {key: row[key] for key in _shown(record)} == _shown(record)
+    assert rows[1]["cells"] != "0"  # the suppression blanked cells (classes of 15 to 18)
+    # one verdict, the API's words, on the Result and the Export pages
+    headline = api.verdict.headline  # type: ignore[attr-defined]
+    assert seen["plan"]["verdict"] == headline == seen["export"]["verdict"]
+    # undone: the two steps kept give the API's two-step plan, age published as it was
+    undone = _api(tmp_path, STEPS[:2], {**PLAN_ROLES, "age": "other"})
+    assert len(seen["undone"]["rows"]) == 2
+    for row, record in zip(seen["undone"]["rows"], undone.steps,  # type: ignore[attr-defined]
+                           strict=True):
+        assert {key: row[key] for key in _shown(record)} == _shown(record)
+    assert seen["again"] == seen["plan"]  # added back: the same release
+    # the export: refused without the confirmation, then the API's table, byte for byte the
+    # CLI's for the --step command shown (plan.toml's command: test_plan_form.py, which
+    # runs both)
+    export = seen["export"]
+    assert export["unconfirmed"] == 409 and not api.verdict.protected  # type: ignore[attr-defined]
+    published = pd.read_csv(io.BytesIO(export["csv"]))
+    assert len(published) == 5000
+    assert published["age"].tolist() == api.data["age"].tolist()  # type: ignore[attr-defined]
+    folder = tmp_path / "export"
+    shutil.copy(tmp_path / "survey.csv", folder / "survey.csv")
+    assert "--step" in export["command"] and export["plan_command"].count("plan.toml") == 1
+    assert _cli(folder, export["command"]) == export["csv"], export["command"]

@@ -182,7 +182,7 @@ def test_a_finished_job_leads_to_its_result(long_client: TestClient,
     _until(lambda: runner.running == 0, seconds=120)
     response = long_client.get(f"/jobs/{job_id}", follow_redirects=False)
     assert response.status_code == 303 and response.headers["location"] == "/result"
-    assert "achieved k = <strong" in long_client.get("/result").text
+    assert 'id="achieved-k"' in long_client.get("/result").text
 
 
 def test_a_job_is_invisible_to_another_session(long_client: TestClient) -> None:

@@ -63,8 +63,8 @@ def test_csv_upload_shows_types_missing_and_distinct(client: TestClient) -> None
     assert response.status_code == 200
     html = response.text
     assert "Table: <span>people.csv</span>" in html
-    assert _cells(html, "age") == ["int64", "0", "3"]
-    assert _cells(html, "income") == ["float64", "1", "2"]
+    assert _cells(html, "age") == ["whole number", "0", "3"]  # int64: in plain words
+    assert _cells(html, "income") == ["number", "1", "2"]
     assert _cells(html, "sex")[1:] == ["0", "2"]
     assert "Rows 1 to 3 of 3" in html
 

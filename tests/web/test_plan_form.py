@@ -38,6 +38,7 @@ from tests.steps.toy_step import registered
 
 from . import toy_jobs
 from .conftest import csrf, settled, upload
+from .conftest import download as _download
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCHEMA = {"age": {"role": "quasi-identifier"}, "income": {"role": "quasi-identifier"},
@@ -208,7 +209,7 @@ def test_a_two_step_plan_from_the_form_is_released(client: TestClient) -> None:
     assert summary["params"]["plan"] == [
         {"step": "microaggregate", "quasi_identifiers": first, "k": 5, "method": "mdav"},
         {"step": "microaggregate", "quasi_identifiers": SECOND, "k": 3}]
-    published = pd.read_csv(io.BytesIO(client.get("/export/published.csv").content))
+    published = pd.read_csv(io.BytesIO(_download(client, "/export/published.csv").content))
     assert published.groupby(first).size().min() >= 5
     assert published.groupby(SECOND).size().min() >= 3
     assert "--step" in client.get("/export/reproduce.txt").text
@@ -292,7 +293,7 @@ def test_a_plan_with_the_toy_step_shows_each_step_and_undoes_the_last(
     assert rows[1]["details"] == "values recoded: region 5"
     for row, record in zip(rows, api.steps, strict=True):
         assert {k: row[k] for k in _shown(record)} == _shown(record)
-    download = client.get("/export/published.csv").content
+    download = _download(client, "/export/published.csv").content
     published = pd.read_csv(io.BytesIO(download))
     assert published["region"].value_counts().to_dict() == {"a": 20, "b": 15, "other": 5}
     assert published["age"].tolist() == api.data["age"].tolist()
@@ -309,7 +310,7 @@ def test_a_plan_with_the_toy_step_shows_each_step_and_undoes_the_last(
     with pytest.warns(PrivacyLeakWarning, match="'region' \\(k = 1\\)"):  # it says so
         api_one = _api(tmp_path, one, "other")
     assert _rows(page)[0] == {**_rows(page)[0], **_shown(api_one.steps[0])}
-    published_one = pd.read_csv(io.BytesIO(client.get("/export/published.csv").content))
+    published_one = pd.read_csv(io.BytesIO(_download(client, "/export/published.csv").content))
     assert published_one["age"].tolist() == api_one.data["age"].tolist() \
         == published["age"].tolist()  # the step kept gives the same result
     assert published_one["region"].value_counts().to_dict() == {"a": 20, "b": 15, "c": 3,
@@ -322,7 +323,7 @@ def test_a_plan_with_the_toy_step_shows_each_step_and_undoes_the_last(
     assert plan == {**AGE, **MERGE}
     again = _protect(client, **plan)
     assert again.status_code == 200
-    assert client.get("/export/published.csv").content == download
+    assert _download(client, "/export/published.csv").content == download
 
 
 def test_a_bad_option_of_the_toy_step_is_a_400_naming_step_and_option(
@@ -360,7 +361,7 @@ def test_the_exported_plan_reproduces_the_download(toy: TestClient,
         (tmp_path / name).write_bytes(client.get(f"/export/{name}").content)
     (tmp_path / "people.csv").write_bytes(_people())
     page = html.unescape(client.get("/export").text)
-    download = client.get("/export/published.csv").content
+    download = _download(client, "/export/published.csv").content
     for element in ("command", "plan-command"):
         found = re.search(rf'<pre id="{element}">microagg (.*?)</pre>', page)
         assert found is not None, element

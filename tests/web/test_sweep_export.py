@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from microagg.datasets import load_dataset
 
-from .conftest import csrf, settled, upload
+from .conftest import csrf, download, settled, upload
 
 EVIL = "<script>alert(1)</script>"
 CITIES = ["Lyon", "Grenoble", "Nice", "Marseille", "Paris", "Lille"]
@@ -251,7 +251,7 @@ def test_sqlite_download_is_the_published_table(client: TestClient,
     _release(client)
     page = client.get("/export").text
     assert 'id="download-sqlite" href="/export/published.sqlite"' in page
-    response = client.get("/export/published.sqlite")
+    response = download(client, "/export/published.sqlite")
     assert response.status_code == 200
     assert response.headers["content-disposition"] == 'attachment; filename="published.sqlite"'
     file = tmp_path / "published.sqlite"
@@ -265,12 +265,12 @@ def test_sqlite_download_is_the_published_table(client: TestClient,
     assert list(published.columns) == list(original.columns)
     assert len(published) == len(original)
     assert published.groupby(list(published.columns)).size().min() >= 5
-    csv = pd.read_csv(io.BytesIO(client.get("/export/published.csv").content))
+    csv = pd.read_csv(io.BytesIO(download(client, "/export/published.csv").content))
     pd.testing.assert_frame_equal(published, csv, check_dtype=False)
 
 
 def test_sqlite_download_without_a_release_leads_to_export(client: TestClient) -> None:
-    response = client.get("/export/published.sqlite")
+    response = download(client, "/export/published.sqlite")
     assert response.url.path == "/export"
 
 
@@ -293,8 +293,8 @@ def test_xlsx_download_holds_text_never_formulas(client: TestClient,
                                            "role-2": "other", "type-2": "categorical"})
     assert "Roles saved" in response.text
     _release(client, k="3", method="mage")
-    assert 'id="download-xlsx" href="/export/published.xlsx"' in client.get("/export").text
-    response = client.get("/export/published.xlsx")
+    assert 'id="download-xlsx"' in client.get("/export").text
+    response = download(client, "/export/published.xlsx")
     assert response.status_code == 200
     assert response.headers["content-disposition"] == 'attachment; filename="published.xlsx"'
     file = tmp_path / "published.xlsx"
@@ -304,7 +304,7 @@ def test_xlsx_download_holds_text_never_formulas(client: TestClient,
     assert [(c.value, c.data_type) for c in notes[:5]] == [("=note", "s")] + [
         (text, "s") for text in texts]
     assert {c.data_type for c in notes} == {"s"}
-    csv = pd.read_csv(io.BytesIO(client.get("/export/published.csv").content))
+    csv = pd.read_csv(io.BytesIO(download(client, "/export/published.csv").content))
     pd.testing.assert_frame_equal(pd.read_excel(file), csv, check_dtype=False)
 
 
@@ -329,7 +329,7 @@ def test_hierarchy_upload_generalizes_the_release(client: TestClient) -> None:
     assert "level 2: 2 label(s): South, North" in text
     assert 'hierarchy = "hierarchies/1.csv"' in client.get("/roles/schema.toml").text
     _release(client, k="3", method="mage")
-    published = pd.read_csv(io.BytesIO(client.get("/export/published.csv").content))
+    published = pd.read_csv(io.BytesIO(download(client, "/export/published.csv").content))
     assert published.groupby("city").size().min() >= 3
     labels = set(published["city"])
     assert labels <= {*CITIES, "ARA", "PACA", "IDF", "HDF", "South", "North", "*"}
@@ -378,7 +378,7 @@ def test_exported_schema_and_hierarchy_reproduce_the_release(
     summary = client.get("/export/summary.json").json()
     assert summary["verdict"]["headline"] in " ".join(
         re.sub(r"[│┌┐└┘├┤─┬┴┼]+", " ", result.stdout).split())
-    assert (tmp_path / "out.csv").read_bytes() == client.get("/export/published.csv").content
+    assert (tmp_path / "out.csv").read_bytes() == download(client, "/export/published.csv").content
 
 
 @pytest.mark.parametrize(("column", "content", "message"), [

@@ -52,6 +52,17 @@ class StepOptions:
 
     name: ClassVar[str]
     """The step's key in :data:`microagg.steps.STEPS`."""
+    column_types: ClassVar[frozenset[str]] = frozenset(
+        {"numeric", "ordinal", "categorical", "date"})
+    """The schema types (``numeric``, ``ordinal``, ``categorical``, ``date``) of the columns
+    the step can change; a face offers the step only where some column it may change has
+    one of them (or an earlier step leaves one: :attr:`makes_type`)."""
+    needs_roles: ClassVar[frozenset[str]] = frozenset()
+    """The schema roles some column must have for the step to apply (a household step: a
+    ``household`` id)."""
+    makes_type: ClassVar[str | None] = None
+    """The schema type of the columns the step leaves, where it changes it (bands: text
+    categories); ``None``: their type as it was."""
 
     @property
     def columns(self) -> tuple[str, ...]:

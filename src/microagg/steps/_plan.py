@@ -65,6 +65,7 @@ class Microaggregate(StepOptions):
     """
 
     name: ClassVar[str] = "microaggregate"
+    column_types: ClassVar[frozenset[str]] = frozenset({"numeric"})
     quasi_identifiers: tuple[str, ...]
     """The columns this step masks (at least one)."""
     k: int

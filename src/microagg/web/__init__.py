@@ -115,6 +115,7 @@ def _routes() -> list[Any]:
         Route("/result/undo", plan_pages.post_undo, methods=["POST"]),
         Route("/result/report.html", release_pages.get_report),
         Route("/export", release_pages.get_export),
+        Route("/export/download", release_pages.post_download, methods=["POST"]),
         Route("/export/{name}", release_pages.export_file),
         Route("/jobs/{job_id}", job_pages.get_job),
         Route("/jobs/{job_id}/cancel", job_pages.cancel_job, methods=["POST"]),

@@ -22,7 +22,8 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["MAX_STEPS", "PlanErrors", "edited", "plan_fields", "plan_options", "posted_steps",
+__all__ = ["MAX_STEPS", "PlanErrors", "column_type", "edited", "not_offered", "plan_fields",
+           "plan_options", "posted_steps",
            "records_as_fields", "step_kinds", "step_text", "steps_as_fields",
            "value_text"]
 
@@ -61,6 +62,64 @@ def step_kinds() -> list[dict[str, Any]]:
         kinds.append({"name": name, "summary": entry.summary, "reference": entry.reference,
                       "options": options})
     return kinds
+
+
+def column_type(entry: Mapping[str, Any], dtype: Any) -> str:
+    """A column's schema type: the one the schema declares, else the one its values hold
+    (dates, numbers; anything else: categories).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> column_type({"type": "ordinal"}, np.dtype("int64")), column_type({}, np.dtype("f8"))
+    ('ordinal', 'numeric')
+    """
+    import pandas as pd
+
+    declared = entry.get("type")
+    if declared:
+        return str(declared)
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "date"
+    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+        return "numeric"
+    return "categorical"
+
+
+def not_offered(schema: Mapping[str, Mapping[str, Any]], dtypes: Mapping[str, Any],
+                steps: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The registered steps that cannot apply to the session's table, each with why: a
+    step changes quasi-identifiers only, so it is offered where some quasi-identifier has
+    a type its options take (:attr:`StepOptions.column_types
+    <microagg.steps.StepOptions.column_types>`, or the type an earlier step of the plan
+    ``steps`` leaves: ``makes_type``), and where the schema gives every role it needs
+    (``needs_roles``).
+
+    Parameters
+    ----------
+    schema : mapping of column -> entry
+        The session's schema (``{"role": ..., "type": ...}`` by column).
+    dtypes : mapping of column -> dtype
+        The table's dtypes (a type the schema does not declare is read from them).
+    steps : sequence of mapping
+        The plan's steps as posted (:func:`posted_steps`).
+    """
+    from microagg.steps import STEPS
+
+    keys = [c for c, entry in schema.items() if entry.get("role") == "quasi-identifier"]
+    types = {column_type(schema[c], dtypes[c]) for c in keys if c in dtypes}
+    types |= {STEPS[step["step"]].options.makes_type for step in steps
+              if step["step"] in STEPS} - {None}  # type: ignore[arg-type]
+    roles = {str(entry.get("role")) for entry in schema.values()}
+    refused = {}
+    for name, entry in STEPS.items():
+        needed = sorted(entry.options.needs_roles - roles)
+        if needed:
+            refused[name] = f"needs a column with role {' and '.join(needed)}"
+        elif not entry.options.column_types & types:
+            refused[name] = (f"changes {' or '.join(sorted(entry.options.column_types))} "
+                             "quasi-identifiers, and the roles give none")
+    return refused
 
 
 def value_text(value: Any) -> str:

@@ -9,6 +9,8 @@ Result page); ``GET /export`` and its downloads ``/export/published.csv``,
 ``/export/published.sav`` and ``/export/published.dta`` (with the upload's labels, date
 formats and missing codes), ``/export/published.sqlite`` (table ``published``),
 ``/export/report.html``, ``/export/summary.json``,
+``POST /export/download`` (fields ``name``, ``confirm=yes``: a published table of a release
+the verdict does not call protected; its ``GET`` answers the Export page, 409),
 ``/export/schema.toml``, ``/export/plan.toml`` (a plan's attempt: the schema with its
 ``[[steps]]``), ``/export/reproduce.txt``. The original table is never offered.
 """
@@ -30,8 +32,9 @@ from .security import check_csrf, session_of
 from .sessions import SessionState
 from .uploads import read_form
 
-__all__ = ["REPORT_CSP", "export_file", "get_export", "get_protect", "get_report",
-           "get_result", "get_risk", "post_current", "post_protect"]
+__all__ = ["REPORT_CSP", "export_file", "export_page", "get_export", "get_protect", "get_report",
+           "get_result", "get_risk", "post_current", "post_download",
+           "post_protect"]
 
 REPORT_CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
               "frame-ancestors 'self'; form-action 'none'; base-uri 'none'")
@@ -133,11 +136,15 @@ def protect_page(request: Request, *, errors: list[str] | None = None, status: i
     shown = {"k": "5", "method": recommended, "l": "", "t": "", "epsilon": "", "bounds": "",
              "params": "", "random_state": "", "add_step": "", **(values or {})}
     kinds = plan_form.step_kinds()
+    refused = {} if session.table is None else plan_form.not_offered(
+        session.schema, {str(c): t for c, t in session.table.dtypes.items()},
+        plan_form.posted_steps(shown)[0])
     return render(request, "protect.html", status=status, title="Protect",
                   page_name="protect", errors=problems, message=message,
                   ready=session.table is not None and bool(session.schema),
                   methods=protect.methods(), recommended=recommended, values=shown,
-                  kinds=kinds, plan=plan_pages.shown_plan(shown, kinds))
+                  kinds=[kind for kind in kinds if kind["name"] not in refused],
+                  refused=refused, plan=plan_pages.shown_plan(shown, kinds))
 
 
 def prefilled(query: Mapping[str, str]) -> dict[str, str]:
@@ -271,14 +278,22 @@ async def get_report(request: Request) -> Response:
 
 # ---------------------------------------------------------------------------- export page
 
-async def get_export(request: Request) -> Response:
-    """The Export page: the downloads of the current attempt and its reproduction."""
+def export_page(request: Request, *, errors: list[str] | None = None, status: int = 200
+                ) -> HTMLResponse:
+    """The Export page of the current attempt: its verdict first, then the downloads (a
+    published table of a release the verdict does not call protected only through the
+    confirmation form) and its reproduction."""
     session = session_of(request)
     attempt = _current(session)
     script = protect.reproduction(attempt, _input_name(session)) if attempt else None
-    return render(request, "export.html", title="Export", page_name="export", errors=[],
-                  message=None, attempt=attempt, script=script,
+    return render(request, "export.html", status=status, title="Export", page_name="export",
+                  errors=list(errors or []), message=None, attempt=attempt, script=script,
                   tables=table_downloads(session.source))
+
+
+async def get_export(request: Request) -> Response:
+    """The Export page: the downloads of the current attempt and its reproduction."""
+    return export_page(request)
 
 
 TABLE_DOWNLOADS = (
@@ -351,14 +366,43 @@ async def export_file(request: Request) -> Response:
         return HTMLResponse("Not a download of the workbench.", status_code=404)
     if attempt is None or (name == "plan.toml" and not attempt.options.get("plan")):
         return _see("/export")
+    if name.startswith("published.") and not attempt.release.verdict.protected:
+        return export_page(request, status=409, errors=[_UNSAFE])
+    return await _download(request, session, attempt, name)
+
+
+_UNSAFE = ("The verdict does not call this release protected: tick the confirmation box "
+           "below the verdict to download its published table anyway.")
+
+
+async def post_download(request: Request) -> Response:
+    """A published table downloaded through the confirmation form (fields ``csrf_token``,
+    ``name``: a ``published.*`` download, ``confirm``: ``yes``, the box ticked); needed
+    when the verdict is not "protected", accepted in any case."""
+    form = await read_form(request)
+    session = session_of(request)
+    check_csrf(session, form.get("csrf_token"))
+    attempt = _current(session)
+    name = form.get("name", "")
+    tables = [n for n in _DOWNLOADS if n.startswith("published.")]
+    if name not in tables:
+        return HTMLResponse(f"name: {name!r} is not a published table of the workbench; "
+                            f"they are {', '.join(tables)}.", status_code=400)
+    if attempt is None:
+        return _see("/export")
+    if not attempt.release.verdict.protected and form.get("confirm") != "yes":
+        return export_page(request, status=400, errors=[_UNSAFE])
+    return await _download(request, session, attempt, name)
+
+
+async def _download(request: Request, session: SessionState, attempt: Attempt, name: str
+                    ) -> Response:
+    """The download ``name`` of ``attempt`` as an attachment."""
     try:
         content = await run_in_threadpool(_content, session, attempt, name,
                                           job_pages.runner_of(request))
     except ValueError as error:  # a table the format cannot hold: list columns in CSV
-        return render(request, "export.html", status=400, title="Export", page_name="export",
-                      errors=[str(error)], message=None, attempt=attempt,
-                      script=protect.reproduction(attempt, _input_name(session)),
-                      tables=table_downloads(session.source))
+        return export_page(request, errors=[str(error)], status=400)
     headers = {"content-disposition": f'attachment; filename="{name}"'}
     if name == "report.html":
         headers["content-security-policy"] = REPORT_CSP

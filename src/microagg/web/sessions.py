@@ -22,7 +22,8 @@ import pandas as pd
 
 from ..io._leftovers import signals_deferred
 
-__all__ = ["MAX_ATTEMPTS", "ColumnStats", "SessionState", "SessionStore", "column_stats"]
+__all__ = ["MAX_ATTEMPTS", "ColumnStats", "SessionState", "SessionStore", "column_stats",
+           "plain_type"]
 
 MAX_ATTEMPTS = 20
 """Attempts a session keeps (the oldest are forgotten: each holds a published table)."""
@@ -36,6 +37,32 @@ class ColumnStats:
     dtype: str
     missing: int
     distinct: int
+    kind: str = ""
+    """Its type in plain words (:func:`plain_type`), as the pages show it."""
+
+
+def plain_type(dtype: Any) -> str:
+    """A column's type in plain words rather than its pandas dtype.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> plain_type(np.dtype("int64")), plain_type(np.dtype("float64")), plain_type(object)
+    ('whole number', 'number', 'text')
+    """
+    import pandas as pd
+
+    if isinstance(dtype, pd.CategoricalDtype):
+        return "ordered category" if dtype.ordered else "category"
+    if pd.api.types.is_bool_dtype(dtype):
+        return "yes/no"
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "date"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "whole number"
+    if pd.api.types.is_numeric_dtype(dtype):
+        return "number"
+    return "text"
 
 
 def column_stats(df: pd.DataFrame) -> list[ColumnStats]:
@@ -43,8 +70,8 @@ def column_stats(df: pd.DataFrame) -> list[ColumnStats]:
     from ..io._nested import nunique
 
     missing = df.isna().sum()
-    return [ColumnStats(str(col), str(df[col].dtype), int(missing.iloc[i]), nunique(df[col]))
-            for i, col in enumerate(df.columns)]
+    return [ColumnStats(str(col), str(df[col].dtype), int(missing.iloc[i]), nunique(df[col]),
+                        plain_type(df[col].dtype)) for i, col in enumerate(df.columns)]
 
 
 @dataclass

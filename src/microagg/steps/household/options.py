@@ -66,6 +66,7 @@ class Household(StepOptions):
     """
 
     name: ClassVar[str] = "household"
+    needs_roles: ClassVar[frozenset[str]] = frozenset({"household"})
     household_columns: tuple[str, ...] = ()
     """The household-level columns (one value per household: region, household size...);
     empty: those found constant within every household."""

@@ -109,6 +109,7 @@ class Pram(StepOptions):
     """
 
     name: ClassVar[str] = "pram"
+    column_types: ClassVar[frozenset[str]] = frozenset({"categorical", "ordinal"})
     variables: tuple[str, ...]
     """The categorical columns to perturb, each with its own matrix."""
     pd: float = 0.8
@@ -173,6 +174,7 @@ class Noise(StepOptions):
     """
 
     name: ClassVar[str] = "noise"
+    column_types: ClassVar[frozenset[str]] = frozenset({"numeric"})
     variables: tuple[str, ...]
     """The numeric columns to perturb."""
     method: str = "additive"
@@ -221,6 +223,7 @@ class RankSwap(StepOptions):
     """
 
     name: ClassVar[str] = "rank_swap"
+    column_types: ClassVar[frozenset[str]] = frozenset({"numeric"})
     variables: tuple[str, ...]
     """The numeric or ordered columns, each swapped on its own."""
     p: float = 5.0
@@ -254,6 +257,7 @@ class Shuffle(StepOptions):
     """
 
     name: ClassVar[str] = "shuffle"
+    column_types: ClassVar[frozenset[str]] = frozenset({"numeric"})
     variables: tuple[str, ...]
     """The confidential numeric columns whose values are shuffled."""
     given: tuple[str, ...] = ()

@@ -101,6 +101,7 @@ class Recode(_Record):
     """
 
     name: ClassVar[str] = "recode"
+    column_types: ClassVar[frozenset[str]] = frozenset({"categorical", "ordinal", "numeric"})
     column: str
     """The column recoded."""
     groups: Mapping[str, tuple[str, ...]] | None = None
@@ -186,6 +187,8 @@ class Band(_Record):
     """
 
     name: ClassVar[str] = "band"
+    column_types: ClassVar[frozenset[str]] = frozenset({"numeric"})
+    makes_type: ClassVar[str | None] = "categorical"
     column: str
     """The numeric column banded (published as text labels)."""
     breaks: tuple[float, ...] | None = None
@@ -276,6 +279,7 @@ class RecodeDate(_Record):
     """
 
     name: ClassVar[str] = "recode_date"
+    column_types: ClassVar[frozenset[str]] = frozenset({"date"})
     column: str
     """The date column coarsened."""
     precision: str
@@ -341,6 +345,7 @@ class TopCode(_Record):
     """
 
     name: ClassVar[str] = "topcode"
+    column_types: ClassVar[frozenset[str]] = frozenset({"numeric"})
     column: str
     """The numeric column coded."""
     top: float | None = None
@@ -416,6 +421,7 @@ class MultivariateTopCode(_Record):
     """
 
     name: ClassVar[str] = "mvtopcode"
+    column_types: ClassVar[frozenset[str]] = frozenset({"numeric"})
     columns: tuple[str, ...]  # a field in place of StepOptions' property
     """The numeric columns coded together (at least one)."""
     alpha: float = 0.025

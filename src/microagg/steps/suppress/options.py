@@ -103,6 +103,7 @@ class SuppressToK(StepOptions):
     """
 
     name: ClassVar[str] = "suppress"
+    column_types: ClassVar[frozenset[str]] = frozenset({"categorical", "ordinal"})
     keys: tuple[str, ...]
     """The categorical key columns the step may blank (a list, or a,b,c)."""
     k: tuple[int, ...]
@@ -219,6 +220,7 @@ class SuppressRisk(StepOptions):
     """
 
     name: ClassVar[str] = "suppress_risk"
+    column_types: ClassVar[frozenset[str]] = frozenset({"categorical", "ordinal"})
     keys: tuple[str, ...]
     """The categorical key columns the step may blank (a list, or a,b,c)."""
     threshold: float
