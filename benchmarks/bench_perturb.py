@@ -14,9 +14,20 @@ import time
 import numpy as np
 
 from microagg.datasets import load_dataset
-from microagg.steps.perturb import (Noise, Pram, RankSwap, Shuffle, apply_noise, apply_pram,
-                                    apply_rank_swap, apply_shuffle, verify_noise, verify_pram,
-                                    verify_rank_swap, verify_shuffle)
+from microagg.steps.perturb import (
+    Noise,
+    Pram,
+    RankSwap,
+    Shuffle,
+    apply_noise,
+    apply_pram,
+    apply_rank_swap,
+    apply_shuffle,
+    verify_noise,
+    verify_pram,
+    verify_rank_swap,
+    verify_shuffle,
+)
 
 KEYS = "db040,rb090,pb220a,pl030"
 INCOMES = "py010n,py050n,py090n,hy040n,hy090n,eqIncome"
