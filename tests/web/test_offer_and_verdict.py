@@ -38,7 +38,7 @@ def test_only_the_steps_whose_types_and_roles_apply_are_offered() -> None:
     # text keys: the categorical steps; a household id: the household step too
     schema = {"region": {"role": "quasi-identifier"}, "hid": {"role": "household"}}
     refused = not_offered(schema, {"region": np.dtype(object), "hid": np.dtype(object)}, [])
-    assert set(STEPS) - set(refused) == BY_TYPE["categorical"] | {"household"}
+    assert set(STEPS) - set(refused) == BY_TYPE["categorical"] | {"household", "swap_households"}
     # a declared type wins over the dtype (codes declared categorical)
     schema = {"code": {"role": "quasi-identifier", "type": "categorical"}}
     assert set(STEPS) - set(not_offered(schema, {"code": np.dtype("int64")}, [])) \

@@ -49,6 +49,7 @@ class SwapHouseholds(StepOptions):
     """
 
     name: ClassVar[str] = "swap_households"
+    needs_roles: ClassVar[frozenset[str]] = frozenset({"household"})
     hierarchy: tuple[str, ...]
     """The geographic columns, coarsest first (region, district, municipality); each area's
     code unique in the file."""
