@@ -11,11 +11,11 @@ import pytest
 from microagg.steps.suppress import SuppressToK, apply_suppress
 from microagg.steps.suppress.counts import encode
 from microagg.steps.suppress.patterns import (
-    _sizes,
     count_patterns,
     pattern_blanks,
     pattern_codes,
     pattern_rank,
+    pattern_sizes,
     suppress_patterns,
 )
 
@@ -79,7 +79,7 @@ def test_weighted_sizes_are_the_pairwise_counts(missing: str) -> None:
     codes = rng.integers(-1, 3, (60, 3))
     uniq, inverse = np.unique(codes, axis=0, return_inverse=True)
     counts = np.bincount(inverse.ravel())
-    assert np.array_equal(_sizes(uniq, counts, missing)[inverse.ravel()],
+    assert np.array_equal(pattern_sizes(uniq, counts, missing)[inverse.ravel()],
                           sizes(codes, missing))
 
 

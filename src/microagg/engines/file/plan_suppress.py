@@ -24,17 +24,24 @@ import pathlib
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from ...hierarchy import as_labels
 from ...steps.recode import bands, categories, topcode
 from ...steps.recode.options import Band, Recode, TopCode
 from ...steps.suppress.options import SuppressToK
-from ...steps.suppress.patterns import (_sizes, count_patterns, pattern_codes, pattern_rank,
-                                        suppress_patterns)
+from ...steps.suppress.patterns import (
+    count_patterns,
+    pattern_codes,
+    pattern_rank,
+    pattern_sizes,
+    suppress_patterns,
+)
 from .._chunks import chunk_writer, iter_chunks, read_back
 
 __all__ = ["per_record_core", "suppress_file", "verify_file"]
@@ -78,13 +85,53 @@ def _checked(steps: Sequence[Any]) -> tuple[list[tuple[Any, _Core]], SuppressToK
     return cores, last
 
 
-def _recoded(chunks: Iterator[pd.DataFrame], cores: list[tuple[Any, _Core]]
-             ) -> Iterator[pd.DataFrame]:
+def _in_chunk(options: Any, column: pd.Series, seen: dict[int, set[Any]] | None,
+              position: int) -> Any:
+    """A recoding by groups restricted to the values this chunk has (the whole file's are
+    checked after pass 1: a chunk lacks rare values), the values seen recorded."""
+    if not isinstance(options, Recode) or options.groups is None:
+        return options
+    present = set(as_labels(column.dropna().unique()))
+    if seen is not None:
+        seen.setdefault(position, set()).update(present)
+    groups = {new: tuple(old for old in olds if old in present)
+              for new, olds in options.groups.items()}
+    kept = {new: olds for new, olds in groups.items() if olds}
+    return replace(options, groups=kept) if kept else None
+
+
+def _as_text(column: pd.Series) -> pd.Series:
+    """A column as the recoding publishes one it leaves alone: its labels as text."""
+    if isinstance(column.dtype, pd.CategoricalDtype) or column.dtype == object:
+        return column
+    labels = pd.Series(as_labels(column.to_numpy()), index=column.index, dtype=object)
+    return labels.where(column.notna())
+
+
+def _recoded(chunks: Iterator[pd.DataFrame], cores: list[tuple[Any, _Core]],
+             seen: dict[int, set[Any]] | None = None) -> Iterator[pd.DataFrame]:
     rng = np.random.default_rng(0)  # the recodings are deterministic; taken by the contract
     for chunk in chunks:
-        for options, core in cores:
-            chunk = core(chunk, options, rng)[0]
+        for position, (options, core) in enumerate(cores, start=1):
+            here = _in_chunk(options, chunk[options.column], seen, position)
+            if here is None:  # none of its values in this chunk: the chunk as it is, as text
+                chunk = chunk.assign(**{options.column: _as_text(chunk[options.column])})
+            else:
+                chunk = core(chunk, here, rng)[0]
         yield chunk
+
+
+def _check_groups(cores: list[tuple[Any, _Core]], seen: dict[int, set[Any]]) -> None:
+    """What the in-memory recoding refuses: a group naming a value the column lacks."""
+    for position, (options, _) in enumerate(cores, start=1):
+        if not isinstance(options, Recode) or options.groups is None:
+            continue
+        unknown = [old for olds in options.groups.values() for old in olds
+                   if old not in seen.get(position, set())]
+        if unknown:
+            raise ValueError(f"Step {position} of the plan (recode): the 'groups' option "
+                             f"names {len(unknown)} value(s) that column {options.column!r} "
+                             f"does not have: {', '.join(map(repr, unknown[:10]))}.")
 
 
 def _lookup(patterns: pd.DataFrame, keys: tuple[str, ...]) -> pd.Index:
@@ -118,8 +165,10 @@ def suppress_file(source: str | os.PathLike[str], target: str | os.PathLike[str]
     keys = last.keys
     times = {}
     start = time.perf_counter()
+    seen: dict[int, set[Any]] = {}
     patterns, counts = count_patterns(
-        _recoded(iter_chunks(source, chunk_rows=chunk_rows, sep=sep), cores), keys)
+        _recoded(iter_chunks(source, chunk_rows=chunk_rows, sep=sep), cores, seen), keys)
+    _check_groups(cores, seen)
     if int(counts.sum()) < max(k for _, k in last.requirements):
         raise ValueError(f"Step {len(steps)} of the plan (suppress): k is larger than the "
                          f"table, which has {int(counts.sum())} record(s).")
@@ -163,7 +212,7 @@ def verify_file(path: str | os.PathLike[str], options: SuppressToK, *,
     codes = pattern_codes(patterns, options.keys)
     subsets = []
     for subset, k in options.requirements:
-        sizes = _sizes(codes[:, list(subset)], counts, options.missing)
+        sizes = pattern_sizes(codes[:, list(subset)], counts, options.missing)
         subsets.append({"keys": [options.keys[j] for j in subset], "k": k,
                         "achieved": int(sizes.min(initial=int(counts.sum()))),
                         "violating": int(counts[sizes < k].sum())})

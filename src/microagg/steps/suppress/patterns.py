@@ -23,7 +23,8 @@ from ...metrics._survey_freq import key_frequencies
 from .counts import PatternCounter
 from .heuristic import _blanked, _choice
 
-__all__ = ["count_patterns", "pattern_blanks", "pattern_rank", "suppress_patterns"]
+__all__ = ["count_patterns", "pattern_blanks", "pattern_codes", "pattern_rank", "pattern_sizes",
+           "suppress_patterns"]
 
 
 def count_patterns(chunks: Any, keys: tuple[str, ...]) -> tuple[pd.DataFrame, NDArray[np.int64]]:
@@ -68,7 +69,7 @@ def pattern_rank(codes: NDArray[np.int64], keys: tuple[str, ...],
     return rank
 
 
-def _sizes(current: NDArray[np.int64], counts: NDArray[np.int64], missing: str
+def pattern_sizes(current: NDArray[np.int64], counts: NDArray[np.int64], missing: str
            ) -> NDArray[np.int64]:
     """Each pattern's class size, in records, under the semantics (the counts as weights)."""
     if current.shape[1] == 0:
@@ -91,7 +92,7 @@ def pattern_blanks(codes: NDArray[np.int64], counts: NDArray[np.int64], k: int, 
     current = codes.copy()
     any_ = missing == "any"
     for _ in range(2 * width + 2 * int(counts.sum())):
-        sizes = _sizes(current, counts, missing)
+        sizes = pattern_sizes(current, counts, missing)
         if sizes[counts > 0].min(initial=k) >= k:
             return blank
         uniq, inverse = np.unique(current, axis=0, return_inverse=True)
@@ -129,7 +130,7 @@ def pattern_blanks(codes: NDArray[np.int64], counts: NDArray[np.int64], k: int, 
 
 def _satisfied(current: NDArray[np.int64], counts: NDArray[np.int64],
                requirements: Any, missing: str) -> bool:
-    return all(_sizes(current[:, list(subset)], counts, missing)[counts > 0].min(initial=k)
+    return all(pattern_sizes(current[:, list(subset)], counts, missing)[counts > 0].min(initial=k)
                >= k for subset, k in requirements)
 
 
