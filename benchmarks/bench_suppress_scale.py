@@ -3,7 +3,12 @@ the command line, Parquet in and out: time, peak memory, cells suppressed, and k
 the written file (read back, counted under the step's missing semantics).
 
     python benchmarks/bench_suppress_scale.py --rows 1000000 [--engine local] [--k 5]
-    python benchmarks/bench_suppress_scale.py --rows 10000000 --chunk-rows 1000000
+    python benchmarks/bench_suppress_scale.py --rows 10000000 --engine two-pass \
+        --chunk-rows 1000000 [--workdir DIR]
+
+``--engine local`` (or ``file``/``dask``, which refuse the plan today) runs ``microagg
+anonymize``; ``--engine two-pass`` runs
+:func:`microagg.engines.file.plan_suppress.suppress_file` on the same plan.
 
 Synthetic data (seeded): ``region`` (60 regions, Zipf-like sizes), ``age`` (0-99, a
 population pyramid, banded by the plan into 5-year bands), ``sex`` (2), ``occupation``
@@ -14,7 +19,7 @@ population pyramid, banded by the plan into 5-year bands), ``sex`` (2), ``occupa
     --step "recode column=occupation groups={...}"
     --step "suppress keys=region,age,sex,occupation,education k=5"
 
-Each run is a child process (``microagg anonymize ...``) measured by ``resource.getrusage``
+Each run is a child process measured by ``resource.getrusage``
 (peak RSS of the child); k is then verified on the written Parquet file by the project's
 counter (``microagg.metrics.survey_risk.frequencies``, sdcMicro's ``freqCalc`` rule for a
 missing value matching any value), independently of the step.

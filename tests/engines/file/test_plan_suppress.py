@@ -109,3 +109,25 @@ def test_a_group_value_absent_from_the_whole_file_is_refused(tmp_path: pathlib.P
     steps = [Recode("job", groups={"rare": ["J4", "J9"]}), SuppressToK(KEYS, k=2)]
     with pytest.raises(ValueError, match=r"names 1 value.*'J9'"):
         suppress_file(tmp_path / "in.parquet", tmp_path / "out.parquet", steps, chunk_rows=16)
+
+
+def test_missing_input_keys_published_as_in_memory(tmp_path: pathlib.Path) -> None:
+    import microagg
+    from microagg.steps import Plan
+
+    table = _table(1200, 9).drop(columns="income")
+    rng = np.random.default_rng(9)
+    table.loc[rng.random(1200) < 0.05, "region"] = None
+    table["age"] = table["age"].astype(float).where(rng.random(1200) >= 0.05)
+    table.to_parquet(tmp_path / "in.parquet", index=False)
+    steps = [Band("age", breaks=[0, 30, 60, 90]), SuppressToK(KEYS, k=5)]
+    figures = suppress_file(tmp_path / "in.parquet", tmp_path / "out.parquet", steps,
+                            chunk_rows=250)
+    memory = microagg.anonymize(table, plan=Plan(steps), random_state=0).data
+    out = pd.read_parquet(tmp_path / "out.parquet")
+    for key in KEYS:
+        assert memory[key].astype(object).where(memory[key].notna(), None).tolist() == \
+            out[key].astype(object).where(out[key].notna(), None).tolist()
+    before = int(table.loc[:, list(KEYS)].isna().sum().sum())
+    assert figures["cells_suppressed"] == int(out.loc[:, list(KEYS)].isna().sum().sum()) - before
+    assert figures["check"]["holds"]
