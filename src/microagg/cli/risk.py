@@ -75,6 +75,13 @@ def risk(
                           "risks and the population uniques; default with --weight: the sum "
                           "of the weights."),
     ] = None,
+    uniques: Annotated[
+        bool | None,
+        typer.Option("--population-uniques/--no-population-uniques", show_default=False,
+                     help="Also the population uniques estimated by the Pitman, Zayatz and "
+                          "SNB models with Dankar et al.'s rule (fitted: a second or so); "
+                          "default: with --population-size only."),
+    ] = None,
     suda: Annotated[
         bool,
         typer.Option("--suda/--no-suda", help="Also the SUDA2 special uniques and DIS-SUDA "
@@ -107,7 +114,9 @@ def risk(
             raise UsageError(f"--population-size must be at least the number of records "
                              f"({len(table):,}); got {population_size:g}.")
         figures = file_risk(table, keys, **survey, threshold=threshold, ks=_ks(ks),
-                            missing=missing, suda=suda, population_size=population_size)
+                            missing=missing, suda=suda, population_size=population_size,
+                            uniques=population_size is not None if uniques is None
+                            else uniques)
         stdout().print(risk_table(figures, source=input_path))
         if out is not None:
             write_text_atomic(json.dumps(plain_json(figures), indent=2) + "\n", out)
@@ -146,10 +155,12 @@ def _roles(quasi_identifiers: list[str] | None, schema: pathlib.Path | None,
 def file_risk(table: pd.DataFrame, keys: list[str], *, weights: str | None,
               households: str | None, threshold: float, ks: tuple[int, ...], missing: str,
               suda: bool, strata: str | None = None,
-              population_size: float | None = None) -> dict[str, Any]:
+              population_size: float | None = None, uniques: bool = False
+              ) -> dict[str, Any]:
     """The figures of :func:`risk`: ``survey_risk``, ``risky_cells`` (key combinations of up
     to 3 keys held by fewer than 3 records), with a weight or ``population_size``
-    ``population_risk``, and with ``suda``, ``suda2``."""
+    ``population_risk`` (with ``uniques``, the population uniques too), and with ``suda``,
+    ``suda2``."""
     from microagg.metrics.population_risk import population_summary, risky_cells
     from microagg.metrics.survey_risk import survey_risk
 
@@ -160,7 +171,7 @@ def file_risk(table: pd.DataFrame, keys: list[str], *, weights: str | None,
     if weights is not None or population_size is not None:
         figures["population_risk"] = population_summary(
             table, keys, weights=weights, population_size=population_size, missing=missing,
-            strata=strata, ks=ks)
+            strata=strata, ks=ks, uniqueness=uniques)
     if suda:
         from microagg.metrics.suda import suda2
 
@@ -209,10 +220,11 @@ def risk_table(figures: dict[str, Any], *, source: str) -> Table:
 
 
 def _population_rows(table: Table, p: dict[str, Any]) -> None:
-    k, u = p["k_map"], p["uniqueness"]
+    k, u = p["k_map"], p.get("uniqueness")
     source = "the sum of the weights" if p["weighted"] else "given"
+    fraction = k["n_records"] / p["population_size"]
     table.add_row("population size", f"{p['population_size']:,.0f} ({source}); sampling "
-                                     f"fraction {u['sampling_fraction']:.4g}")
+                                     f"fraction {fraction:.4g}")
     table.add_row("k-map", f"{k['k_map']:.4g}: the smallest estimated number of persons in "
                            "the population sharing a record's keys")
     table.add_row("prosecutor risk", f"largest {k['prosecutor_max']:.4g}, mean "
@@ -223,6 +235,10 @@ def _population_rows(table: Table, p: dict[str, Any]) -> None:
                                      "population")
     table.add_row("marketer risk", f"{_pct(k['marketer'])}: the share of records expected "
                                    "re-identified by matching every record at once")
+    if u is None:
+        table.add_row("population uniques", "not estimated (--population-uniques, or give "
+                                            "--population-size)")
+        return
     value = u["dankar_uniques"]
     shown = "no estimate" if value is None else f"{value:,.4g} ({_pct(u['dankar_share'])} " \
         "of the population)"

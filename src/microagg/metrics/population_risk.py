@@ -161,7 +161,12 @@ def _subset_table(codes: NDArray[np.int64]) -> NDArray[np.int64]:
     rows = codes[(codes >= 0).all(axis=1)]
     if rows.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
-    _, counts = np.unique(rows, axis=0, return_counts=True)
+    sizes = [int(c) + 1 for c in rows.max(axis=0)]
+    if float(np.prod(np.asarray(sizes, dtype=np.float64))) >= 2.0 ** 62:  # too many cells
+        _, counts = np.unique(rows, axis=0, return_counts=True)
+        return counts.astype(np.int64)
+    cell = np.ravel_multi_index(tuple(rows.T), tuple(sizes))  # one number per combination
+    _, counts = np.unique(cell, return_counts=True)
     return counts.astype(np.int64)
 
 
@@ -227,10 +232,12 @@ def risky_cells(df: Any, keys: Any, *, threshold: int = 3, max_size: int | None 
 
 def population_summary(df: Any, keys: Any, *, weights: str | None = None,
                        population_size: float | None = None, missing: str = "any",
-                       strata: str | None = None, ks: Any = (2, 3, 5)) -> dict[str, Any]:
+                       strata: str | None = None, ks: Any = (2, 3, 5),
+                       uniqueness: bool = True) -> dict[str, Any]:
     """The population figures of a file, for JSON: ``population_size`` (given, or the sum of
-    the weights), ``"k_map"`` (:meth:`PopulationRisk.summary`) and ``"uniqueness"``
-    (:meth:`~microagg.metrics.population_models.PopulationUniqueness.summary`).
+    the weights), ``"k_map"`` (:meth:`PopulationRisk.summary`) and, with ``uniqueness``,
+    ``"uniqueness"`` (:meth:`~microagg.metrics.population_models.PopulationUniqueness.summary`:
+    fitted models, which load scipy).
 
     Parameters
     ----------
@@ -247,6 +254,9 @@ def population_summary(df: Any, keys: Any, *, weights: str | None = None,
     strata : str, default=None
         Counted within each stratum.
     ks : sequence of int, default=(2, 3, 5)
+    uniqueness : bool, default=True
+        Also the population uniques estimated by the Pitman, Zayatz and SNB models and
+        Dankar et al.'s rule.
 
     Returns
     -------
@@ -270,7 +280,9 @@ def population_summary(df: Any, keys: Any, *, weights: str | None = None,
         N = max(float(df[weights].sum()), float(n))
     if weights is None:
         Fk = (fk * (N / n)).astype(np.float64)
-    partition = frequencies(df, keys, missing="category", strata=strata)[0]
-    return {"population_size": N, "weighted": weights is not None,
-            "k_map": population_risk(fk, Fk, ks=ks).summary(),
-            "uniqueness": population_uniqueness(class_sizes(partition), N).summary()}
+    out = {"population_size": N, "weighted": weights is not None,
+           "k_map": population_risk(fk, Fk, ks=ks).summary()}
+    if uniqueness:
+        partition = frequencies(df, keys, missing="category", strata=strata)[0]
+        out["uniqueness"] = population_uniqueness(class_sizes(partition), N).summary()
+    return out
