@@ -107,7 +107,14 @@ def test_registry_defaults_are_the_function_s_own(name):
     assert {param: signature[param].default for param in entry.params} == dict(entry.params)
 
 
-@pytest.mark.parametrize("name", sorted(set(PARTITIONERS) - {"mdav-ls"}))
+SLOW_DEFAULTS = {"mdav-scale", "colgen"}
+"""Half a minute each on 2 cores (their first call compiles kernels); both run with their
+defaults in tests/partition/test_contract.py, and here with the exhaustive tests."""
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.exhaustive) if n in SLOW_DEFAULTS else n
+    for n in sorted(set(PARTITIONERS) - {"mdav-ls"})])
 def test_partitioner_runs_with_its_defaults_given_explicitly(name):
     entry = PARTITIONERS[name]
     labels = entry(X, 3, random_state=0, **entry.params)

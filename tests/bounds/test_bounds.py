@@ -314,6 +314,7 @@ def test_smoothed_rounds_below_full_lp(seed: int, n: int, k: int) -> None:
     assert at_start - 1e-9 <= best <= full_lp(X, k) * (1 + 1e-9)
 
 
+@pytest.mark.exhaustive  # 20 s; test_census_k3_bound_below_partitions is the fast path
 def test_smoothed_rounds_raise_census_k4_bound() -> None:
     """Census, k = 4: the enumeration bound at the LP's own duals falls far below zero (the
     LP is far from optimal), while the smoothed rounds start at the k-NN point, where the
