@@ -40,7 +40,7 @@ def run_cli(source: Path, folder: Path) -> dict[str, object]:
     """``microagg anonymize`` under ``/usr/bin/time -v``: seconds, peak RSS, verdict."""
     out, summary = folder / f"out_{source.stem}.parquet", folder / f"sum_{source.stem}.json"
     command = ["/usr/bin/time", "-v", str(Path(sys.executable).parent / "microagg"),
-               "anonymize", str(source), "--household", "hid", "--keep", "hid",
+               "anonymize", str(source), "--household", "hid",
                "-o", str(out), "--summary-json", str(summary), "--random-state", "1"]
     for step in STEPS:
         command += ["--step", step]
