@@ -10,6 +10,7 @@ from rich.text import Text
 
 from microagg.cli._common import (
     QuasiIdentifiersOption,
+    RandomStateOption,
     SchemaOption,
     SensitiveOption,
     SepOption,
@@ -65,6 +66,20 @@ def report(
     title: Annotated[
         str, typer.Option("--title", help="The report's title.")
     ] = "microagg release report",
+    attacks: Annotated[
+        bool,
+        typer.Option("--attacks", help="Attack the release (singling out, linkability, "
+                                       "inference of each sensitive column) against "
+                                       "--control: adds the section \"Attacks\"."),
+    ] = False,
+    control_path: Annotated[
+        str | None,
+        typer.Option("--control", show_default=False,
+                     help="Original records held out BEFORE the release was made (the "
+                          "original's columns, at most its rows): what the attacks compare "
+                          "with. Needed by --attacks."),
+    ] = None,
+    random_state: RandomStateOption = None,
     sep: SepOption = None,
 ) -> None:
     """Write the HTML report of a release: its verdict, guarantees re-checked, loss, risk,
@@ -74,8 +89,16 @@ def report(
     the release measured them; its \\[\\[steps]] are judged as the release judged them (each
     step's verifier on the two files; a one-step plan's k required, k over the keys of a
     plan of several steps reported). Prints the verdict (the same words as the release's). Exit
-    status 0, or 4 when the published file is not protected (the report is written)."""
+    status 0, or 4 when the published file is not protected (the report is written).
+
+    With --attacks and --control, the release is attacked as an intruder who knows the
+    quasi-identifiers would (anonymeter's singling out, linkability and inference, Giomi et
+    al. 2023) and each attack's risk, against the held-out records, is reported."""
     with user_errors():
+        if attacks != (control_path is not None):
+            raise UsageError("--attacks and --control go together: --attacks needs the "
+                             "held-out records (--control FILE), and --control is read only "
+                             "by --attacks.")
         import pandas as pd
 
         from microagg.audit.assess import assess_release, load_summary
@@ -84,7 +107,7 @@ def report(
 
         inputs: list[str | pathlib.Path] = [
             original_path, published_path,
-            *(p for p in (summary_json, sweep_csv, schema) if p is not None)]
+            *(p for p in (summary_json, sweep_csv, schema, control_path) if p is not None)]
         out = check_output_path(output, inputs=inputs, extensions=(".html", ".htm"),
                                 parameter="--output")
         summary = load_summary(summary_json) if summary_json is not None else None
@@ -120,6 +143,13 @@ def report(
                                  sensitive=sens or (), summary=summary, k=k,
                                  hierarchies={c: h for c, h in hierarchies.items() if c in qi}
                                  or None, schema=loaded)
+        if control_path is not None:
+            from microagg.audit.attacks_review import check_control, with_attacks
+
+            control = read_table(control_path, sep=sep, text_columns=text)
+            check_control(original, control, parameter="--control")
+            release = with_attacks(release, original, control, quasi_identifiers=qi,
+                                   sensitive=sens or (), random_state=random_state)
         sweep = None
         if sweep_csv is not None:
             sweep = pd.read_csv(sweep_csv, keep_default_na=False)

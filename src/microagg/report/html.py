@@ -37,6 +37,7 @@ from ._plots import (
     plots,
     sweep_section,
 )
+from ._attacks import attacks_section
 from ._risk import survey_risk_section
 from ._steps import steps_section
 from ._text import (
@@ -221,7 +222,7 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
                               "</li>" for n, c in release.checks.items()
                               if isinstance(c, Mapping) and ({"achieved", "epsilon"} & set(c)))
              + "</ul>", *steps_section(release), *metric_tables(metrics),
-             *survey_risk_section(metrics)]
+             *survey_risk_section(metrics), *attacks_section(metrics)]
     parts += group_sizes_section(np.bincount(release.labels), plt)
     if numeric:
         parts += numeric_section(original, published, numeric, plt,
