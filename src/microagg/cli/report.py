@@ -99,7 +99,6 @@ def report(
             raise UsageError("--attacks and --control go together: --attacks needs the "
                              "held-out records (--control FILE), and --control is read only "
                              "by --attacks.")
-        import pandas as pd
 
         from microagg.audit.assess import assess_release, load_summary
         from microagg.io.tables import check_output_path, read_table
@@ -144,24 +143,10 @@ def report(
                                  hierarchies={c: h for c, h in hierarchies.items() if c in qi}
                                  or None, schema=loaded)
         if control_path is not None:
-            from microagg.audit.attacks_review import check_control, with_attacks
-
-            control = read_table(control_path, sep=sep, text_columns=text)
-            check_control(original, control, parameter="--control")
-            release = with_attacks(release, original, control, quasi_identifiers=qi,
-                                   sensitive=sens or (), random_state=random_state)
-        sweep = None
-        if sweep_csv is not None:
-            sweep = pd.read_csv(sweep_csv, keep_default_na=False)
-            needed = {"method", "k", "aggregation", "aggregation_params", "information_loss",
-                      "dld_risk", "error", "pareto"}
-            missing = sorted(needed - set(sweep.columns))
-            if missing:
-                raise UsageError(f"--sweep {sweep_csv} is not a sweep table (microagg sweep "
-                                 f"-o): it lacks the column(s) {', '.join(missing)}.")
-            for column in ("information_loss", "dld_risk", "class_risk", "global_risk"):
-                if column in sweep.columns:
-                    sweep[column] = pd.to_numeric(sweep[column], errors="coerce")
+            release = _attacked(release, original, read_table(control_path, sep=sep,
+                                                              text_columns=text),
+                                qi, sens or [], random_state)
+        sweep = None if sweep_csv is None else _read_sweep(sweep_csv)
         write_report(release, original, out, title=title, sweep=sweep)
     stdout().print(Text(release.verdict.headline,
                         style="bold green" if release.verdict.protected else "bold red"),
@@ -182,3 +167,30 @@ def _done_line(release: Any, out: pathlib.Path) -> str:
         if found is not None:
             text += f"; {found[0].label} {found[1]:.2f} %"
     return text + ")"
+
+
+def _read_sweep(sweep_csv: pathlib.Path) -> Any:
+    """The sweep table of --sweep, its numeric columns as numbers."""
+    import pandas as pd
+
+    sweep = pd.read_csv(sweep_csv, keep_default_na=False)
+    needed = {"method", "k", "aggregation", "aggregation_params", "information_loss",
+              "dld_risk", "error", "pareto"}
+    missing = sorted(needed - set(sweep.columns))
+    if missing:
+        raise UsageError(f"--sweep {sweep_csv} is not a sweep table (microagg sweep "
+                         f"-o): it lacks the column(s) {', '.join(missing)}.")
+    for column in ("information_loss", "dld_risk", "class_risk", "global_risk"):
+        if column in sweep.columns:
+            sweep[column] = pd.to_numeric(sweep[column], errors="coerce")
+    return sweep
+
+
+def _attacked(release: Any, original: Any, control: Any, qi: list[str], sens: list[str],
+              random_state: int | None) -> Any:
+    """The review with ``metrics["attacks"]`` (--attacks --control)."""
+    from microagg.audit.attacks_review import check_control, with_attacks
+
+    check_control(original, control, parameter="--control")
+    return with_attacks(release, original, control, quasi_identifiers=qi, sensitive=sens,
+                        random_state=random_state)

@@ -72,8 +72,8 @@ def attacks_section(metrics: Mapping[str, Any]) -> list[str]:
     return ["<h2>Attacks</h2>", lead,
             f"<p>The release was attacked as an intruder who knows {html.escape(known)} "
             f"would, and each attack repeated on {int(attacks.get('n_control', 0)):,} "
-            "original records held out before the release (the control): risk = (success − "
-            "control) / (1 − control), with its 95 % interval (Giomi et al. 2023, "
+            "original records held out before the release (the control): risk = (success - "
+            "control) / (1 - control), with its 95 % interval (Giomi et al. 2023, "
             "anonymeter's attacks). A risk near 0 says these attacks did not work; it is not "
             f"a guarantee against a cleverer intruder. Seed {attacks.get('random_state')}.</p>",
             "<ul>" + "".join(f"<li>{_sentence(name, r)}</li>" for name, _, r in found)

@@ -28,6 +28,7 @@ from .._pipeline.verify import published_classes
 from ..io.tables import write_text_atomic
 from ..metrics.headline import class_risk, column_losses
 from ..release import Release
+from ._attacks import attacks_section
 from ._plots import (
     categorical_section,
     fmt,
@@ -37,7 +38,6 @@ from ._plots import (
     plots,
     sweep_section,
 )
-from ._attacks import attacks_section
 from ._risk import survey_risk_section
 from ._steps import steps_section
 from ._text import (
