@@ -49,3 +49,45 @@ def test_no_survey_role_no_survey_risk(survey):
     plain = anonymize(survey, quasi_identifiers=QI, k=5, random_state=0,
                       identifiers=[*DROP, "household_id", "weight"])
     assert "survey_risk" not in plain.metrics
+
+
+def test_population_risk_is_population_summary_on_each_table(survey, released):
+    """With a weight, k-map and the journalist / marketer risks of the published table are
+    :func:`population_summary` on it (no fitted uniqueness models: releases stay fast)."""
+    from microagg.metrics.population_risk import population_summary
+
+    for side, table in (("before", survey), ("after", released.data)):
+        got = released.metrics["survey_risk"][side]["population"]
+        direct = population_summary(table, QI, weights="weight", ks=(2, 3, 5, 5),
+                                    uniqueness=False)
+        assert "uniqueness" not in got
+        assert got["population_size"] == pytest.approx(direct["population_size"], rel=1e-12)
+        for key in ("k_map", "journalist_max", "marketer", "prosecutor_max"):
+            assert got["k_map"][key] == pytest.approx(direct["k_map"][key], rel=1e-12), key
+        assert got["k_map"]["k_map_violations"] == direct["k_map"]["k_map_violations"]
+    after = released.metrics["survey_risk"]["after"]["population"]["k_map"]
+    before = released.metrics["survey_risk"]["before"]["population"]["k_map"]
+    assert after["journalist_max"] == pytest.approx(1.0 / after["k_map"], rel=1e-12)
+    assert after["k_map"] >= before["k_map"]  # merging classes only grows them
+    assert after["prosecutor_max"] <= 1 / 5  # a 5-anonymous file
+
+
+def test_population_risk_by_hand_on_a_small_weighted_file():
+    """Hand-worked: two classes of published keys, weights summing to Fk = 30 and 70."""
+    import pandas as pd
+
+    from microagg._pipeline.request import Request
+    from microagg._pipeline.survey_risk_step import survey_risk_figures
+
+    df = pd.DataFrame({"a": [1, 1, 1, 2, 2, 2], "w": [10.0, 10.0, 10.0, 20.0, 25.0, 25.0]})
+    request = Request.build(df, quasi_identifiers=["a"], k=3, weights="w")
+    got = survey_risk_figures(df, request)["after"]["population"]["k_map"]
+    assert got["k_map"] == 30.0
+    assert got["journalist_max"] == pytest.approx(1 / 30)
+    assert got["marketer"] == pytest.approx((3 / 30 + 3 / 70) / 6)
+
+
+def test_no_weight_no_population_risk(survey):
+    release = anonymize(survey, quasi_identifiers=QI, k=5, identifiers=[*DROP, "weight"],
+                        households="household_id", random_state=0)
+    assert "population" not in release.metrics["survey_risk"]["after"]

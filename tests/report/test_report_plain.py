@@ -286,6 +286,13 @@ def test_report_shows_the_survey_risk_before_and_after() -> None:
     after = release.metrics["survey_risk"]["after"]
     assert f"{after['global_risk_pct']:.4g}" in section.split("</table>")[0]
     assert "records with a minimal sample unique" in section
+    population = after["population"]["k_map"]  # k-map and the journalist / marketer risks
+    intro = section.split("<table>")[0]
+    assert f"at least {population['k_map']:.4g} persons (k-map)" in intro
+    assert f"at most {100 * population['journalist_max']:.3g} % (journalist risk)" in intro
+    assert f"{100 * population['marketer']:.3g} % of them" in intro
+    table = section.split("</table>")[0]
+    assert f"<td>{population['marketer']:.4g}</td>" in table
     plain = anonymize(survey, quasi_identifiers=["age", "sex", "region"], k=5,
                       identifiers=[*ids, "household_id", "weight"], random_state=0)
     assert "Disclosure risk before and after" not in render_report(plain, survey)

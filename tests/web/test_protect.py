@@ -252,6 +252,17 @@ def test_risk_page_shows_survey_risk_with_a_weight(client: TestClient) -> None:
     assert '<table id="class-risk">' in page
     assert '<table id="survey-risk">' in page
     assert "SUDA2" in page
+    # k-map and the journalist / marketer risks: population_summary on the table, weighted
+    from microagg.datasets import load_dataset
+    from microagg.metrics.population_risk import population_summary
+
+    keys = re.search(r"on the quasi-identifiers ([^:]+):", page).group(1).split(", ")
+    survey = load_dataset("survey")
+    direct = population_summary(survey.data, keys, weights=survey.weight,
+                                uniqueness=False)["k_map"]
+    assert f"k-map</th><td>{direct['k_map']:.4g}</td>" in page
+    assert f"journalist risk</th><td>{100 * direct['journalist_max']:.3g} %</td>" in page
+    assert f"marketer risk</th><td>{100 * direct['marketer']:.3g} %</td>" in page
 
 
 def test_protect_form_escapes_what_was_typed(client: TestClient) -> None:

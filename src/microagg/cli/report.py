@@ -10,6 +10,7 @@ from rich.text import Text
 
 from microagg.cli._common import (
     QuasiIdentifiersOption,
+    RandomStateOption,
     SchemaOption,
     SensitiveOption,
     SepOption,
@@ -65,6 +66,20 @@ def report(
     title: Annotated[
         str, typer.Option("--title", help="The report's title.")
     ] = "microagg release report",
+    attacks: Annotated[
+        bool,
+        typer.Option("--attacks", help="Attack the release (singling out, linkability, "
+                                       "inference of each sensitive column) against "
+                                       "--control: adds the section \"Attacks\"."),
+    ] = False,
+    control_path: Annotated[
+        str | None,
+        typer.Option("--control", show_default=False,
+                     help="Original records held out BEFORE the release was made (the "
+                          "original's columns, at most its rows): what the attacks compare "
+                          "with. Needed by --attacks."),
+    ] = None,
+    random_state: RandomStateOption = None,
     sep: SepOption = None,
 ) -> None:
     """Write the HTML report of a release: its verdict, guarantees re-checked, loss, risk,
@@ -74,9 +89,16 @@ def report(
     the release measured them; its \\[\\[steps]] are judged as the release judged them (each
     step's verifier on the two files; a one-step plan's k required, k over the keys of a
     plan of several steps reported). Prints the verdict (the same words as the release's). Exit
-    status 0, or 4 when the published file is not protected (the report is written)."""
+    status 0, or 4 when the published file is not protected (the report is written).
+
+    With --attacks and --control, the release is attacked as an intruder who knows the
+    quasi-identifiers would (anonymeter's singling out, linkability and inference, Giomi et
+    al. 2023) and each attack's risk, against the held-out records, is reported."""
     with user_errors():
-        import pandas as pd
+        if attacks != (control_path is not None):
+            raise UsageError("--attacks and --control go together: --attacks needs the "
+                             "held-out records (--control FILE), and --control is read only "
+                             "by --attacks.")
 
         from microagg.audit.assess import assess_release, load_summary
         from microagg.io.tables import check_output_path, read_table
@@ -84,7 +106,7 @@ def report(
 
         inputs: list[str | pathlib.Path] = [
             original_path, published_path,
-            *(p for p in (summary_json, sweep_csv, schema) if p is not None)]
+            *(p for p in (summary_json, sweep_csv, schema, control_path) if p is not None)]
         out = check_output_path(output, inputs=inputs, extensions=(".html", ".htm"),
                                 parameter="--output")
         summary = load_summary(summary_json) if summary_json is not None else None
@@ -120,18 +142,11 @@ def report(
                                  sensitive=sens or (), summary=summary, k=k,
                                  hierarchies={c: h for c, h in hierarchies.items() if c in qi}
                                  or None, schema=loaded)
-        sweep = None
-        if sweep_csv is not None:
-            sweep = pd.read_csv(sweep_csv, keep_default_na=False)
-            needed = {"method", "k", "aggregation", "aggregation_params", "information_loss",
-                      "dld_risk", "error", "pareto"}
-            missing = sorted(needed - set(sweep.columns))
-            if missing:
-                raise UsageError(f"--sweep {sweep_csv} is not a sweep table (microagg sweep "
-                                 f"-o): it lacks the column(s) {', '.join(missing)}.")
-            for column in ("information_loss", "dld_risk", "class_risk", "global_risk"):
-                if column in sweep.columns:
-                    sweep[column] = pd.to_numeric(sweep[column], errors="coerce")
+        if control_path is not None:
+            release = _attacked(release, original, read_table(control_path, sep=sep,
+                                                              text_columns=text),
+                                qi, sens or [], random_state)
+        sweep = None if sweep_csv is None else _read_sweep(sweep_csv)
         write_report(release, original, out, title=title, sweep=sweep)
     stdout().print(Text(release.verdict.headline,
                         style="bold green" if release.verdict.protected else "bold red"),
@@ -152,3 +167,30 @@ def _done_line(release: Any, out: pathlib.Path) -> str:
         if found is not None:
             text += f"; {found[0].label} {found[1]:.2f} %"
     return text + ")"
+
+
+def _read_sweep(sweep_csv: pathlib.Path) -> Any:
+    """The sweep table of --sweep, its numeric columns as numbers."""
+    import pandas as pd
+
+    sweep = pd.read_csv(sweep_csv, keep_default_na=False)
+    needed = {"method", "k", "aggregation", "aggregation_params", "information_loss",
+              "dld_risk", "error", "pareto"}
+    missing = sorted(needed - set(sweep.columns))
+    if missing:
+        raise UsageError(f"--sweep {sweep_csv} is not a sweep table (microagg sweep "
+                         f"-o): it lacks the column(s) {', '.join(missing)}.")
+    for column in ("information_loss", "dld_risk", "class_risk", "global_risk"):
+        if column in sweep.columns:
+            sweep[column] = pd.to_numeric(sweep[column], errors="coerce")
+    return sweep
+
+
+def _attacked(release: Any, original: Any, control: Any, qi: list[str], sens: list[str],
+              random_state: int | None) -> Any:
+    """The review with ``metrics["attacks"]`` (--attacks --control)."""
+    from microagg.audit.attacks_review import check_control, with_attacks
+
+    check_control(original, control, parameter="--control")
+    return with_attacks(release, original, control, quasi_identifiers=qi, sensitive=sens,
+                        random_state=random_state)

@@ -10,6 +10,20 @@ from typing import Any
 
 __all__ = ["survey_risk_section"]
 
+_POPULATION = (
+    ("k-map (smallest population class)", "k_map",
+     "the fewest persons of the population estimated to share a record's key variables "
+     "(Sweeney 2001; the weighted class size, as ARX and sdcMicro's Fk)"),
+    ("journalist risk, largest", "journalist_max",
+     "1 / k-map: the chance that an intruder who knows a person of the population and "
+     "matches the most exposed record picks the right one (El Emam 2013)"),
+    ("marketer risk", "marketer",
+     "the mean of 1 / Fk: the share of all records an intruder matching every record at "
+     "once is expected to re-identify (El Emam 2013)"),
+    ("prosecutor risk, largest", "prosecutor_max",
+     "1 / fk of the riskiest record, for an intruder who knows the person is in the file"),
+)
+
 _ROWS = (
     ("global risk (%)", "global_risk_pct",
      "the mean individual risk: the probability that an intruder who knows a record's key "
@@ -50,6 +64,7 @@ def survey_risk_section(metrics: Mapping[str, Any]) -> list[str]:
               f"fewer than {k} records in the file share their key variables")
              for k in ks]
     rows += _suda_rows(before.get("suda"), after.get("suda"))
+    rows += _population_rows(before.get("population"), after.get("population"))
     body = "".join(f"<tr><td class='l'>{html.escape(label)}</td><td>{_cell(b)}</td>"
                    f"<td>{_cell(a)}</td><td class='l'>{html.escape(meaning)}</td></tr>"
                    for label, b, a, meaning in rows)
@@ -59,7 +74,8 @@ def survey_risk_section(metrics: Mapping[str, Any]) -> list[str]:
     return ["<h2>Disclosure risk before and after</h2>",
             f"<p>Key variables: {html.escape(', '.join(before.get('keys', [])))}; {weighted}. "
             "Numeric key variables count as they are: before masking most of their values "
-            "are unique, which is what the masking removes.</p>",
+            "are unique, which is what the masking removes."
+            f"{_population_sentence(after.get('population'))}</p>",
             "<table><tr><th class='l'>measure</th><th>original</th><th>published</th>"
             "<th class='l'>what it means</th></tr>" + body + "</table>"]
 
@@ -88,3 +104,35 @@ def _suda_rows(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None
         ("keys in the special uniques", _top_keys(before), _top_keys(after),
          "the key variables that appear most in them: the ones to recode first"),
     ]
+
+
+def _population_rows(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None
+                     ) -> list[tuple[str, Any, Any, str]]:
+    """The population rows (``survey_risk[side]["population"]``, with a weight): k-map, the
+    journalist, marketer and prosecutor risks, the records with ``Fk < k``."""
+    if before is None and after is None:
+        return []
+    b, a = dict((before or {}).get("k_map", {})), dict((after or {}).get("k_map", {}))
+    rows = [(label, b.get(key), a.get(key), meaning) for label, key, meaning in _POPULATION]
+    ks = sorted(set(b.get("k_map_violations", {})) | set(a.get("k_map_violations", {})),
+                key=int)
+    rows += [(f"records with Fk < {k}", b.get("k_map_violations", {}).get(k),
+              a.get("k_map_violations", {}).get(k),
+              f"fewer than {k} persons of the population (estimated) share their keys")
+             for k in ks]
+    return rows
+
+
+def _population_sentence(population: Mapping[str, Any] | None) -> str:
+    """" In the population: every published record shares its keys with at least 12.5
+    persons (k-map) ..." in plain words; empty without a weight."""
+    if not population:
+        return ""
+    risk = population["k_map"]
+    return (f" In the population ({population['population_size']:,.0f} persons, from the "
+            f"weights): every published record shares its key variables with at least "
+            f"{risk['k_map']:.4g} persons (k-map), so an intruder who knows someone of the "
+            f"population picks the right record with a chance of at most "
+            f"{100 * risk['journalist_max']:.3g} % (journalist risk); one matching every "
+            f"record is expected to re-identify {100 * risk['marketer']:.3g} % of them "
+            "(marketer risk).")

@@ -99,6 +99,15 @@ def _survey_rows(figures: dict[str, Any]) -> list[tuple[str, str, str]]:
     if s.get("household_risk_pct") is not None:
         rows.append(("household risk", f"{s['household_risk_pct']:.3g} %", "chance that "
                      "some member of a household is re-identified, on average"))
+    population = (figures.get("population_risk") or {}).get("k_map")
+    if population:
+        rows += [("k-map", f"{population['k_map']:.4g}", "the fewest persons of the "
+                  "population estimated to share a record's keys"),
+                 ("journalist risk", f"{100 * population['journalist_max']:.3g} %",
+                  "1 / k-map: the most exposed record, for an intruder who knows a person of "
+                  "the population"),
+                 ("marketer risk", f"{100 * population['marketer']:.3g} %", "share of the "
+                  "records an intruder matching every record is expected to re-identify")]
     if suda:
         rows += [("SUDA2 records with a special unique", f"{suda['records_with_msu']:,}",
                   "records unique on a small subset of their keys (minimal sample uniques)"),
