@@ -66,14 +66,15 @@ def check(
 ) -> None:
     """Report the verdict, k, l, t, homogeneous classes and class risk a published file
     achieves (with --weight / --household / --strata, the individual, global and household
-    risk too, fk and Fk counted within each stratum with --strata).
+    risk too).
 
     The verdict is the release's (protected, not protected, no k required), re-derived from
     the file by the same verifier. With a --schema that has \\[\\[steps]], the file is judged
     by its plan as the release was: a plan of one microaggregate step requires its k of its
     columns; any other plan reports k over its keys and checks each step that promises a
-    k on its own columns (the other steps need the original: microagg report). Exit
-    status 0, or 4 when the file is not protected."""
+    k on its own columns (the other steps need the original: microagg report). With
+    --strata (or a schema's strata role), fk and Fk are counted within each stratum, as
+    microagg risk --strata. Exit status 0, or 4 when the file is not protected."""
     with user_errors():
         from microagg._base.validation import check_k
         from microagg._pipeline.plan_review import plan_checks
