@@ -86,3 +86,35 @@ def test_anonymize_with_strata(tmp_path: pathlib.Path) -> None:
                    "3", "--strata", "zone")
     assert missing.returncode == EXIT_USER_ERROR
     assert "Unknown column 'zone' in strata" in " ".join(missing.stderr.split())
+
+
+def test_check_with_strata_counts_within_each_stratum(toy: pathlib.Path,
+                                                      tmp_path: pathlib.Path) -> None:
+    """``check --strata`` reports the survey risk as ``risk --strata`` does (the figures
+    worked by hand in the risk test above), and reads the strata from a schema's role."""
+    out = tmp_path / "check.json"
+    done = _cli("check", toy, "-q", "sex", "--weight", "w", "--strata", "region",
+                "--summary-json", out)
+    assert done.returncode == 0, done.stderr  # no -k: no k required
+    s = json.loads(out.read_text())["survey_risk"]
+    assert s["strata"] == "region"
+    one = [(1 / 29) * np.log(30), (1 / 49) * np.log(50)]
+    two = [1 / 14 - np.log(15) / 196, 1 / 24 - np.log(25) / 576]
+    assert s["expected_reidentifications"] == pytest.approx(
+        2 * two[0] + one[0] + 2 * two[1] + one[1], rel=1e-12)
+    assert s["k_anonymity_violations"]["2"] == 2
+    assert "counted within each stratum" in done.stdout
+    # strata alone (no weight): the file is its own population, fk within the strata
+    alone = _cli("check", toy, "-q", "sex", "--strata", "region", "--summary-json", out)
+    assert alone.returncode == 0, alone.stderr
+    s = json.loads(out.read_text())["survey_risk"]
+    assert s["strata"] == "region" and s["k_anonymity_violations"]["2"] == 2
+    schema = tmp_path / "s.toml"
+    schema.write_text('[columns.sex]\nrole = "quasi-identifier"\ntype = "categorical"\n'
+                      '[columns.region]\nrole = "strata"\n[columns.w]\nrole = "weight"\n')
+    by_schema = _cli("check", toy, "--schema", schema, "--summary-json", out)
+    assert by_schema.returncode == 0, by_schema.stderr
+    assert json.loads(out.read_text())["survey_risk"]["strata"] == "region"
+    missing = _cli("check", toy, "-q", "sex", "--strata", "zone")
+    assert missing.returncode == EXIT_USER_ERROR
+    assert "zone" in missing.stderr

@@ -20,10 +20,12 @@ from microagg.cli._common import (
     SchemaOption,
     SensitiveOption,
     SepOption,
+    StrataOption,
     UsageError,
     WeightOption,
     app,
     exit_on_verdict,
+    match_column,
     match_columns,
     plain_json,
     split_names,
@@ -59,17 +61,20 @@ def check(
     ] = None,
     weight: WeightOption = None,
     household: HouseholdOption = None,
+    strata: StrataOption = None,
     sep: SepOption = None,
 ) -> None:
     """Report the verdict, k, l, t, homogeneous classes and class risk a published file
-    achieves (with --weight / --household, the individual, global and household risk too).
+    achieves (with --weight / --household / --strata, the individual, global and household
+    risk too).
 
     The verdict is the release's (protected, not protected, no k required), re-derived from
     the file by the same verifier. With a --schema that has \\[\\[steps]], the file is judged
     by its plan as the release was: a plan of one microaggregate step requires its k of its
     columns; any other plan reports k over its keys and checks each step that promises a
-    k on its own columns (the other steps need the original: microagg report). Exit
-    status 0, or 4 when the file is not protected."""
+    k on its own columns (the other steps need the original: microagg report). With
+    --strata (or a schema's strata role), fk and Fk are counted within each stratum, as
+    microagg risk --strata. Exit status 0, or 4 when the file is not protected."""
     with user_errors():
         from microagg._base.validation import check_k
         from microagg._pipeline.plan_review import plan_checks
@@ -87,8 +92,8 @@ def check(
         table = read_table(input_path, sep=sep)
         loaded = None
         if schema is not None:
-            loaded, qi, sens, weight, household = _schema_roles(schema, table, qi, sens,
-                                                                weight, household)
+            loaded, qi, sens, weight, household, strata = _schema_roles(
+                schema, table, qi, sens, weight, household, strata)
         elif not qi:
             raise UsageError("Name the quasi-identifiers: -q, or --schema.")
         qi, sens = (match_columns(names, table.columns) or [] for names in (qi, sens))
@@ -98,7 +103,8 @@ def check(
             k = check_k(k, n_samples=len(table), caller="check")
         verdict = review_checks(table, qi, sens, plan_required if k is None else k,
                                 steps=steps)[2]
-        survey = _survey_risk(table, qi, weight, household)
+        survey = _survey_risk(table, qi, weight, household,
+                              None if strata is None else match_column(strata, table.columns))
         if summary_out is not None:
             figures = {"verdict": verdict.summary(), **result.summary(), **(survey or {}),
                        **({"steps": [dict(s) for s in steps], "unchecked_steps": unchecked}
@@ -137,9 +143,11 @@ def check(
 
 
 def _schema_roles(schema: pathlib.Path, table: pd.DataFrame, qi: list[str], sens: list[str],
-                  weight: str | None, household: str | None) -> tuple[Any, ...]:
+                  weight: str | None, household: str | None,
+                  strata: str | None) -> tuple[Any, ...]:
     """The schema (spelled as the table), the quasi-identifiers (its plan's keys when it
-    has ``[[steps]]``), sensitive columns, weight and household it gives a published file."""
+    has ``[[steps]]``), sensitive columns, weight, household and strata it gives a published
+    file (the strata as published: a release keeps the strata column unchanged)."""
     from microagg._pipeline.plan_review import plan_k
     from microagg.schema._steps import roles_from
     from microagg.schema.schema_file import load_schema
@@ -153,7 +161,9 @@ def _schema_roles(schema: pathlib.Path, table: pd.DataFrame, qi: list[str], sens
     weight = weight or loaded.weight
     household = household if household is not None else (
         loaded.household if loaded.household in table.columns else None)
-    return loaded, qi, sens, weight, household
+    strata = strata if strata is not None else (
+        loaded.strata if loaded.strata in table.columns else None)
+    return loaded, qi, sens, weight, household, strata
 
 
 def _step_rows(steps: Any, unchecked: Any) -> list[tuple[str, str]]:
@@ -167,14 +177,14 @@ def _step_rows(steps: Any, unchecked: Any) -> list[tuple[str, str]]:
 
 
 def _survey_risk(table: pd.DataFrame, qi: list[str], weight: str | None,
-                 household: str | None) -> dict[str, Any] | None:
-    """``microagg risk``'s figures of the published file, when a weight or a household is
-    named."""
-    if weight is None and household is None:
+                 household: str | None, strata: str | None) -> dict[str, Any] | None:
+    """``microagg risk``'s figures of the published file, when a weight, a household or
+    strata (fk and Fk counted within each stratum) are named."""
+    if weight is None and household is None and strata is None:
         return None
     from microagg.cli.risk import file_risk
 
-    return file_risk(table, qi, weights=weight, households=household, threshold=0.05,
-                     ks=(2, 3, 5), missing="any", suda=True)
+    return file_risk(table, qi, weights=weight, households=household, strata=strata,
+                     threshold=0.05, ks=(2, 3, 5), missing="any", suda=True)
 
 

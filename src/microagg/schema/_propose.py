@@ -39,6 +39,12 @@ _WEIGHT_NAMES = re.compile(r"(w|wgt|wght|weights?|[a-z]*_weights?|weights?_[a-z]
 _HOUSEHOLD_NAMES = re.compile(r"(hid|hh_?id|household(_?id|_?nr|_?number)?|db030)",
                               re.IGNORECASE)
 """Names of household ids (EU-SILC: ``db030``)."""
+_STRATA_NAMES = re.compile(r"(strata|stratum|[a-z0-9]+_strat(a|um)|strat(a|um)_[a-z0-9]+)",
+                           re.IGNORECASE)
+"""Names of design strata (``strata``, ``stratum``, ``psu_stratum``): only explicit names; a
+region may or may not be the stratum, only the data steward knows."""
+_SINGLE_ROLES = ("weight", "household", "strata")
+"""The roles a schema gives at most one column each."""
 
 _DATE_REASON = "dates (of birth, of events) are classic quasi-identifiers"
 _SENTINELS = (-9.0, -99.0, -999.0, -8.0, -98.0, 99.0, 999.0, 9999.0)
@@ -95,6 +101,19 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50, k: int = DEFAU
     text is an ``identifier``, with the counts as the reason; a quasi-identifier that breaks
     ``k`` by itself says so in a comment.
 
+    The survey roles are proposed from names and values: ``weight`` for a positive numeric
+    column named like a sampling weight (weight, wgt, pw, hw, EU-SILC's rb050, db090),
+    ``household`` for a column named like a household id (hid, hh_id, household_id, EU-SILC's
+    db030) whose values group rows (a value shared by several rows, none missing), and
+    ``strata`` only for a column named explicitly like a stratum (strata, stratum,
+    psu_stratum): a region may or may not be the design stratum, so none is guessed from
+    values. Each of these roles goes to one column (the first; a second one is guessed as an
+    ordinary column with a comment). With a household id, the household-level columns
+    (constant within every household, as
+    :func:`microagg.steps.household.household_level_columns` finds them) are named in
+    comments, with their treatment: the ``household`` step (sdcMicro's
+    ``selectHouseholdData`` route) or ``Microaggregate(per_household=True)``.
+
     Parameters
     ----------
     df : pandas.DataFrame
@@ -106,7 +125,7 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50, k: int = DEFAU
 
     Examples
     --------
-    >>> print(propose_schema(pd.DataFrame({"id": [1, 2], "age": [30, 40]})).splitlines()[4])
+    >>> print(propose_schema(pd.DataFrame({"id": [1, 2], "age": [30, 40]})).splitlines()[6])
     [columns.id]  # its name looks like an identifier
     """
     k = check_k(k, n_samples=sys.maxsize, caller="propose_schema")
@@ -115,18 +134,14 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50, k: int = DEFAU
     lines = ["# microagg schema: proposed from the data; check every role before use.",
              f"# roles: {', '.join(ROLES)} (weight, household and strata: one column each)",
              "# types: numeric, ordinal (order = [...]), categorical, date (format, publish)",
+             "# strata: proposed only for a column named strata, stratum or *_stratum; a "
+             "region is not",
+             "# assumed to be the design stratum: give it the strata role yourself where it "
+             "is one",
              ""]
-    from ..io._labelled import table_metadata
-
-    metadata = table_metadata(df)
-    for col in df.columns:
-        name = str(col)
-        series, codes = _seen_codes(df[col])
-        guess = _ordinal(df[col], metadata, name) or _propose(series, name, max_categories)
-        if codes:
-            guess = replace(guess, lines=(*guess.lines, f"missing = [{', '.join(codes)}]  "
-                                          "# missing-value codes seen: read as missing"))
-        guess = _never_other_when_breaking(guess, series, k)
+    guesses = _guesses(df, max_categories, k)
+    levels = _household_levels(df, guesses)
+    for name, series, guess in guesses:
         reasons = [guess.reason]
         missing = int(series.isna().sum())
         if missing:
@@ -136,8 +151,71 @@ def propose_schema(df: pd.DataFrame, *, max_categories: int = 50, k: int = DEFAU
         if guess.type is not None:
             lines.append(f"type = {_toml_string(guess.type)}")
         lines.extend(guess.lines)
+        lines.extend(levels.get(name, ()))
         lines.append("")
     return "\n".join(lines)
+
+
+def _guesses(df: pd.DataFrame, max_categories: int, k: int
+             ) -> list[tuple[str, pd.Series, _Guess]]:
+    """Each column's name, values (missing-value codes as missing) and guess; a second
+    column named like a weight, household id or stratum is guessed as an ordinary column
+    with a comment (a schema gives those roles one column each)."""
+    from ..io._labelled import table_metadata
+
+    metadata = table_metadata(df)
+    taken: dict[str, str] = {}
+    out = []
+    for col in df.columns:
+        name = str(col)
+        series, codes = _seen_codes(df[col])
+        guess = _ordinal(df[col], metadata, name) or _propose(series, name, max_categories)
+        if guess.role in taken:
+            first, role = taken[guess.role], guess.role
+            guess = _propose(series, name, max_categories, survey=False)
+            guess = replace(guess, lines=(*guess.lines, f"# named like a {role} column too, "
+                                          f"but {first} has that role (one column each)"))
+        elif guess.role in _SINGLE_ROLES:
+            taken[guess.role] = name
+        if codes:
+            guess = replace(guess, lines=(*guess.lines, f"missing = [{', '.join(codes)}]  "
+                                          "# missing-value codes seen: read as missing"))
+        out.append((name, series, _never_other_when_breaking(guess, series, k)))
+    return out
+
+
+def _household_levels(df: pd.DataFrame, guesses: list[tuple[str, pd.Series, _Guess]]
+                      ) -> dict[str, tuple[str, ...]]:
+    """Comment lines marking the household-level columns (constant within every household
+    of the proposed household id, :func:`microagg.steps.household.household_level_columns`),
+    and a summary under the household id; none without a household id.
+
+    The schema has no household-level key: the comments name the columns and the treatment
+    (the ``household`` step, or ``Microaggregate(per_household=True)``), which the steward
+    chooses.
+    """
+    household = next((name for name, _, g in guesses if g.role == "household"), None)
+    if household is None:
+        return {}
+    from ..steps.household import household_level_columns
+
+    candidates = [name for name, series, g in guesses
+                  if name != household and g.role != "identifier" and nunique(series) > 1
+                  and nested_type(series) is None]
+    frame = df.set_axis([str(c) for c in df.columns], axis=1)
+    found = household_level_columns(frame[[household, *candidates]], household)
+    if not found:
+        return {}
+    levels: dict[str, tuple[str, ...]] = {
+        name: (f"# household-level: constant within every household of {household}",)
+        for name in found}
+    levels[household] = (
+        f"# household-level columns (constant within every household): {', '.join(found)};",
+        "# the members of a household share them, so they re-link the household: treat them "
+        "once per",
+        "# household ([[steps]] name = \"household\", or Microaggregate(per_household=True) "
+        "in Python)")
+    return levels
 
 
 def _date_format(series: pd.Series) -> str | None:
@@ -189,10 +267,25 @@ def _classic(series: pd.Series, name: str, numeric: bool) -> _Guess | None:
 
 
 def _survey_role(series: pd.Series, name: str, numeric: bool) -> _Guess | None:
-    """A sampling weight (a positive number named like one) or a household id, by name."""
+    """A sampling weight (a positive number named like one), a household id (named like one,
+    grouping rows: some value shared by several rows, none missing) or a stratum (named
+    explicitly like one, none missing), by name and values."""
     if _HOUSEHOLD_NAMES.fullmatch(name):
-        return _Guess("household", None, "its name looks like a household id: the household "
-                                         "risk needs it; dropped from the release unless kept")
+        if series.isna().any():
+            return _Guess("identifier", None, "its name looks like a household id, but some "
+                                              "rows have none (the household risk needs one "
+                                              "on every row): give the missing ids, then "
+                                              "the household role")
+        if nunique(series) == len(series):
+            return _Guess("identifier", None, "its name looks like a household id, but it is "
+                                              "unique on every row: it groups no persons "
+                                              "into households")
+        return _Guess("household", None, "its name looks like a household id and it groups "
+                                         "rows: the household risk needs it; dropped from the "
+                                         "release unless kept")
+    if _STRATA_NAMES.fullmatch(name) and not series.isna().any():
+        return _Guess("strata", None, "its name says stratum: published unchanged, the "
+                                      "risk's frequencies are counted within each stratum")
     if numeric and _WEIGHT_NAMES.fullmatch(name) and bool((series.dropna() > 0).all()):
         return _Guess("weight", None, "its name looks like a sampling weight: published "
                                       "unchanged, used for the population frequencies of "
@@ -229,7 +322,8 @@ def _never_other_when_breaking(guess: _Guess, series: pd.Series, k: int) -> _Gue
                   "categorical quasi-identifier with a hierarchy)")
 
 
-def _propose(series: pd.Series, name: str, max_categories: int) -> _Guess:
+def _propose(series: pd.Series, name: str, max_categories: int, *,
+             survey: bool = True) -> _Guess:
     """The guessed role and type of one column, and the reason (a comment in the draft).
 
     A constant column is ``other``: it tells no records apart and is no quasi-identifier. A
@@ -240,7 +334,8 @@ def _propose(series: pd.Series, name: str, max_categories: int) -> _Guess:
     n = len(series)
     distinct = nunique(series)  # lists and structs (Parquet) compared by content
     numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-    first = _survey_role(series, name, numeric) or _by_name_or_cells(series, name)
+    first = (_survey_role(series, name, numeric) if survey else None) \
+        or _by_name_or_cells(series, name)
     if first is not None:
         return first
     if n > 1 and distinct <= 1:
