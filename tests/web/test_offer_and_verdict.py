@@ -136,3 +136,6 @@ def test_an_unsafe_release_downloads_only_after_the_confirmation(client: TestCli
     assert done.content.count(b"\n") == 1081  # the header and the 1,080 records
     bad = client.post("/export/download", data={**form, "name": "../x", "confirm": "yes"})
     assert bad.status_code == 400
+    script = client.post("/export/download", data={**form, "name": "<script>x</script>"})
+    assert script.status_code == 400 and "<script>" not in script.text  # escaped
+    assert "&lt;script&gt;" in script.text

@@ -17,6 +17,7 @@ the verdict does not call protected; its ``GET`` answers the Export page, 409),
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from typing import Any
 
@@ -269,7 +270,8 @@ async def post_current(request: Request) -> Response:
     text = form.get("attempt", "")
     numbers = [attempt.number for attempt in session.attempts]
     if not text.isascii() or not text.isdigit() or int(text) not in numbers:
-        return HTMLResponse(f"No attempt {text!r} in this session.", status_code=400)
+        return HTMLResponse(html.escape(f"No attempt {text!r} in this session."),
+                            status_code=400)
     session.current = numbers.index(int(text))
     return _see("/result")
 
@@ -395,8 +397,9 @@ async def post_download(request: Request) -> Response:
     name = form.get("name", "")
     tables = [n for n in _DOWNLOADS if n.startswith("published.")]
     if name not in tables:
-        return HTMLResponse(f"name: {name!r} is not a published table of the workbench; "
-                            f"they are {', '.join(tables)}.", status_code=400)
+        return HTMLResponse(html.escape(f"name: {name!r} is not a published table of the "
+                                        f"workbench; they are {', '.join(tables)}."),
+                            status_code=400)
     if attempt is None:
         return _see("/export")
     if not attempt.release.verdict.protected and form.get("confirm") != "yes":
