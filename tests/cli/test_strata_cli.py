@@ -30,21 +30,26 @@ def toy(tmp_path: pathlib.Path) -> pathlib.Path:
     return path
 
 
+def _assert_the_hand_worked_strata_risk(s: dict, stdout: str) -> None:  # type: ignore[type-arg]
+    """The toy file's risk with sex as the key, counted within region, by hand
+    (tests/metrics/test_survey_strata.py): fk 2, 2, 1, 2, 2, 1; Fk 30 or 50."""
+    assert s["strata"] == "region"
+    one = [(1 / 29) * np.log(30), (1 / 49) * np.log(50)]
+    two = [1 / 14 - np.log(15) / 196, 1 / 24 - np.log(25) / 576]
+    assert s["expected_reidentifications"] == pytest.approx(
+        2 * two[0] + one[0] + 2 * two[1] + one[1], rel=1e-12)
+    assert s["k_anonymity_violations"]["2"] == 2
+    assert "counted within each stratum" in stdout
+
+
 def test_risk_with_strata_counts_within_each_stratum(toy: pathlib.Path,
                                                      tmp_path: pathlib.Path) -> None:
     out = tmp_path / "risk.json"
     done = _cli("risk", toy, "-q", "sex", "--weight", "w", "--strata", "region", "--no-suda",
                 "--summary-json", out)
     assert done.returncode == 0, done.stderr
-    s = json.loads(out.read_text())["survey_risk"]
-    assert s["strata"] == "region"
-    # by hand (tests/metrics/test_survey_strata.py): fk 2, 2, 1, 2, 2, 1; Fk 30 or 50
-    one = [(1 / 29) * np.log(30), (1 / 49) * np.log(50)]
-    two = [1 / 14 - np.log(15) / 196, 1 / 24 - np.log(25) / 576]
-    assert s["expected_reidentifications"] == pytest.approx(
-        2 * two[0] + one[0] + 2 * two[1] + one[1], rel=1e-12)
-    assert s["k_anonymity_violations"]["2"] == 2
-    assert "counted within each stratum" in done.stdout
+    _assert_the_hand_worked_strata_risk(json.loads(out.read_text())["survey_risk"],
+                                        done.stdout)
     plain = _cli("risk", toy, "-q", "sex", "--weight", "w", "--no-suda", "--summary-json", out)
     assert plain.returncode == 0, plain.stderr
     assert json.loads(out.read_text())["survey_risk"]["k_anonymity_violations"]["2"] == 0
@@ -96,14 +101,8 @@ def test_check_with_strata_counts_within_each_stratum(toy: pathlib.Path,
     done = _cli("check", toy, "-q", "sex", "--weight", "w", "--strata", "region",
                 "--summary-json", out)
     assert done.returncode == 0, done.stderr  # no -k: no k required
-    s = json.loads(out.read_text())["survey_risk"]
-    assert s["strata"] == "region"
-    one = [(1 / 29) * np.log(30), (1 / 49) * np.log(50)]
-    two = [1 / 14 - np.log(15) / 196, 1 / 24 - np.log(25) / 576]
-    assert s["expected_reidentifications"] == pytest.approx(
-        2 * two[0] + one[0] + 2 * two[1] + one[1], rel=1e-12)
-    assert s["k_anonymity_violations"]["2"] == 2
-    assert "counted within each stratum" in done.stdout
+    _assert_the_hand_worked_strata_risk(json.loads(out.read_text())["survey_risk"],
+                                        done.stdout)
     # strata alone (no weight): the file is its own population, fk within the strata
     alone = _cli("check", toy, "-q", "sex", "--strata", "region", "--summary-json", out)
     assert alone.returncode == 0, alone.stderr

@@ -93,3 +93,29 @@ def download(client: TestClient, path: str):  # type: ignore[no-untyped-def]
     return client.post("/export/download", data={
         "csrf_token": csrf(client, "/export"), "name": path.rsplit("/", 1)[1],
         "confirm": "yes"})
+
+
+def open_census(client: TestClient) -> None:
+    """The bundled Census file opened on the Data page."""
+    response = client.post("/data/dataset", data={"dataset": "census",
+                                                  "csrf_token": csrf(client)})
+    assert response.status_code == 200
+
+
+def post_protect(client: TestClient, **fields: str):  # type: ignore[no-untyped-def]
+    """The Protect form posted (k = 5, MDAV, seed 7 unless ``fields`` say otherwise), the
+    job's page followed until it settles."""
+    data = {"k": "5", "method": "mdav", "random_state": "7", **fields}
+    return settled(client, client.post("/protect",
+                                       data={**data, "csrf_token": csrf(client, "/protect")}))
+
+
+def shown_figures(record: object) -> dict[str, str]:
+    """A step record's figures as the Result page's plan table writes them."""
+    b, a = record.before, record.after  # type: ignore[attr-defined]
+    return {"cells": f"{record.cells_changed:,}",  # type: ignore[attr-defined]
+            "k-before": str(b.k_anonymity), "k-after": str(a.k_anonymity),
+            "unique-before": f"{100 * b.unique_share:.2f} %",
+            "unique-after": f"{100 * a.unique_share:.2f} %",
+            "loss-before": f"{b.information_loss:.2f} %",
+            "loss-after": f"{a.information_loss:.2f} %"}

@@ -24,6 +24,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
 from .browser_flow import QUASI_IDENTIFIERS, ROLES, browser_missing, run_all
+from .conftest import shown_figures
 
 MISSING = browser_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -67,15 +68,6 @@ def _api(folder: pathlib.Path, records: list[dict[str, object]],
                               plan=Plan.from_records(records), random_state=0)
 
 
-def _shown(record: object) -> dict[str, str]:
-    """A step record's figures as the Result page's plan table writes them."""
-    b, a = record.before, record.after  # type: ignore[attr-defined]
-    return {"cells": f"{record.cells_changed:,}",  # type: ignore[attr-defined]
-            "k-before": str(b.k_anonymity), "k-after": str(a.k_anonymity),
-            "unique-before": f"{100 * b.unique_share:.2f} %",
-            "unique-after": f"{100 * a.unique_share:.2f} %",
-            "loss-before": f"{b.information_loss:.2f} %",
-            "loss-after": f"{a.information_loss:.2f} %"}
 
 
 def _cli(cwd: pathlib.Path, command: str) -> bytes:
@@ -103,7 +95,7 @@ def test_a_three_step_plan_in_chromium_matches_the_api_and_the_cli(
     rows = seen["plan"]["rows"]
     assert len(rows) == 3
     for row, record in zip(rows, api.steps, strict=True):  # type: ignore[attr-defined]
-        assert {key: row[key] for key in _shown(record)} == _shown(record)
+        assert {key: row[key] for key in shown_figures(record)} == shown_figures(record)
     assert rows[1]["cells"] != "0"  # the suppression blanked cells (classes of 15 to 18)
     # one verdict, the API's words, on the Result and the Export pages
     headline = api.verdict.headline  # type: ignore[attr-defined]
@@ -113,7 +105,7 @@ def test_a_three_step_plan_in_chromium_matches_the_api_and_the_cli(
     assert len(seen["undone"]["rows"]) == 2
     for row, record in zip(seen["undone"]["rows"], undone.steps,  # type: ignore[attr-defined]
                            strict=True):
-        assert {key: row[key] for key in _shown(record)} == _shown(record)
+        assert {key: row[key] for key in shown_figures(record)} == shown_figures(record)
     assert seen["again"] == seen["plan"]  # added back: the same release
     # the export: refused without the confirmation, then the API's table, byte for byte the
     # CLI's for the --step command shown (plan.toml's command: test_plan_form.py, which

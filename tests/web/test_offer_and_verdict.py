@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from microagg.steps import STEPS
 from microagg.web.plan_form import column_type, not_offered
 
-from .conftest import csrf, settled
+from .conftest import csrf, open_census, post_protect
 
 NUMBERS = {"age": np.dtype("int64"), "income": np.dtype("float64")}
 BY_TYPE = {"numeric": {"microaggregate", "noise", "rank_swap", "shuffle", "band",
@@ -62,16 +62,8 @@ def test_column_type_reads_the_schema_then_the_values(entry: dict[str, str],
     assert column_type(entry, dtype) == kind
 
 
-def _census(client: TestClient) -> None:
-    response = client.post("/data/dataset", data={"dataset": "census",
-                                                  "csrf_token": csrf(client)})
-    assert response.status_code == 200
 
 
-def _protect(client: TestClient, **fields: str):  # type: ignore[no-untyped-def]
-    data = {"k": "5", "method": "mdav", "random_state": "7", **fields}
-    return settled(client, client.post("/protect",
-                                       data={**data, "csrf_token": csrf(client, "/protect")}))
 
 
 def _offered(page: str) -> set[str]:
@@ -82,7 +74,7 @@ def _offered(page: str) -> set[str]:
 
 def test_the_protect_page_offers_the_numeric_steps_for_the_census(client: TestClient
                                                                   ) -> None:
-    _census(client)  # 13 numeric quasi-identifiers, no household
+    open_census(client)  # 13 numeric quasi-identifiers, no household
     page = html.unescape(client.get("/protect").text)
     assert _offered(page) == BY_TYPE["numeric"]
     assert "household (needs a column with role household)" in page
@@ -97,8 +89,8 @@ def _verdict(page: str) -> str:
 
 def test_a_protected_release_leads_with_its_verdict_and_downloads_directly(
         client: TestClient) -> None:
-    _census(client)
-    result = _protect(client)
+    open_census(client)
+    result = post_protect(client)
     headline = client.get("/export/summary.json").json()["verdict"]["headline"]
     assert headline.startswith("Protected: ")
     assert _verdict(result.text) == headline == _verdict(client.get("/export").text)
@@ -113,10 +105,10 @@ def test_an_unsafe_release_downloads_only_after_the_confirmation(client: TestCli
                                                                  ) -> None:
     from microagg.datasets import load_dataset
 
-    _census(client)
+    open_census(client)
     # one noise step: no k is promised, so the verdict is not "protected"
     keys = ",".join(load_dataset("census").quasi_identifiers)
-    assert _protect(client, **{"plan-1-step": "noise", "plan-1-variables": keys}
+    assert post_protect(client, **{"plan-1-step": "noise", "plan-1-variables": keys}
                     ).status_code == 200
     verdict = client.get("/export/summary.json").json()["verdict"]
     assert verdict["status"] != "protected", verdict

@@ -37,7 +37,7 @@ from microagg.web.protect import reproduction
 from tests.steps.toy_step import registered
 
 from . import toy_jobs
-from .conftest import csrf, settled, upload
+from .conftest import csrf, open_census, post_protect, settled, shown_figures, upload
 from .conftest import download as _download
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -149,24 +149,16 @@ def test_reproduction_of_a_plan_gives_its_steps_and_the_plan_file() -> None:
 
 # ---------------------------------------------------------------- the pages, census
 
-def _census(client: TestClient) -> None:
-    response = client.post("/data/dataset", data={"dataset": "census",
-                                                  "csrf_token": csrf(client)})
-    assert response.status_code == 200
 
 
-def _protect(client: TestClient, **fields: str):  # type: ignore[no-untyped-def]
-    data = {"k": "5", "method": "mdav", "random_state": "7", **fields}
-    return settled(client, client.post("/protect",
-                                       data={**data, "csrf_token": csrf(client, "/protect")}))
 
 
 def test_the_protect_page_adds_a_step_with_its_options(client: TestClient) -> None:
-    _census(client)
+    open_census(client)
     page = client.get("/protect").text
     assert 'name="add_step"' in page and 'id="add-step"' in page
     assert '<option value="microaggregate">microaggregate: groups of at least k' in page
-    response = _protect(client, action="add", add_step="microaggregate")
+    response = post_protect(client, action="add", add_step="microaggregate")
     assert response.status_code == 200
     page = response.text
     assert 'name="plan-1-step" value="microaggregate"' in page
@@ -188,8 +180,8 @@ def test_the_protect_page_adds_a_step_with_its_options(client: TestClient) -> No
 ])
 def test_the_server_refuses_a_bad_plan_with_400(client: TestClient, fields: dict[str, str],
                                                 message: str) -> None:
-    _census(client)
-    response = _protect(client, **fields)
+    open_census(client)
+    response = post_protect(client, **fields)
     assert response.status_code == 400
     assert message in html.unescape(response.text)
     assert "<script>" not in response.text  # shown escaped, never as markup
@@ -198,9 +190,9 @@ def test_the_server_refuses_a_bad_plan_with_400(client: TestClient, fields: dict
 def test_a_two_step_plan_from_the_form_is_released(client: TestClient) -> None:
     from microagg.datasets import load_dataset
 
-    _census(client)
+    open_census(client)
     first = [c for c in load_dataset("census").quasi_identifiers if c not in SECOND]
-    response = _protect(client, **{
+    response = post_protect(client, **{
         "plan-1-step": "microaggregate", "plan-1-quasi_identifiers": ",".join(first),
         "plan-1-k": "5", "plan-1-method": "mdav", "plan-2-step": "microaggregate",
         "plan-2-quasi_identifiers": ",".join(SECOND), "plan-2-k": "3"})
@@ -270,20 +262,12 @@ def _inputs(page: str) -> dict[str, str]:
         r'<input[^>]*name="([^"]+)"[^>]*value="([^"]*)"', page)}
 
 
-def _shown(record: object) -> dict[str, str]:
-    b, a = record.before, record.after  # type: ignore[attr-defined]
-    return {"cells": f"{record.cells_changed:,}",  # type: ignore[attr-defined]
-            "k-before": str(b.k_anonymity), "k-after": str(a.k_anonymity),
-            "unique-before": f"{100 * b.unique_share:.2f} %",
-            "unique-after": f"{100 * a.unique_share:.2f} %",
-            "loss-before": f"{b.information_loss:.2f} %",
-            "loss-after": f"{a.information_loss:.2f} %"}
 
 
 def test_a_plan_with_the_toy_step_shows_each_step_and_undoes_the_last(
         toy: TestClient, tmp_path: pathlib.Path) -> None:
     client = toy
-    response = _protect(client, **AGE, **MERGE)
+    response = post_protect(client, **AGE, **MERGE)
     assert response.status_code == 200, response.text
     page = html.unescape(response.text)
     records = client.get("/export/summary.json").json()["params"]["plan"]
@@ -292,7 +276,7 @@ def test_a_plan_with_the_toy_step_shows_each_step_and_undoes_the_last(
     assert len(rows) == 2 and rows[1]["cells"] == "5"  # merge: the 3 + 2 rows of c and d
     assert rows[1]["details"] == "values recoded: region 5"
     for row, record in zip(rows, api.steps, strict=True):
-        assert {k: row[k] for k in _shown(record)} == _shown(record)
+        assert {k: row[k] for k in shown_figures(record)} == shown_figures(record)
     download = _download(client, "/export/published.csv").content
     published = pd.read_csv(io.BytesIO(download))
     assert published["region"].value_counts().to_dict() == {"a": 20, "b": 15, "other": 5}
@@ -309,7 +293,7 @@ def test_a_plan_with_the_toy_step_shows_each_step_and_undoes_the_last(
     one = Plan.from_records(records).without_last_step().to_records()
     with pytest.warns(PrivacyLeakWarning, match="'region' \\(k = 1\\)"):  # it says so
         api_one = _api(tmp_path, one, "other")
-    assert _rows(page)[0] == {**_rows(page)[0], **_shown(api_one.steps[0])}
+    assert _rows(page)[0] == {**_rows(page)[0], **shown_figures(api_one.steps[0])}
     published_one = pd.read_csv(io.BytesIO(_download(client, "/export/published.csv").content))
     assert published_one["age"].tolist() == api_one.data["age"].tolist() \
         == published["age"].tolist()  # the step kept gives the same result
@@ -321,14 +305,14 @@ def test_a_plan_with_the_toy_step_shows_each_step_and_undoes_the_last(
     form = _inputs(client.get("/protect?attempt=2&add_back=1").text)
     plan = {name: value for name, value in form.items() if name.startswith("plan-") and value}
     assert plan == {**AGE, **MERGE}
-    again = _protect(client, **plan)
+    again = post_protect(client, **plan)
     assert again.status_code == 200
     assert _download(client, "/export/published.csv").content == download
 
 
 def test_a_bad_option_of_the_toy_step_is_a_400_naming_step_and_option(
         toy: TestClient) -> None:
-    response = _protect(toy, **{**AGE, "plan-1-k": "three", **MERGE,
+    response = post_protect(toy, **{**AGE, "plan-1-k": "three", **MERGE,
                                 "plan-2-min_count": "0", "plan-2-into": "[1"})
     assert response.status_code == 400
     page = html.unescape(response.text)
@@ -352,7 +336,7 @@ def _cli(cwd: pathlib.Path, args: list[str]) -> subprocess.CompletedProcess[str]
 def test_the_exported_plan_reproduces_the_download(toy: TestClient,
                                                    tmp_path: pathlib.Path) -> None:
     client = toy
-    assert _protect(client, **AGE, **MERGE).status_code == 200
+    assert post_protect(client, **AGE, **MERGE).status_code == 200
     plan_toml = client.get("/export/plan.toml").text
     assert plan_toml.count("[[steps]]") == 2
     assert 'step = "merge"\ncolumn = "region"\ninto = {c = "other", d = "other"}\n' \

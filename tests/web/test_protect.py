@@ -16,28 +16,20 @@ from typer.testing import CliRunner
 from microagg.cli import app as cli_app
 from microagg.datasets import load_dataset
 
-from .conftest import csrf, download, settled, upload
+from .conftest import csrf, download, open_census, post_protect, upload
 
 NEW_PAGES = ["/risk", "/protect", "/result", "/export"]
 
 
-def _census(client: TestClient) -> None:
-    response = client.post("/data/dataset", data={"dataset": "census",
-                                                  "csrf_token": csrf(client)})
-    assert response.status_code == 200
 
 
-def _protect(client: TestClient, **fields: str) -> object:
-    data = {"k": "5", "method": "mdav", "random_state": "7", **fields}
-    return settled(client, client.post("/protect",
-                                       data={**data, "csrf_token": csrf(client, "/protect")}))
 
 
 @pytest.fixture
 def released(client: TestClient) -> TestClient:
     """A client with Census open and one k = 5 release made from the form."""
-    _census(client)
-    response = _protect(client)
+    open_census(client)
+    response = post_protect(client)
     assert response.status_code == 200  # type: ignore[attr-defined]
     return client
 
@@ -72,7 +64,7 @@ def test_posts_without_csrf_are_forbidden(released: TestClient, path: str,
 
 
 def test_protect_page_lists_methods_and_recommends_mdav(client: TestClient) -> None:
-    _census(client)
+    open_census(client)
     page = client.get("/protect").text
     assert "Method (recommended: mdav)" in page
     assert '<option value="mdav" selected>mdav (recommended)</option>' in page
@@ -104,8 +96,8 @@ def test_protect_recommends_mage_with_a_categorical_quasi_identifier(
 def test_protect_form_errors_show_the_requests_message(client: TestClient,
                                                        fields: dict[str, str],
                                                        message: str) -> None:
-    _census(client)
-    response = _protect(client, **fields)
+    open_census(client)
+    response = post_protect(client, **fields)
     assert response.status_code == 400  # type: ignore[attr-defined]
     text = html.unescape(response.text)  # type: ignore[attr-defined]
     assert message in text
@@ -184,7 +176,7 @@ def test_reproduction_command_gives_the_same_file(released: TestClient,
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   fields: dict[str, str]) -> None:
     if fields:
-        response = _protect(released, **{**fields, "bounds": _bounds()})
+        response = post_protect(released, **{**fields, "bounds": _bounds()})
         assert 'id="achieved-k">5<' in response.text  # type: ignore[attr-defined]
     page = html.unescape(released.get("/export").text)
     found = re.search(r'<pre id="command">microagg (.*?)</pre>', page)
@@ -209,7 +201,7 @@ def test_reproduction_command_gives_the_same_file(released: TestClient,
 
 
 def test_two_attempts_side_by_side_then_go_back(released: TestClient) -> None:
-    assert _protect(released, k="10").status_code == 200  # type: ignore[attr-defined]
+    assert post_protect(released, k="10").status_code == 200  # type: ignore[attr-defined]
     page = released.get("/result").text
     assert '<span id="achieved-k">10</span>' in page
     rows = re.findall(r"<tr[^>]*><th scope=\"row\">(\d)</th>", page)
@@ -231,7 +223,7 @@ def test_result_page_escapes_column_names(client: TestClient) -> None:
     rows = "\n".join(f"{(i * 7) % 13},{i % 5}" for i in range(40))
     upload(client, "evil.csv", f"{name},b\n{rows}\n".encode())
     assert client.get("/roles").status_code == 200
-    response = _protect(client, k="3")
+    response = post_protect(client, k="3")
     assert response.status_code == 200  # type: ignore[attr-defined]
     page = client.get("/result").text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -240,7 +232,7 @@ def test_result_page_escapes_column_names(client: TestClient) -> None:
 
 
 def test_risk_page_shows_class_sizes(client: TestClient) -> None:
-    _census(client)
+    open_census(client)
     page = client.get("/risk").text
     assert '<table id="class-risk">' in page
     assert '<td id="k-before">1</td>' in page
@@ -266,8 +258,8 @@ def test_risk_page_shows_survey_risk_with_a_weight(client: TestClient) -> None:
 
 
 def test_protect_form_escapes_what_was_typed(client: TestClient) -> None:
-    _census(client)
-    response = _protect(client, params="<script>x=1</script>")
+    open_census(client)
+    response = post_protect(client, params="<script>x=1</script>")
     assert response.status_code == 400  # type: ignore[attr-defined]
     text = response.text  # type: ignore[attr-defined]
     assert "<script>" not in text
@@ -275,7 +267,7 @@ def test_protect_form_escapes_what_was_typed(client: TestClient) -> None:
 
 
 def test_risk_page_without_a_quasi_identifier_says_so(client: TestClient) -> None:
-    _census(client)
+    open_census(client)
     client.get("/roles")
     roles = {f"role-{i}": "other" for i in range(13)}
     client.post("/roles", data={**roles, "csrf_token": csrf(client, "/roles")})
@@ -316,7 +308,7 @@ def test_downloads_publish_passthrough_columns_as_uploaded(client: TestClient,
     schema = client.post("/roles/upload", data={"csrf_token": csrf(client, "/roles")},
                          files={"file": ("s.toml", PASS_SCHEMA)})
     assert "Schema s.toml applied." in schema.text
-    assert _protect(client, k="3").status_code == 200  # type: ignore[attr-defined]
+    assert post_protect(client, k="3").status_code == 200  # type: ignore[attr-defined]
     codes = [f"{i % 3:05d}" for i in range(12)]
     notes = ["NA", "None", "null", "nan", "x", ""] * 2
     text = pd.read_csv(io.BytesIO(download(client, "/export/published.csv").content), dtype=str,
@@ -343,7 +335,7 @@ def test_parquet_list_and_struct_columns_through_the_workbench(client: TestClien
     assert upload(client, "nested.parquet", source.read_bytes()).status_code == 200
     roles_page = client.get("/roles").text
     assert "list&lt;element: int64&gt; cells: published unchanged" in roles_page  # other
-    assert _protect(client, k="3").status_code == 200  # type: ignore[attr-defined]
+    assert post_protect(client, k="3").status_code == 200  # type: ignore[attr-defined]
     (tmp_path / "out.parquet").write_bytes(download(client, "/export/published.parquet").content)
     before, after = pq.read_table(source), pq.read_table(tmp_path / "out.parquet")
     assert after.column("tags").equals(before.column("tags"))
@@ -370,7 +362,7 @@ def test_result_page_leads_with_the_verdict_of_a_weight_that_breaks_k(
     rows = "".join(f"{20 + 3 * (i % 13)},{100 + i // 2}.5\n" for i in range(40))
     upload(client, "people.csv", f"age,weight\n{rows}".encode())
     assert "its name looks like a sampling weight" in client.get("/roles").text
-    response = _protect(client)
+    response = post_protect(client)
     assert response.status_code == 200  # type: ignore[attr-defined]
     page = client.get("/result").text
     headline = ("Not protected: published column(s) that break the required k: weight "
@@ -439,7 +431,7 @@ def test_export_in_the_uploads_format_keeps_its_labels_and_date_format(
     schema = client.post("/roles/upload", data={"csrf_token": csrf(client, "/roles")},
                          files={"file": ("s.toml", LABELLED_SCHEMA)})
     assert "Schema s.toml applied." in schema.text
-    assert _protect(client, k="3").status_code == 200  # type: ignore[attr-defined]
+    assert post_protect(client, k="3").status_code == 200  # type: ignore[attr-defined]
     links = re.findall(r'(?:href="/export/|name="name" value=")(published\.\w+)"',
                        client.get("/export").text)  # links, or the confirmation's buttons
     assert links[0] == f"published{suffix}"  # the upload's own format first

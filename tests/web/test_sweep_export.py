@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from microagg.datasets import load_dataset
 
-from .conftest import csrf, download, settled, upload
+from .conftest import csrf, download, open_census, settled, upload
 
 EVIL = "<script>alert(1)</script>"
 CITIES = ["Lyon", "Grenoble", "Nice", "Marseille", "Paris", "Lille"]
@@ -26,10 +26,6 @@ HIERARCHY = ("Lyon;ARA;South;*\nGrenoble;ARA;South;*\nNice;PACA;South;*\n"
              "Marseille;PACA;South;*\nParis;IDF;North;*\nLille;HDF;North;*\n")
 
 
-def _census(client: TestClient) -> None:
-    response = client.post("/data/dataset", data={"dataset": "census",
-                                                  "csrf_token": csrf(client)})
-    assert response.status_code == 200
 
 
 def _sweep(client: TestClient, **fields: str) -> Any:
@@ -87,7 +83,7 @@ def test_sweep_page_without_a_table(client: TestClient) -> None:
 
 
 def test_sweep_form_preselects_the_recommended_method(client: TestClient) -> None:
-    _census(client)
+    open_census(client)
     page = client.get("/sweep").text
     assert 'name="method-mdav" value="on" checked' in page
     assert 'name="method-md" value="on">' in page
@@ -98,7 +94,7 @@ def test_sweep_form_preselects_the_recommended_method(client: TestClient) -> Non
 
 
 def test_sweep_draws_the_map_with_the_pareto_front(client: TestClient) -> None:
-    _census(client)
+    open_census(client)
     response = _sweep(client, **{"method-md": "on"})
     assert response.status_code == 200
     assert response.url.path == "/sweep"
@@ -126,7 +122,7 @@ def test_sweep_draws_the_map_with_the_pareto_front(client: TestClient) -> None:
 
 
 def test_picking_a_point_prefills_the_protect_page(client: TestClient) -> None:
-    _census(client)
+    open_census(client)
     page = client.get("/protect?k=3&method=md&l=2&t=0.3").text
     assert '<input id="k" name="k" type="number" min="2" step="1" value="3"' in page
     assert '<option value="md" selected>' in page
@@ -137,7 +133,7 @@ def test_picking_a_point_prefills_the_protect_page(client: TestClient) -> None:
 @pytest.mark.parametrize("query", [f"k={EVIL}&method={EVIL}&l={EVIL}&t=nan",
                                    "k=1&method=nosuch&l=0&t=2", "k=%C2%B2&method=&l=inf"])
 def test_protect_ignores_invalid_query_values(client: TestClient, query: str) -> None:
-    _census(client)
+    open_census(client)
     response = client.get(f"/protect?{query}")
     assert response.status_code == 200
     page = response.text
@@ -160,7 +156,7 @@ def test_protect_ignores_invalid_query_values(client: TestClient, query: str) ->
      "The grid has 80 runs (2 method(s) x 40 value(s) of k x 1 model(s)); at most 60"),
 ])
 def test_sweep_form_errors(client: TestClient, fields: dict[str, str], message: str) -> None:
-    _census(client)
+    open_census(client)
     response = _sweep(client, **fields)
     assert response.status_code == 400
     text = html.unescape(response.text)
@@ -171,7 +167,7 @@ def test_sweep_form_errors(client: TestClient, fields: dict[str, str], message: 
 
 
 def test_refused_runs_are_listed_not_plotted(client: TestClient) -> None:
-    _census(client)
+    open_census(client)
     page = html.unescape(_sweep(client, k="4", l="2").text)
     assert len(re.findall(r'<a class="point"', page)) == 1  # k alone; l=2 is refused
     assert "refused: " in page and "l-diversity needs at least one sensitive column" in page
@@ -179,7 +175,7 @@ def test_refused_runs_are_listed_not_plotted(client: TestClient) -> None:
 
 
 def test_sweep_without_a_successful_run(client: TestClient) -> None:
-    _census(client)
+    open_census(client)
     page = _sweep(client, k="5000").text
     assert 'id="no-map"' in page and '<svg id="sweep-map"' not in page
     assert "refused: " in page
@@ -198,9 +194,9 @@ def test_sweep_escapes_column_names(client: TestClient) -> None:
 
 
 def test_a_new_table_hides_the_old_sweep(client: TestClient) -> None:
-    _census(client)
+    open_census(client)
     assert '<svg id="sweep-map"' in _sweep(client, k="3").text
-    _census(client)
+    open_census(client)
     assert '<svg id="sweep-map"' not in client.get("/sweep").text
 
 
@@ -247,7 +243,7 @@ def test_new_pages_need_the_token(app: Starlette, path: str) -> None:
 
 def test_sqlite_download_is_the_published_table(client: TestClient,
                                                 tmp_path: pathlib.Path) -> None:
-    _census(client)
+    open_census(client)
     _release(client)
     page = client.get("/export").text
     assert 'id="download-sqlite" href="/export/published.sqlite"' in page

@@ -132,11 +132,16 @@ class StepOptions:
 
 
 def _plain(value: Any) -> Any:
+    """``value`` as JSON-ready values: tuples as lists, mappings as dicts with text keys, an
+    object loaded from a file (a :class:`~microagg.hierarchy.Hierarchy`) as where it comes
+    from (its ``source``)."""
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
+        return {str(k): _plain(v) for k, v in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(getattr(value, "source", value))
 
 
 def _required(f: dataclasses.Field[Any]) -> bool:

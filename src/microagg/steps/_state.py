@@ -52,6 +52,18 @@ class StepRoles:
     """The plan's keys that are dates: held as days since 1970-01-01 (floats) in the working
     table and in the verifier's original, published as dates."""
 
+    def keywords(self, step: str) -> dict[str, str | None]:
+        """The roles as the step families' cores take them: ``households``, ``weights`` and
+        one ``strata`` column (a request with several is refused, naming ``step``)."""
+        from ..exceptions import SchemaError
+
+        if len(self.strata) > 1:
+            raise SchemaError(f"Step {step!r} stratifies on one column; the request gives "
+                              f"{len(self.strata)} strata columns {list(self.strata)}: "
+                              "combine them into one column first.")
+        return {"households": self.household, "weights": self.weight,
+                "strata": self.strata[0] if self.strata else None}
+
     @classmethod
     def of(cls, request: Request) -> StepRoles:
         """The roles of ``request``."""

@@ -19,7 +19,6 @@ import pandas as pd
 
 from ...exceptions import SchemaError
 from .._state import PlanState, StepRoles
-from ..perturb.step import one_stratum
 from ._apply import _roles, apply_household, verify_household
 from .options import Household
 
@@ -31,9 +30,8 @@ def apply_household_step(state: PlanState, options: Household, rng: np.random.Ge
     """The household step on the working table (its details: the household-level columns,
     the weight's treatment and loss, re-linking before and after)."""
     roles = state.roles or StepRoles.of(state.request)
-    table, details = apply_household(state.table, options, rng, households=roles.household,
-                                     weights=roles.weight,
-                                     strata=one_stratum(roles, options.name))
+    table, details = apply_household(state.table, options, rng,
+                                     **roles.keywords(options.name))
     return state.after_step(options, table, details=details)
 
 
@@ -49,8 +47,7 @@ def verify_household_step(options: Household, original: pd.DataFrame,
     after = published.reset_index(drop=True)
     if household not in after.columns and len(after) == len(before):
         after = after.assign(**{household: before[household].to_numpy()})
-    return verify_household(options, before, after, households=household,
-                            weights=roles.weight, strata=one_stratum(roles, options.name))
+    return verify_household(options, before, after, **roles.keywords(options.name))
 
 
 def check_household_step(options: Household, table: pd.DataFrame, position: int, plan: Any,
@@ -68,4 +65,5 @@ def check_household_step(options: Household, table: pd.DataFrame, position: int,
         raise SchemaError(f"{where}: the 'household_columns' option names {missing}, which "
                           f"are not columns of the table; the columns are "
                           f"{list(table.columns)}.")
-    _roles(table, options, roles.household, roles.weight, one_stratum(roles, options.name))
+    keywords = roles.keywords(options.name)
+    _roles(table, options, roles.household, roles.weight, keywords["strata"])

@@ -24,26 +24,16 @@ from . import noise, pram, shuffle, swap, verify
 from .options import Noise, Pram, RankSwap, Shuffle
 
 __all__ = ["apply_noise_step", "apply_pram_step", "apply_rank_swap_step",
-           "apply_shuffle_step", "check_numeric_step", "check_pram_step", "one_stratum",
+           "apply_shuffle_step", "check_numeric_step", "check_pram_step",
            "verify_noise_step", "verify_pram_step", "verify_rank_swap_step",
            "verify_shuffle_step"]
 
 
-def one_stratum(roles: StepRoles, step: str) -> str | None:
-    """The request's strata column, if any: the cores stratify on one column."""
-    if len(roles.strata) > 1:
-        raise SchemaError(f"Step {step!r} stratifies on one column; the request gives "
-                          f"{len(roles.strata)} strata columns {list(roles.strata)}: combine "
-                          "them into one column first.")
-    return roles.strata[0] if roles.strata else None
-
-
 def _roles_of(roles: StepRoles | None, step: str) -> dict[str, str | None]:
-    """The cores' keyword roles (households, weights, one strata column)."""
+    """The cores' keyword roles (:meth:`StepRoles.keywords`; none without roles)."""
     if roles is None:
         return {"households": None, "weights": None, "strata": None}
-    return {"households": roles.household, "weights": roles.weight,
-            "strata": one_stratum(roles, step)}
+    return roles.keywords(step)
 
 
 def _run(core: Callable[..., tuple[pd.DataFrame, Mapping[str, Any]]], state: PlanState,
@@ -81,14 +71,14 @@ def verify_pram_step(options: Pram, original: pd.DataFrame, published: pd.DataFr
                      ) -> Mapping[str, Any]:
     """:func:`~.verify.verify_pram` with the matrices the step applied (its details)."""
     return verify.verify_pram(options, original, published, details=details,
-                              strata=one_stratum(roles, options.name))
+                              strata=roles.keywords(options.name)["strata"])
 
 
 def verify_noise_step(options: Noise, original: pd.DataFrame, published: pd.DataFrame,
                       roles: StepRoles) -> Mapping[str, Any]:
     """:func:`~.noise.verify_noise` on the published table."""
     return noise.verify_noise(options, original, published,
-                              strata=one_stratum(roles, options.name))
+                              strata=roles.keywords(options.name)["strata"])
 
 
 def verify_rank_swap_step(options: RankSwap, original: pd.DataFrame, published: pd.DataFrame,

@@ -9,7 +9,6 @@ the value and the allowed range. Importing this module imports the standard libr
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import os
 from collections.abc import Mapping, Sequence
@@ -50,33 +49,8 @@ def _texts(value: Any, *, step: str, option: str) -> tuple[str, ...]:
     return tuple(str(v) for v in value)
 
 
-class _Record(StepOptions):
-    """The base of the recoding steps' options (:class:`~microagg.steps.StepOptions`), whose
-    ``to_record`` writes a hierarchy as where it comes from (JSON-ready)."""
-
-    def to_record(self) -> dict[str, Any]:
-        """The step as a plain, JSON-ready record (options at their default left out)."""
-        record: dict[str, Any] = {"step": self.name}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            required = f.default is dataclasses.MISSING
-            if required or value != f.default:
-                record[f.name] = _plain(value)
-        return record
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(getattr(value, "source", value))  # a Hierarchy: where it comes from
-
-
 @dataclass(frozen=True)
-class Recode(_Record):
+class Recode(StepOptions):
     """Group the categories of one column: by a mapping ``{new: [old, ...]}`` (values it
     does not name stay as they are), or by a level of a generalization hierarchy (sdcMicro's
     ``groupAndRename`` and ``globalRecode`` of a factor; ARX's hierarchies).
@@ -158,7 +132,7 @@ class Recode(_Record):
 
 
 @dataclass(frozen=True)
-class Band(_Record):
+class Band(StepOptions):
     """Band a numeric column into intervals: explicit breaks, ``bands`` of equal width, or
     ``bands`` of (about) equal counts at the sample quantiles (sdcMicro's ``globalRecode``
     with ``breaks``, ``method="equidistant"`` and ``method="equalAmount"``).
@@ -258,7 +232,7 @@ class Band(_Record):
 
 
 @dataclass(frozen=True)
-class RecodeDate(_Record):
+class RecodeDate(StepOptions):
     """Coarsen a date column: to the first day of its month or of its year, or replace it
     by the age in whole years at a reference date (sdcMicro has no date type; offices
     publish the year of birth or the age instead of the date).
@@ -321,7 +295,7 @@ class RecodeDate(_Record):
 
 
 @dataclass(frozen=True)
-class TopCode(_Record):
+class TopCode(StepOptions):
     """Top and bottom coding of one numeric column: values above the top code (below the
     bottom code) are replaced by the code, or by the mean of the values coded (sdcMicro's
     ``topBotCoding``; Hundepool et al. 2012, Statistical Disclosure Control, section 3.4).
@@ -397,7 +371,7 @@ class TopCode(_Record):
 
 
 @dataclass(frozen=True)
-class MultivariateTopCode(_Record):
+class MultivariateTopCode(StepOptions):
     """Robust multivariate top coding (sdcMicro's ``mvTopCoding``, Gussenbauer & Templ):
     records whose squared robust Mahalanobis distance (MCD centre and covariance) exceeds
     the chi-square quantile ``1 - alpha`` are pulled onto that ellipsoid, towards the

@@ -46,17 +46,10 @@ def _roles(state: PlanState) -> StepRoles:
     return state.roles
 
 
-def _core_roles(roles: StepRoles) -> dict[str, Any]:
-    """The cores' keywords (they do not change what a recoding does; passed for the
-    record)."""
-    return {"households": roles.household, "weights": roles.weight,
-            "strata": roles.strata[0] if len(roles.strata) == 1 else None}
-
-
 def _applied(core: Callable[..., tuple[pd.DataFrame, dict[str, Any]]]
              ) -> Callable[[PlanState, Any, np.random.Generator], PlanState]:
     def apply(state: PlanState, options: Any, rng: np.random.Generator) -> PlanState:
-        table, details = core(state.table, options, rng, **_core_roles(_roles(state)))
+        table, details = core(state.table, options, rng, **_roles(state).keywords(options.name))
         return state.after_step(options, table, details=details)
 
     apply.__doc__ = (f"The step of :func:`{core.__module__}.{core.__name__}` on the working "
@@ -116,7 +109,7 @@ def apply_recode_date(state: PlanState, options: RecodeDate,
     age is a number."""
     roles = _roles(state)
     table = _date_input(state.table, options, roles)
-    out, details = dates.apply_recode_date(table, options, rng, **_core_roles(roles))
+    out, details = dates.apply_recode_date(table, options, rng, **roles.keywords(options.name))
     if options.precision != "age":
         new = out[options.column]
         out = with_column(state.table, options.column,
@@ -146,7 +139,7 @@ def _verified(core: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, An
     def check(options: Any, original: pd.DataFrame, published: pd.DataFrame,
               roles: StepRoles, *, details: Mapping[str, Any] | None = None
               ) -> dict[str, Any]:
-        return _with_details(core(options, original, published, **_core_roles(roles)),
+        return _with_details(core(options, original, published, **roles.keywords(options.name)),
                              details)
 
     check.__doc__ = (f":func:`{core.__module__}.{core.__name__}` on the published table; "
@@ -181,7 +174,7 @@ def verify_recode_date(options: RecodeDate, original: pd.DataFrame, published: p
         else:
             shown = pd.to_datetime(shown.astype(object), errors="coerce", format="ISO8601")
         published = with_column(published, column, shown)
-    result = verify.verify_recode_date(options, original, published, **_core_roles(roles))
+    result = verify.verify_recode_date(options, original, published, **roles.keywords(options.name))
     return _with_details(result, details)
 
 
