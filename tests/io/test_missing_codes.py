@@ -197,3 +197,53 @@ def test_init_schema_proposes_codes_and_ordinal_levels(tmp_path: pathlib.Path) -
     spss = load_schema(sav_schema)
     assert spss.columns["region"].type == "ordinal"
     assert spss.columns["region"].order == tuple(REGION.values())
+
+
+def _text_survey(folder: pathlib.Path, suffix: str) -> pathlib.Path:
+    """Text keys (no value labels), one region rare (suppressed by the release), postcodes
+    with leading zeros; written by pyreadstat, the formats' own library."""
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"age": rng.integers(20, 70, N).astype(float),
+                       "sex": rng.choice(["male", "female"], N),
+                       "region": rng.choice(["north", "south"], N),
+                       "postcode": rng.choice(["01234", "02345"], N)})
+    df.loc[N - 1, "region"] = "islands"
+    path = folder / f"text.{suffix}"
+    (pyreadstat.write_sav if suffix == "sav" else pyreadstat.write_dta)(df, str(path))
+    return path
+
+
+@pytest.mark.parametrize("suffix", ["sav", "dta"])
+def test_a_suppressed_text_cell_is_missing_in_spss_and_stata(tmp_path: pathlib.Path,
+                                                             suffix: str) -> None:
+    out = tmp_path / f"out.{suffix}"
+    result = _microagg("anonymize", _text_survey(tmp_path, suffix), "-o", out,
+                       "--step", "suppress keys=sex,region k=3", "--keep", "age,postcode")
+    assert result.returncode in (0, EXIT_NOT_PROTECTED), result.stderr
+    if suffix == "sav":  # SPSS: blank, and the blank declared user-missing in its column
+        raw, meta = pyreadstat.read_sav(str(out), user_missing=True)
+        assert raw.loc[N - 1, "region"] == ""
+        assert meta.missing_ranges["region"] == [{"lo": "", "hi": ""}]
+        system, _ = pyreadstat.read_sav(str(out))
+        assert pd.isna(system.loc[N - 1, "region"])  # SPSS's own reading: missing
+    else:  # Stata: the blank is its missing string
+        raw, _ = pyreadstat.read_dta(str(out))
+        assert raw.loc[N - 1, "region"] == ""
+    back = read_table(out)
+    assert pd.isna(back.loc[N - 1, "region"])
+    assert back["region"].isna().sum() == (raw["region"] == "").sum() >= 1
+    # the other text stays text: leading zeros kept, not made numbers
+    assert back["postcode"].tolist() == raw["postcode"].tolist()
+    assert set(back["postcode"]) == {"01234", "02345"}
+
+
+def test_a_blank_spss_text_not_declared_missing_is_a_value(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "blank.sav"
+    pyreadstat.write_sav(pd.DataFrame({"note": ["a", "", "b"], "x": [1.0, 2.0, 3.0]}),
+                         str(path))
+    assert read_table(path)["note"].tolist() == ["a", "", "b"]
+    stata = tmp_path / "blank.dta"
+    pyreadstat.write_dta(pd.DataFrame({"note": ["a", "", "b"], "x": [1.0, 2.0, 3.0]}),
+                         str(stata))
+    note = read_table(stata)["note"]
+    assert note.iloc[[0, 2]].tolist() == ["a", "b"] and pd.isna(note.iloc[1])

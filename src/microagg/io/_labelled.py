@@ -26,7 +26,13 @@ from ..schema.schema_file import check_unique_columns
 from ._atomic import atomic_write
 from ._dates import as_datetimes, excel_dates, readstat_dates
 from ._formats import TableFormat, require_formats
-from ._missing_codes import MissingCode, is_stata_letter, readstat_missing, restore_codes
+from ._missing_codes import (
+    MissingCode,
+    declare_blank_text,
+    is_stata_letter,
+    readstat_missing,
+    restore_codes,
+)
 
 __all__ = ["METADATA_KEY", "TableMetadata", "chosen_metadata", "read_excel", "read_labelled", "table_metadata",
            "write_excel", "write_labelled"]
@@ -311,7 +317,8 @@ def write_labelled(df: pd.DataFrame, file: pathlib.Path, fmt: TableFormat,
     """Write a Stata or SPSS file atomically, with the labels of `metadata` that still fit.
 
     Validation of the path is assumed. Text columns are stored as strings (a missing text is
-    written empty: neither format has missing strings). A text column read as labels is
+    written blank: Stata's missing string; in SPSS the blank is declared user-missing in
+    that column). A text column read as labels is
     written as its codes with its value labels; one whose values are no longer all labels
     (generalized: ``"male|female"``) is written as text and its value labels dropped with a
     :class:`~microagg.exceptions.LabelsDroppedWarning`; a suppressed value (``*``) is
@@ -334,6 +341,8 @@ def write_labelled(df: pd.DataFrame, file: pathlib.Path, fmt: TableFormat,
         out, value_labels = _labels_to_write(out, metadata, fmt)
         column_labels = {c: v for c, v in metadata.variable_labels.items() if c in out.columns}
         out, codes = restore_codes(out, metadata.missing_codes, metadata.coded_cells, fmt)
+    if fmt == "sav":
+        declare_blank_text(out, codes)
     measures = {c: m for c, m in metadata.measures.items() if c in out.columns} \
         if metadata is not None and same_format and fmt == "sav" else {}
     out, date_formats = readstat_dates(

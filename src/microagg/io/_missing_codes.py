@@ -12,7 +12,11 @@ Read (:func:`declared_missing`, :func:`readstat_missing`), every coded cell is m
 back in every cell that was coded in the input and is still missing: numeric codes as SPSS
 user-missing values, letters as Stata extended missing values. A numeric code written to
 Stata, or a letter to SPSS, has no place there: the cell is system-missing. A cell the release
-made missing (suppressed) is system-missing, its column's value labels kept. CSV outputs have
+made missing (suppressed) is system-missing, its column's value labels kept; a text cell made
+missing is written blank, which SPSS is told is missing (a user-missing blank,
+:func:`declare_blank_text`) and Stata reads as missing (its missing string is the empty one).
+Read back (:func:`blank_text_missing`), a blank text cell of a ``.dta`` file, or of a ``.sav``
+column that declares the blank missing, is missing. CSV outputs have
 the code as read in every pass-through column (:mod:`microagg.io._as_read`); Parquet and Excel
 outputs have missing cells.
 """
@@ -30,8 +34,8 @@ import pandas as pd
 
 from ..exceptions import LabelsDroppedWarning
 
-__all__ = ["STATA_LETTER", "MissingCode", "declared_missing", "is_stata_letter",
-           "parse_missing_codes", "readstat_missing", "restore_codes", "spelled_codes",
+__all__ = ["STATA_LETTER", "MissingCode", "blank_text_missing", "declare_blank_text",
+           "declared_missing", "is_stata_letter", "parse_missing_codes", "readstat_missing", "restore_codes", "spelled_codes",
            "with_missing_codes"]
 
 MissingCode = float | str | tuple[float, float]
@@ -139,7 +143,44 @@ def readstat_missing(df: pd.DataFrame, meta: Any, fmt: str
                 codes[col] = tuple(sorted(str(letter) for letter in letters))
     coded: dict[str, dict[int, Any]] = {}
     out = declared_missing(df, codes, coded, source="the file")
-    return out, codes, coded
+    return blank_text_missing(out, meta, fmt), codes, coded
+
+
+def _text_column(series: pd.Series) -> bool:
+    if pd.api.types.is_string_dtype(series) and series.dtype != object:
+        return True
+    return series.dtype == object and bool(series.map(lambda v: isinstance(v, str)).any())
+
+
+def blank_text_missing(df: pd.DataFrame, meta: Any, fmt: str) -> pd.DataFrame:
+    """``df`` with the blank cells of its text columns missing where the file says a blank is
+    missing: every text column of a Stata file (Stata's missing string is ``""``), the text
+    columns of an SPSS file that declare the blank user-missing (as :func:`declare_blank_text`
+    writes them). The other values of the column are kept as text (``"01234"`` stays text)."""
+    if fmt == "sav":
+        columns = [col for col, ranges in (getattr(meta, "missing_ranges", None) or {}).items()
+                   if col in df.columns and any(r["lo"] == "" == r["hi"] for r in ranges)]
+    else:
+        columns = [col for col in df.columns if _text_column(df[col])]
+    out = df
+    for col in columns:
+        series = out[col]
+        blank = (series == "").fillna(False).to_numpy(dtype=bool)
+        if blank.any():
+            if out is df:
+                out = df.copy()
+            out[col] = series.where(~blank)
+    return out
+
+
+def declare_blank_text(out: pd.DataFrame, declared: dict[str, list[Any]]) -> None:
+    """Declare the blank user-missing (in ``declared``, pyreadstat's ``missing_ranges``) for
+    every text column of ``out`` with a missing cell, which an SPSS file writes blank: a
+    suppressed text cell is then missing in SPSS too, not a valid empty value."""
+    for col in out.columns:
+        series = out[col]
+        if col not in declared and _text_column(series) and bool(series.isna().any()):
+            declared[str(col)] = [""]
 
 
 def restore_codes(out: pd.DataFrame, codes: Mapping[str, Sequence[MissingCode]],
