@@ -397,7 +397,7 @@ def _check(df: Any, keys: tuple[str, ...], weights: str | None,
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             raise ValueError(f"The weights in column {weights!r} must be finite and >= 1 (a "
-                             f"record stands for at least itself); row {row} holds {w[row]!r}.")
+                             f"record stands for at least itself); row {row} holds {float(w[row])!r}.")
     if population_size is not None and (
             isinstance(population_size, bool) or not np.isfinite(population_size)
             or population_size < len(df)):
