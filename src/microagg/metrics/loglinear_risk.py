@@ -27,6 +27,7 @@ numpy only.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +35,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["METHODS", "KeyTable", "LoglinearMethod", "LoglinearRisk", "fit_poisson",
+__all__ = ["METHODS", "KeyTable", "LoglinearMethod", "LoglinearOptions", "LoglinearRisk",
+           "fit_poisson",
            "key_table", "loglinear_risk", "parse_formula"]
 
 #: The largest key table (cells x model columns) the dense IRLS fit takes.
@@ -158,6 +160,20 @@ METHODS: dict[str, LoglinearMethod] = {m.name: m for m in (
 )}
 
 
+@dataclass(frozen=True)
+class LoglinearOptions:
+    """Which log-linear model to fit: ``method`` (a name in :data:`METHODS`) and ``formula``
+    (:func:`parse_formula`; ``None``: the main effects)."""
+
+    method: str = "default"
+    formula: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"The 'method' parameter of loglinear_risk must be one of "
+                             f"{sorted(METHODS)}; got {self.method!r}.")
+
+
 def parse_formula(formula: str | None, keys: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     """The terms of an R-style model formula over the keys (``"a*b + c"``, ``"~a:b + a + b"``),
     made hierarchical (a term brings in every term below it) and ordered by size.
@@ -195,18 +211,12 @@ def parse_formula(formula: str | None, keys: tuple[str, ...]) -> tuple[tuple[str
                              f"which is not a key; the keys are {list(keys)}.")
         names = tuple(sorted(set(crossed), key=keys.index))
         for size in range(1, len(names) + 1):  # every sub-term: the model is hierarchical
-            terms.update(_combinations(names, size))
+            terms.update(itertools.combinations(names, size))
     absent = [k for k in keys if (k,) not in terms]
     if absent:
         raise ValueError(f"The 'formula' parameter of loglinear_risk must name every key; "
                          f"{absent} are not in {formula!r} (add them: + {' + '.join(absent)}).")
     return tuple(sorted(terms, key=lambda t: (len(t), [keys.index(k) for k in t])))
-
-
-def _combinations(names: tuple[str, ...], size: int) -> list[tuple[str, ...]]:
-    import itertools
-
-    return list(itertools.combinations(names, size))
 
 
 def key_table(df: Any, keys: Any, *, weights: str | None = None,
@@ -241,7 +251,7 @@ def key_table(df: Any, keys: Any, *, weights: str | None = None,
     cell = np.ravel_multi_index(tuple(level_codes), tuple(sizes))
     n_cells = int(np.prod(sizes))
     counts = np.bincount(cell, minlength=n_cells).astype(np.float64)
-    wsum = np.bincount(cell, weights=w, minlength=n_cells)
+    wsum = np.bincount(cell, weights=w, minlength=n_cells).astype(np.float64)
     if population_size is None:
         population_size = float(w.sum())
     if weights is None:
@@ -377,10 +387,7 @@ def _risk_sums(v: NDArray[np.float64]) -> tuple[float, float]:
 def _check(df: Any, keys: tuple[str, ...], weights: str | None,
            population_size: float | None, method: str) -> LoglinearMethod:
     """The method's entry, once the file, the weights and ``N`` are known to suit it."""
-    if method not in METHODS:
-        raise ValueError(f"The 'method' parameter of loglinear_risk must be one of "
-                         f"{sorted(METHODS)}; got {method!r}.")
-    entry = METHODS[method]
+    entry = METHODS[LoglinearOptions(method=method).method]
     if not keys:
         raise ValueError("The 'keys' parameter of loglinear_risk must name at least one key.")
     for name in (*keys, *(() if weights is None else (weights,))):
