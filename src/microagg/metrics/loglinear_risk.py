@@ -306,8 +306,12 @@ def fit_poisson(X: NDArray[np.float64], y: NDArray[np.float64], *,
     deviance = _deviance(y, mu)
     for iteration in range(1, max_iter + 1):
         z = eta - off + (y - mu) / mu
-        sw = np.sqrt(mu)
-        beta = np.linalg.lstsq(X * sw[:, None], z * sw, rcond=None)[0]
+        gram = X.T @ (X * mu[:, None])  # weighted least squares by its normal equations
+        try:
+            beta = np.linalg.solve(gram, X.T @ (mu * z))
+        except np.linalg.LinAlgError:  # a singular model matrix: the least-squares solution
+            sw = np.sqrt(mu)
+            beta = np.linalg.lstsq(X * sw[:, None], z * sw, rcond=None)[0]
         eta = X @ beta + off
         mu = np.exp(np.minimum(eta, 700.0))
         new = _deviance(y, mu)
