@@ -134,3 +134,35 @@ def test_risk_refuses_a_population_smaller_than_the_file(eusilc: pathlib.Path) -
     result = _invoke("risk", eusilc, "-q", "db040", "--population-size", "100", "--no-suda")
     assert result.exit_code == EXIT_USER_ERROR
     assert "--population-size must be at least the number of records (14,827)" in result.output
+
+
+def test_risk_loglinear_is_the_function_on_the_file(eusilc: pathlib.Path, tmp_path: pathlib.Path
+                                                    ) -> None:
+    from microagg.metrics.loglinear_risk import loglinear_risk
+
+    out = tmp_path / "loglinear.json"
+    result = _invoke("risk", eusilc, "-q", "db040,hsize,rb090", "--weight", "rb050",
+                     "--loglinear", "--formula", "db040*hsize + rb090", "--no-suda",
+                     "--summary-json", out)
+    assert result.exit_code == 0, result.output
+    assert "log-linear model" in result.output and "tau1" in result.output
+    got = json.loads(out.read_text())["population_risk"]["loglinear"]
+    direct = loglinear_risk(load_dataset("eusilc").data, ["db040", "hsize", "rb090"],
+                            weights="rb050", formula="db040*hsize + rb090").summary()
+    assert got["formula"] == "db040 + hsize + rb090 + db040:hsize"
+    for key in ("tau1", "tau2", "sample_uniques", "sdcmicro_risk1"):
+        assert got[key] == pytest.approx(direct[key], rel=1e-12), key
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--loglinear"], "--loglinear needs --weight (sampling weights) or --population-size"),
+    (["--formula", "db040"], "--formula and --loglinear-method go with --loglinear"),
+    (["--weight", "rb050", "--loglinear", "--formula", "db040 + age"],
+     "names 'age', which is not a key"),
+    (["--weight", "rb050", "--loglinear", "--loglinear-method", "IPF"],
+     "must be one of ['CE', 'PML', 'default', 'weightedLLM']"),
+])
+def test_risk_loglinear_refusals(eusilc: pathlib.Path, args: list[str], message: str) -> None:
+    result = _invoke("risk", eusilc, "-q", "db040,hsize", "--no-suda", *args)
+    assert result.exit_code == EXIT_USER_ERROR, result.output
+    assert message in " ".join(result.output.split())

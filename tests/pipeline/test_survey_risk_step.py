@@ -91,3 +91,37 @@ def test_no_weight_no_population_risk(survey):
     release = anonymize(survey, quasi_identifiers=QI, k=5, identifiers=[*DROP, "weight"],
                         households="household_id", random_state=0)
     assert "population" not in release.metrics["survey_risk"]["after"]
+
+
+def test_loglinear_risk_is_the_main_effects_model_on_each_table(survey, released):
+    """With a weight, each side's ``population["loglinear"]`` is :func:`loglinear_risk` of
+    that table (main effects); masking merges classes, so the published file has no more
+    sample uniques than the original."""
+    from microagg.metrics.loglinear_risk import loglinear_risk
+
+    for side, table in (("before", survey), ("after", released.data)):
+        got = released.metrics["survey_risk"][side]["population"]["loglinear"]
+        direct = loglinear_risk(table, QI, weights="weight").summary()
+        for key in ("tau1", "tau2", "sample_uniques", "n_cells"):
+            assert got[key] == pytest.approx(direct[key], rel=1e-12), (side, key)
+        assert 0.0 <= got["tau1"] <= got["tau2"] <= got["sample_uniques"]
+    before = released.metrics["survey_risk"]["before"]["population"]["loglinear"]
+    after = released.metrics["survey_risk"]["after"]["population"]["loglinear"]
+    assert after["sample_uniques"] <= before["sample_uniques"]
+
+
+def test_loglinear_risk_skips_a_key_table_too_large_for_a_release():
+    import numpy as np
+    import pandas as pd
+
+    from microagg._pipeline.request import Request
+    from microagg._pipeline.survey_risk_step import LOGLINEAR_MAX_CELLS, survey_risk_figures
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": np.arange(300) % 150, "b": rng.normal(size=300),
+                       "w": np.full(300, 10.0)})  # 150 x 300 cells
+    request = Request.build(df, quasi_identifiers=["a", "b"], k=3, weights="w")
+    got = survey_risk_figures(df, request)["before"]["population"]["loglinear"]
+    assert got == {"skipped": f"the key table has 45,000 cells; the log-linear model is "
+                              f"fitted to 2 to {LOGLINEAR_MAX_CELLS:,} (microagg risk "
+                              "--loglinear fits larger ones)"}

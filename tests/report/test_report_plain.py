@@ -293,6 +293,11 @@ def test_report_shows_the_survey_risk_before_and_after() -> None:
     assert f"{100 * population['marketer']:.3g} % of them" in intro
     table = section.split("</table>")[0]
     assert f"<td>{population['marketer']:.4g}</td>" in table
+    model = after["population"]["loglinear"]  # tau1 and tau2 of the main-effects model
+    assert (f"expects {model['tau1']:,.3g} of the {model['sample_uniques']:,} sample uniques"
+            in intro)
+    assert "of them population uniques (log-linear)" in table
+    assert f"<td>{model['tau2']:.4g}</td>" in table
     plain = anonymize(survey, quasi_identifiers=["age", "sex", "region"], k=5,
                       identifiers=[*ids, "household_id", "weight"], random_state=0)
     assert "Disclosure risk before and after" not in render_report(plain, survey)

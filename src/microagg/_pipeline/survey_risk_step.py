@@ -8,7 +8,9 @@ individual risk, the global risk, the household risk, the records violating k = 
 With a sampling weight each side also carries ``"population"``: k-map and the prosecutor,
 journalist and marketer risks (:func:`microagg.metrics.population_risk.population_summary`
 without the fitted population-uniques models, which load scipy and would slow every
-release).
+release) and ``"loglinear"``, the main-effects log-linear risk of the sample uniques
+(:func:`microagg.metrics.loglinear_risk.loglinear_risk`; numpy only, skipped on key tables
+over :data:`LOGLINEAR_MAX_CELLS` cells).
 Numeric quasi-identifiers are taken as they are: before masking most of their values are
 unique, which is what microaggregation removes.
 """
@@ -47,7 +49,33 @@ def _summary(table: pd.DataFrame, request: Request, households: str | None) -> d
             out["population"] = population_summary(table, keys, weights=request.weight,
                                                    strata=request.strata, ks=ks,
                                                    uniqueness=False)
+            out["population"]["loglinear"] = _loglinear(table, keys, request.weight)
     return out
+
+
+#: The largest key table whose log-linear model a release fits (a fit of a few tenths of a
+#: second); larger tables (numeric keys before masking) are skipped, and say so.
+LOGLINEAR_MAX_CELLS = 20_000
+
+
+def _loglinear(table: pd.DataFrame, keys: list[str], weight: str) -> dict[str, Any]:
+    """The main-effects log-linear risk of the table's sample uniques
+    (:meth:`~microagg.metrics.loglinear_risk.LoglinearRisk.summary`), or ``{"skipped":
+    reason}`` when the key table has fewer than 2 or more than
+    :data:`LOGLINEAR_MAX_CELLS` cells."""
+    from ..metrics.loglinear_risk import loglinear_risk
+
+    cells = 1
+    for key in keys:
+        cells *= max(int(table[key].nunique(dropna=True)), 1)
+    if not 2 <= cells <= LOGLINEAR_MAX_CELLS:
+        return {"skipped": f"the key table has {cells:,} cells; the log-linear model is "
+                           f"fitted to 2 to {LOGLINEAR_MAX_CELLS:,} (microagg risk "
+                           "--loglinear fits larger ones)"}
+    if float(table[weight].min()) < 1.0:
+        return {"skipped": f"weights below 1 in {weight!r}: a record stands for at least "
+                           "itself"}
+    return loglinear_risk(table, keys, weights=weight).summary()
 
 
 def survey_risk_figures(published: pd.DataFrame, request: Request
@@ -57,8 +85,9 @@ def survey_risk_figures(published: pd.DataFrame, request: Request
     household or strata (the frequencies then counted within each stratum, which is
     published unchanged); ``None`` otherwise. With a weight, each side's ``"population"`` is
     :func:`~microagg.metrics.population_risk.population_summary` (``uniqueness=False``) of
-    that table: ``population_size``, ``weighted`` and ``k_map`` (k-map, the prosecutor,
-    journalist and marketer risks, the records with ``Fk < k``).
+    that table: ``population_size``, ``weighted``, ``k_map`` (k-map, the prosecutor,
+    journalist and marketer risks, the records with ``Fk < k``) and ``loglinear``
+    (``tau1``, ``tau2`` of the main-effects model, or ``{"skipped": reason}``).
 
     The household risk after masking needs each published record's household: the household
     column when it is published (kept), else the original's, row for row, unless the release

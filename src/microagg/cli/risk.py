@@ -38,6 +38,8 @@ from microagg.cli._common import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from microagg.metrics.loglinear_risk import LoglinearOptions
+
 
 @app.command()
 def risk(
@@ -82,6 +84,28 @@ def risk(
                           "SNB models with Dankar et al.'s rule (fitted: a second or so); "
                           "default: with --population-size only."),
     ] = None,
+    loglinear: Annotated[
+        bool,
+        typer.Option("--loglinear/--no-loglinear",
+                     help="Also fit a Poisson log-linear model to the key table (sdcMicro's "
+                          "modRisk; Skinner & Holmes 1998): the expected number of sample "
+                          "uniques that are population uniques. Needs --weight or "
+                          "--population-size."),
+    ] = False,
+    formula: Annotated[
+        str | None,
+        typer.Option("--formula", show_default=False,
+                     help="The log-linear model's terms over the keys, R-style: \"a*b + c\" "
+                          "(the a x b interaction and c); every key must appear. Default: "
+                          "the main effects."),
+    ] = None,
+    loglinear_method: Annotated[
+        str,
+        typer.Option("--loglinear-method",
+                     help="default (the sample counts), CE (Clogg & Eliason's offset), PML "
+                          "(the weighted counts) or weightedLLM (the weight sum as a "
+                          "predictor); all but default need --weight."),
+    ] = "default",
     suda: Annotated[
         bool,
         typer.Option("--suda/--no-suda", help="Also the SUDA2 special uniques and DIS-SUDA "
@@ -113,14 +137,31 @@ def risk(
         if population_size is not None and population_size < len(table):
             raise UsageError(f"--population-size must be at least the number of records "
                              f"({len(table):,}); got {population_size:g}.")
+        model = _loglinear(loglinear, formula, loglinear_method,
+                           survey["weights"] is not None or population_size is not None)
         figures = file_risk(table, keys, **survey, threshold=threshold, ks=_ks(ks),
                             missing=missing, suda=suda, population_size=population_size,
                             uniques=population_size is not None if uniques is None
-                            else uniques)
+                            else uniques, loglinear=model)
         stdout().print(risk_table(figures, source=input_path))
         if out is not None:
             write_text_atomic(json.dumps(plain_json(figures), indent=2) + "\n", out)
             stdout().print(Text(f"figures written to {out}"), soft_wrap=True)
+
+
+def _loglinear(wanted: bool, formula: str | None, method: str, has_population: bool
+               ) -> LoglinearOptions | None:
+    """The log-linear model asked for, or ``None``; refused without a population."""
+    from microagg.metrics.loglinear_risk import LoglinearOptions
+
+    if not wanted:
+        if formula is not None or method != "default":
+            raise UsageError("--formula and --loglinear-method go with --loglinear.")
+        return None
+    if not has_population:
+        raise UsageError("--loglinear needs --weight (sampling weights) or --population-size: "
+                         "the model's risk depends on the sampling fraction.")
+    return LoglinearOptions(method=method, formula=formula)
 
 
 def _ks(text: str) -> tuple[int, ...]:
@@ -155,12 +196,13 @@ def _roles(quasi_identifiers: list[str] | None, schema: pathlib.Path | None,
 def file_risk(table: pd.DataFrame, keys: list[str], *, weights: str | None,
               households: str | None, threshold: float, ks: tuple[int, ...], missing: str,
               suda: bool, strata: str | None = None,
-              population_size: float | None = None, uniques: bool = False
-              ) -> dict[str, Any]:
+              population_size: float | None = None, uniques: bool = False,
+              loglinear: LoglinearOptions | None = None) -> dict[str, Any]:
     """The figures of :func:`risk`: ``survey_risk``, ``risky_cells`` (key combinations of up
     to 3 keys held by fewer than 3 records), with a weight or ``population_size``
-    ``population_risk`` (with ``uniques``, the population uniques too), and with ``suda``,
-    ``suda2``."""
+    ``population_risk`` (with ``uniques``, the population uniques too; with ``loglinear``,
+    ``population_risk["loglinear"]``: :meth:`~microagg.metrics.loglinear_risk.LoglinearRisk.
+    summary`), and with ``suda``, ``suda2``."""
     from microagg.metrics.population_risk import population_summary, risky_cells
     from microagg.metrics.survey_risk import survey_risk
 
@@ -172,6 +214,12 @@ def file_risk(table: pd.DataFrame, keys: list[str], *, weights: str | None,
         figures["population_risk"] = population_summary(
             table, keys, weights=weights, population_size=population_size, missing=missing,
             strata=strata, ks=ks, uniqueness=uniques)
+        if loglinear is not None:
+            from microagg.metrics.loglinear_risk import loglinear_risk
+
+            figures["population_risk"]["loglinear"] = loglinear_risk(
+                table, keys, weights=weights, population_size=population_size,
+                method=loglinear.method, formula=loglinear.formula).summary()
     if suda:
         from microagg.metrics.suda import suda2
 
@@ -235,6 +283,8 @@ def _population_rows(table: Table, p: dict[str, Any]) -> None:
                                      "population")
     table.add_row("marketer risk", f"{_pct(k['marketer'])}: the share of records expected "
                                    "re-identified by matching every record at once")
+    if "loglinear" in p:
+        _loglinear_rows(table, p["loglinear"])
     if u is None:
         table.add_row("population uniques", "not estimated (--population-uniques, or give "
                                             "--population-size)")
@@ -249,6 +299,18 @@ def _population_rows(table: Table, p: dict[str, Any]) -> None:
               if u[name + "_uniques"] is not None]
     if others:
         table.add_row("population uniques by model", ", ".join(others))
+
+
+def _loglinear_rows(table: Table, m: dict[str, Any]) -> None:
+    table.add_row("log-linear model", f"{m['method']} fit of {m['formula']} to the "
+                                      f"{m['n_cells']:,} cells of the key table"
+                  + ("" if m["converged"] else " (did not converge: read with care)"))
+    table.add_row("sample uniques that are population uniques",
+                  f"{m['tau1']:,.4g} of {m['sample_uniques']:,} ({_pct(m['tau1_share'])}; "
+                  "tau1, Skinner & Holmes 1998)")
+    table.add_row("expected correct matches of sample uniques",
+                  f"{m['tau2']:,.4g} ({_pct(m['tau2_share'])}; tau2); sdcMicro's modRisk "
+                  f"prints {m['sdcmicro_risk1']:.4g} and {m['sdcmicro_risk2']:.4g}")
 
 
 def _cells_rows(table: Table, cells: list[dict[str, Any]]) -> None:

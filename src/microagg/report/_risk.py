@@ -24,6 +24,17 @@ _POPULATION = (
      "1 / fk of the riskiest record, for an intruder who knows the person is in the file"),
 )
 
+_LOGLINEAR = (
+    ("sample uniques", "sample_uniques", "records alone with their key values in the file"),
+    ("of them population uniques (log-linear)", "tau1",
+     "the expected number of sample uniques that are also unique in the population, under a "
+     "Poisson log-linear model of the key table with the keys' main effects (Skinner & "
+     "Holmes 1998; sdcMicro's modRisk)"),
+    ("expected correct matches (log-linear)", "tau2",
+     "the expected number of sample uniques an intruder matching them against the "
+     "population identifies correctly, under the same model"),
+)
+
 _ROWS = (
     ("global risk (%)", "global_risk_pct",
      "the mean individual risk: the probability that an intruder who knows a record's key "
@@ -120,6 +131,10 @@ def _population_rows(before: Mapping[str, Any] | None, after: Mapping[str, Any] 
               a.get("k_map_violations", {}).get(k),
               f"fewer than {k} persons of the population (estimated) share their keys")
              for k in ks]
+    lb, la = dict((before or {}).get("loglinear", {})), dict((after or {}).get("loglinear", {}))
+    if lb or la:
+        rows += [(label, lb.get(key), la.get(key), meaning)
+                 for label, key, meaning in _LOGLINEAR]
     return rows
 
 
@@ -135,4 +150,15 @@ def _population_sentence(population: Mapping[str, Any] | None) -> str:
             f"population picks the right record with a chance of at most "
             f"{100 * risk['journalist_max']:.3g} % (journalist risk); one matching every "
             f"record is expected to re-identify {100 * risk['marketer']:.3g} % of them "
-            "(marketer risk).")
+            "(marketer risk)." + _loglinear_sentence(population.get("loglinear")))
+
+
+def _loglinear_sentence(model: Mapping[str, Any] | None) -> str:
+    """" A log-linear model of the key table expects 0.2 of the 294 sample uniques ..."."""
+    if not model or "tau1" not in model:
+        return ""
+    return (f" A log-linear model of the key table (main effects of the keys; Skinner & "
+            f"Holmes 1998) expects {model['tau1']:,.3g} of the {model['sample_uniques']:,} "
+            f"sample uniques to be unique in the population too, and an intruder matching "
+            f"them to identify {model['tau2']:,.3g} correctly: it assumes the keys' "
+            "combinations are Poisson counts whose logarithm is additive in the keys.")
