@@ -98,8 +98,15 @@ def _routes() -> list[Any]:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from . import (hierarchies, hierarchy_builder, job_pages, pages, plan_pages, release_pages,
-                   sweep_page)
+    from . import (
+        hierarchies,
+        hierarchy_builder,
+        job_pages,
+        pages,
+        plan_pages,
+        release_pages,
+        sweep_page,
+    )
 
     return [
         Route("/", pages.home), Route("/data", pages.get_data),
