@@ -158,7 +158,7 @@ def _groups(form: Mapping[str, str], n: int, series: pd.Series, values: list[str
             if name:
                 groups.setdefault(name, []).append(value)
         levels.append(groups)
-    return grouping_hierarchy(series.to_numpy(), levels, column=column, keep_ungrouped=True)
+    return grouping_hierarchy(values, levels, column=column, keep_ungrouped=True)  # page order
 
 
 def _ordinal(form: Mapping[str, str], n: int, series: pd.Series, values: list[str],
