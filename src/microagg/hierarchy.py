@@ -180,6 +180,31 @@ class Hierarchy:
             raise SchemaError(f"Hierarchy file {p} (column {column!r}) has an empty row.")
         return cls({r[0]: tuple(r) for r in rows}, column=column, source=str(p))
 
+    def to_csv(self, path: str | pathlib.Path | None = None) -> str:
+        """The hierarchy as an ARX CSV file: no header, ``;``-separated, one row per value
+        then its labels up to the root (what :meth:`from_csv` reads back; a field holding
+        ``;`` or a quote is quoted). With ``path``, also written there (UTF-8; complete or
+        absent: a temporary file renamed).
+
+        Examples
+        --------
+        >>> print(Hierarchy.intervals([3, 17], [10]).to_csv(), end="")
+        3;0-9;*
+        17;10-19;*
+        """
+        import csv
+        import io
+
+        out = io.StringIO()
+        csv.writer(out, delimiter=";", lineterminator="\n").writerows(self.paths.values())
+        text = out.getvalue()
+        if path is not None:
+            target = pathlib.Path(path)
+            part = target.with_name(f".{target.name}.part")
+            part.write_text(text, encoding="utf-8")
+            part.replace(target)
+        return text
+
     @classmethod
     def from_mapping(cls, tree: Mapping[str, Any], *, column: str = "") -> Hierarchy:
         """Build from a nested mapping ``{root: {child: {...} or [leaves]}}``.

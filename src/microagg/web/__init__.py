@@ -98,7 +98,15 @@ def _routes() -> list[Any]:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from . import hierarchies, job_pages, pages, plan_pages, release_pages, sweep_page
+    from . import (
+        hierarchies,
+        hierarchy_builder,
+        job_pages,
+        pages,
+        plan_pages,
+        release_pages,
+        sweep_page,
+    )
 
     return [
         Route("/", pages.home), Route("/data", pages.get_data),
@@ -124,5 +132,8 @@ def _routes() -> list[Any]:
         Route("/roles/hierarchy", hierarchies.post_hierarchy, methods=["POST"]),
         Route("/roles/hierarchy/remove", hierarchies.post_remove_hierarchy, methods=["POST"]),
         Route("/export/hierarchies/{name}", hierarchies.export_hierarchy),
+        Route("/hierarchies", hierarchy_builder.get_builder),
+        Route("/hierarchies", hierarchy_builder.post_builder, methods=["POST"]),
+        Route("/hierarchies/download/{name}", hierarchy_builder.download_built),
         Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
     ]

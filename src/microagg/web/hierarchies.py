@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pathlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -29,8 +29,8 @@ from .security import check_csrf, session_of
 from .uploads import Upload, read_form
 
 __all__ = ["FOLDER", "HIERARCHY_LIMIT", "STORED", "export_hierarchy", "hierarchy_problems",
-           "levels", "post_hierarchy", "post_remove_hierarchy", "read_hierarchy",
-           "stored_files"]
+           "levels", "plan_hierarchies", "plan_hierarchy_problems", "post_hierarchy",
+           "post_remove_hierarchy", "read_hierarchy", "stored_files"]
 
 FOLDER = "hierarchies"
 """The session folder's subfolder of the uploaded hierarchies."""
@@ -50,6 +50,43 @@ def stored_files(folder: pathlib.Path) -> set[str]:
         return set()
     return {f"{FOLDER}/{p.name}" for p in found.iterdir()
             if p.is_file() and not p.is_symlink() and STORED.fullmatch(f"{FOLDER}/{p.name}")}
+
+
+def plan_hierarchy_problems(records: Sequence[Mapping[str, Any]], folder: pathlib.Path
+                            ) -> list[str]:
+    """Every step of a posted plan whose ``hierarchy`` option is not a hierarchy of this
+    session (``hierarchies/N.csv``, uploaded on the Roles page or built on the Hierarchies
+    page): the workbench opens no other file."""
+    stored = stored_files(folder)
+    problems = []
+    for number, record in enumerate(records, start=1):
+        path = record.get("hierarchy")
+        if path is not None and str(path) not in stored:
+            shown = ", ".join(sorted(stored)) or "none yet"
+            problems.append(f"Step {number} of the plan ({record.get('step')}): the "
+                            f"'hierarchy' option {str(path)[:80]!r} is not a hierarchy of "
+                            f"this session; give one of {shown} (build one on the "
+                            "Hierarchies page, or upload one on the Roles page).")
+    return problems
+
+
+def plan_hierarchies(records: Sequence[Mapping[str, Any]], folder: pathlib.Path
+                     ) -> list[dict[str, Any]]:
+    """The plan's records with each ``hierarchy`` option (``hierarchies/N.csv``, checked by
+    :func:`plan_hierarchy_problems`) read from ``folder``: a
+    :class:`~microagg.hierarchy.Hierarchy` whose source is that relative name, so that the
+    release records and shows ``hierarchies/N.csv``, never the server's folder."""
+    from microagg.hierarchy import Hierarchy
+
+    out = []
+    for record in records:
+        path = record.get("hierarchy")
+        if isinstance(path, str) and STORED.fullmatch(path):
+            column = str(record.get("column", ""))
+            read = Hierarchy.from_csv(folder / path, column=column)
+            record = {**record, "hierarchy": Hierarchy(read.paths, column=column, source=path)}
+        out.append(dict(record))
+    return out
 
 
 def read_hierarchy(path: pathlib.Path, column: str, values: pd.Series, shown: str) -> Any:
@@ -216,6 +253,8 @@ async def export_hierarchy(request: Request) -> Response:
         return RedirectResponse("/export", status_code=303)
     attempt = session.attempts[session.current]
     named = {str(e.get("hierarchy")) for e in attempt.schema.values() if e.get("hierarchy")}
+    named |= {str(r["hierarchy"]) for r in attempt.options.get("plan") or ()
+              if r.get("hierarchy")}
     if not STORED.fullmatch(relative) or relative not in named \
             or relative not in stored_files(session.folder):
         return HTMLResponse("Not a download of the workbench.", status_code=404)

@@ -200,9 +200,11 @@ def release_for(df: pd.DataFrame, schema: dict[str, dict[str, Any]], folder: pat
 
     from microagg.steps import Plan
 
+    from .hierarchies import plan_hierarchies
+
     keywords: dict[str, Any] = dict(options)
     if keywords.get("plan") is not None:  # plain records: what a worker process receives
-        keywords["plan"] = Plan.from_records(keywords["plan"])
+        keywords["plan"] = Plan.from_records(plan_hierarchies(keywords["plan"], folder))
     with reporting(grouped if progress is not None else None):
         return microagg.anonymize(df, schema=build_schema(schema, folder), **keywords)
 

@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from . import job_pages, plan_form, plan_pages, protect, roles
+from .hierarchies import plan_hierarchy_problems, stored_files
 from .jobs import Job, JobRunner, RunnerBusy
 from .pages import _ensure_schema, render
 from .protect import PROTECT_ERRORS, Attempt
@@ -154,7 +155,8 @@ def protect_page(request: Request, *, errors: list[str] | None = None, status: i
                   ready=session.table is not None and bool(session.schema),
                   methods=protect.methods(), recommended=recommended, values=shown,
                   kinds=[kind for kind in kinds if kind["name"] not in refused],
-                  refused=refused, plan=plan_pages.shown_plan(shown, kinds))
+                  refused=refused, plan=plan_pages.shown_plan(shown, kinds),
+                  built_hierarchies=sorted(stored_files(session.folder)))
 
 
 def prefilled(query: Mapping[str, str]) -> dict[str, str]:
@@ -212,6 +214,9 @@ async def post_protect(request: Request) -> Response:
             return protect_page(request, values={**kept, **edit})
         options = plan_form.plan_options(form, protect.parse_form(form), session.schema,
                                          list(session.table.columns), len(session.table))
+        found = plan_hierarchy_problems(options.get("plan") or [], session.folder)
+        if found:
+            raise plan_form.PlanErrors(found)
     except PROTECT_ERRORS as error:
         return protect_page(request, errors=getattr(error, "problems", [str(error)]),
                             status=400, values=values)

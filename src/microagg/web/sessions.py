@@ -103,6 +103,8 @@ class SessionState:
     """Index in :attr:`attempts` of the one the Result and Export pages show."""
     sweep: Any = None
     """The last sweep of this session (:class:`microagg.web.sweep_page.SweepResult`)."""
+    built: dict[str, str] = field(default_factory=dict)
+    """The hierarchies built on the Hierarchies page: ``hierarchies/N.csv`` -> what it is."""
     jobs: dict[str, Any] = field(default_factory=dict)
     """The jobs this session started (:class:`microagg.web.jobs.Job`), by id."""
     last_seen: float = field(default_factory=time.monotonic)
