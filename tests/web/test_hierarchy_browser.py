@@ -3,7 +3,8 @@ in the builder, previewed (records per group as the data has them) and saved; th
 file downloaded is the ARX CSV of the same hierarchy built in Python.
 
 Skipped (with the reason) where Playwright or Chromium is missing (see
-:mod:`.test_browser`).
+:mod:`.test_browser`). Exhaustive (about 25 s on two cores): the default run builds, previews
+and saves through the same routes in ``test_hierarchy_builder.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from microagg.hierarchy_builders import grouping_hierarchy
 from .browser_flow import Flow, browser_missing, launch, serve, survey_csv
 
 MISSING = browser_missing()
-pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+pytestmark = [pytest.mark.skipif(MISSING is not None, reason=MISSING or ""),
+              pytest.mark.exhaustive]
 
 
 def test_groups_typed_previewed_and_saved_in_chromium(tmp_path: pathlib.Path) -> None:
