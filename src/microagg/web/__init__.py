@@ -98,7 +98,7 @@ def _routes() -> list[Any]:
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
-    from . import hierarchies, job_pages, pages, plan_pages, release_pages, sweep_page
+    from . import hierarchies, job_pages, pages, plan_pages, release_pages, risk_page, sweep_page
 
     return [
         Route("/", pages.home), Route("/data", pages.get_data),
@@ -108,7 +108,9 @@ def _routes() -> list[Any]:
         Route("/roles", pages.get_roles), Route("/roles", pages.post_roles, methods=["POST"]),
         Route("/roles/upload", pages.post_schema_upload, methods=["POST"]),
         Route("/roles/schema.toml", pages.get_schema_file),
-        Route("/risk", release_pages.get_risk), Route("/protect", release_pages.get_protect),
+        Route("/risk", risk_page.get_risk),
+        Route("/risk", risk_page.post_risk, methods=["POST"]),
+        Route("/protect", release_pages.get_protect),
         Route("/protect", release_pages.post_protect, methods=["POST"]),
         Route("/result", release_pages.get_result),
         Route("/result/current", release_pages.post_current, methods=["POST"]),
