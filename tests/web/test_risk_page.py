@@ -230,3 +230,16 @@ def test_a_shuffled_release_pairs_no_rows() -> None:
     drawn = beside(df, df.assign(a=[1, 5, 3]), n=3)
     assert [r["changed"] for r in drawn["rows"]] == [[False], [True], [False]]
     assert drawn["changed"] == 1
+
+
+def test_a_sensitive_column_with_missing_values_does_not_stop_the_page(
+        client: TestClient) -> None:
+    rows = "".join(f"{20 + i % 4},{'' if i % 5 == 0 else 1000 + i}\n" for i in range(40))
+    upload(client, "gaps.csv", f"age,income\n{rows}".encode())
+    client.get("/roles")
+    saved = client.post("/roles", data={"role-0": "quasi-identifier", "type-0": "numeric",
+                                        "role-1": "sensitive", "type-1": "numeric",
+                                        "csrf_token": csrf(client, "/roles")})
+    assert saved.status_code == 200, saved.text
+    page = client.get("/risk")
+    assert page.status_code == 200 and '<td id="k-before">10</td>' in page.text
