@@ -1,7 +1,8 @@
 """The three-step plan driven in Chromium (issue 51): on the bundled survey, a recode of
 region, a local suppression of region, sex and education, and a microaggregation of age,
-built on the Protect page step by step; the last step undone and added back; the Result
-page's figures and verdict read; the published CSV downloaded through the confirmation form
+built on the Protect page step by step (the Risk page measured first on the suppression's
+keys); the last step undone and added back; the Result page's figures, verdict, headline
+risk and published rows beside the original read; the published CSV downloaded through the confirmation form
 (the verdict does not call this release protected) with the schema, the plan and the
 command the Export page shows.
 
@@ -17,7 +18,7 @@ from typing import Any
 
 from .browser_flow import PROTECT_MS, ROLES, Flow, launch, serve, survey_csv
 
-__all__ = ["PLAN_ROLES", "STEPS", "three_step_flow"]
+__all__ = ["PLAN_ROLES", "RISK_KEYS", "STEPS", "three_step_flow"]
 
 PLAN_ROLES = {**ROLES, "region": "quasi-identifier", "sex": "quasi-identifier",
               "education": "quasi-identifier", "age": "quasi-identifier",
@@ -39,15 +40,49 @@ _ROWS = ("rows => rows.map(r => Object.fromEntries([...r.querySelectorAll('td[cl
          ".map(td => [td.className, td.textContent.trim()])))")
 
 
+_CURRENT_RISK = ("table => { const names = [...table.querySelectorAll('thead th')]"
+                 ".map(th => th.textContent.trim()); const row = table.querySelector("
+                 "'tbody tr[aria-current=\"true\"]'); return row.children["
+                 "names.indexOf('risk')].textContent.trim(); }")
+_BESIDE = ("rows => rows.map(r => [r.id.split('-')[1], ...[...r.querySelectorAll('td')]"
+           ".slice(1).map(td => [td.classList.contains('changed'), "
+           "(td.querySelector('mark') || td).textContent.trim()])])")
+RISK_KEYS = ("sex", "region", "education")
+"""The key variables chosen on the Risk page (the suppression's keys; age unticked)."""
+_AGE = 2
+"""The survey's column index of age (its checkbox is ``#key-2``)."""
+
+
+def _risk(page: Any, flow: Flow) -> dict[str, Any]:
+    """The Risk page with age unticked: the keys it measured on, k before and the riskiest
+    records (their cells as text)."""
+    from playwright.sync_api import expect
+
+    flow.step("Risk")
+    page.uncheck(f"#key-{_AGE}")
+    page.click("#measure-keys")
+    expect(page.locator("#riskiest")).to_be_visible(timeout=PROTECT_MS)
+    return {"keys": page.locator("#risk-keys").inner_text().split(", "),
+            "k": page.locator("#k-before").inner_text(),
+            "riskiest": page.eval_on_selector_all(
+                "#riskiest tbody tr", "rows => rows.map(r => [...r.children]"
+                ".map(c => c.textContent.trim()))")}
+
+
 def _released(page: Any) -> dict[str, Any]:
-    """What the Result page shows once the release is made: the verdict's text and each
-    plan row's cells by class."""
+    """What the Result page shows once the release is made: the verdict's text, each plan
+    row's cells by class, the current attempt's headline risk and the published rows shown
+    beside the original ones (row, then per column: changed, the published text)."""
     from playwright.sync_api import expect
 
     expect(page.get_by_role("heading", name="Result", exact=True)).to_be_visible(
         timeout=PROTECT_MS)
     return {"verdict": page.locator("#verdict").inner_text().strip(),
-            "rows": page.eval_on_selector_all("#plan tbody tr", _ROWS)}
+            "rows": page.eval_on_selector_all("#plan tbody tr", _ROWS),
+            "risk": page.eval_on_selector("#attempts", _CURRENT_RISK),
+            "columns": page.eval_on_selector_all(
+                "#beside thead th", "cells => cells.map(c => c.textContent.trim())")[2:],
+            "beside": page.eval_on_selector_all("#beside tr.published", _BESIDE)}
 
 
 def _export(page: Any, base: str, folder: pathlib.Path) -> dict[str, Any]:
@@ -82,6 +117,7 @@ def three_step_flow(tmp: pathlib.Path) -> dict[str, Any]:
         flow = Flow(page)
         flow.data(server.url, table, rows=5000)
         flow.roles(PLAN_ROLES)
+        seen["risk"] = _risk(page, flow)
         flow.step("Protect")
         seen["offered"] = page.eval_on_selector_all(
             "#add_step option", "options => options.map(o => o.value)")

@@ -80,6 +80,50 @@ def _cli(cwd: pathlib.Path, command: str) -> bytes:
     return (cwd / "out.csv").read_bytes()
 
 
+def _check_risk_page(risk: dict[str, object], survey: pd.DataFrame) -> None:
+    """The Risk page on the keys chosen apart (age unticked), against the classes counted
+    here: without a weight (an identifier in these roles) a record's risk is 1 / fk."""
+    from .plan_browser_flow import RISK_KEYS
+
+    keys = list(RISK_KEYS)
+    assert risk["keys"] == keys
+    fk = survey.groupby(keys, dropna=False)[keys[0]].transform("size").to_numpy()
+    assert risk["k"] == str(fk.min())
+    order = sorted(range(len(survey)), key=lambda i: (fk[i], i))[:20]
+    assert risk["riskiest"] == [[str(i + 1), *map(str, survey.loc[i, keys]), str(fk[i]),
+                                 f"{100 / fk[i]:.4g} %"] for i in order]
+
+
+def _check_result_sample(shown: dict[str, object], api: object, survey: pd.DataFrame
+                         ) -> None:
+    """The Result page's headline risk is the API's; its published rows beside the original
+    are the API's published rows, the changed cells marked where they differ from the
+    uploaded file's, and no identifier is shown."""
+    from microagg.metrics.headline import headline_risk
+
+    from .plan_browser_flow import PLAN_ROLES
+
+    found = headline_risk(api.metrics)  # type: ignore[attr-defined]
+    assert shown["risk"] == (f"{found[0].short} {found[1]:.2f} %" if found else "-")
+    published = api.data  # type: ignore[attr-defined]
+    assert shown["columns"] == list(published.columns)
+    assert not {c for c, role in PLAN_ROLES.items() if role == "identifier"} \
+        & set(shown["columns"])  # type: ignore[arg-type]
+    rows = shown["beside"]
+    assert len(rows) == 10  # type: ignore[arg-type]
+    for row, *cells in rows:  # type: ignore[attr-defined]
+        i = int(row) - 1
+        for column, (changed, text) in zip(shown["columns"], cells, strict=True):  # type: ignore[call-overload]
+            after, before = published[column].iloc[i], survey[column].iloc[i]
+            if pd.isna(after):
+                assert text == "" and changed == (not pd.isna(before)), (row, column)
+            elif isinstance(after, (int, float)) and not isinstance(after, bool):
+                assert float(text) == pytest.approx(float(after), rel=1e-9), (row, column)
+                assert changed == (float(before) != float(after)), (row, column)
+            else:
+                assert (text, changed) == (str(after), str(before) != str(after)), (row, column)
+
+
 def test_a_three_step_plan_in_chromium_matches_the_api_and_the_cli(
         tmp_path: pathlib.Path) -> None:
     from .plan_browser_flow import PLAN_ROLES, STEPS, three_step_flow
@@ -107,6 +151,8 @@ def test_a_three_step_plan_in_chromium_matches_the_api_and_the_cli(
                            strict=True):
         assert {key: row[key] for key in shown_figures(record)} == shown_figures(record)
     assert seen["again"] == seen["plan"]  # added back: the same release
+    _check_risk_page(seen["risk"], pd.read_csv(tmp_path / "survey.csv"))
+    _check_result_sample(seen["plan"], api, pd.read_csv(tmp_path / "survey.csv"))
     # the export: refused without the confirmation, then the API's table, byte for byte the
     # CLI's for the --step command shown (plan.toml's command: test_plan_form.py, which
     # runs both)

@@ -248,7 +248,7 @@ def test_risk_page_shows_survey_risk_with_a_weight(client: TestClient) -> None:
     from microagg.datasets import load_dataset
     from microagg.metrics.population_risk import population_summary
 
-    keys = re.search(r"on the quasi-identifiers ([^:]+):", page).group(1).split(", ")
+    keys = re.search(r'<span id="risk-keys">([^<]+)</span>', page).group(1).split(", ")
     survey = load_dataset("survey")
     direct = population_summary(survey.data, keys, weights=survey.weight,
                                 uniqueness=False)["k_map"]

@@ -105,6 +105,7 @@ def _routes() -> list[Any]:
         pages,
         plan_pages,
         release_pages,
+        risk_page,
         sweep_page,
     )
 
@@ -116,7 +117,9 @@ def _routes() -> list[Any]:
         Route("/roles", pages.get_roles), Route("/roles", pages.post_roles, methods=["POST"]),
         Route("/roles/upload", pages.post_schema_upload, methods=["POST"]),
         Route("/roles/schema.toml", pages.get_schema_file),
-        Route("/risk", release_pages.get_risk), Route("/protect", release_pages.get_protect),
+        Route("/risk", risk_page.get_risk),
+        Route("/risk", risk_page.post_risk, methods=["POST"]),
+        Route("/protect", release_pages.get_protect),
         Route("/protect", release_pages.post_protect, methods=["POST"]),
         Route("/result", release_pages.get_result),
         Route("/result/current", release_pages.post_current, methods=["POST"]),

@@ -1,6 +1,7 @@
-"""Route handlers of the Risk, Protect, Result and Export pages (the workbench's steps 3 to 6).
+"""Route handlers of the Protect, Result and Export pages (the workbench's steps 4 to 6; the
+Risk page, step 3, is :mod:`microagg.web.risk_page`).
 
-Routes (stable, also used by the browser tests): ``GET /risk``; ``GET /protect``,
+Routes (stable, also used by the browser tests): ``GET /protect``,
 ``POST /protect`` (the form of :mod:`microagg.web.protect`); ``GET /result``,
 ``POST /result/current`` (field ``attempt``: make that attempt current, "go back"),
 ``GET /result/report.html`` (the report, with its own CSP so that it may be framed by the
@@ -35,14 +36,13 @@ from .sessions import SessionState
 from .uploads import read_form
 
 __all__ = ["REPORT_CSP", "export_file", "export_page", "get_export", "get_protect", "get_report",
-           "get_result", "get_risk", "post_current", "post_download",
+           "get_result", "post_current", "post_download",
            "post_protect"]
 
 REPORT_CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
               "frame-ancestors 'self'; form-action 'none'; base-uri 'none'")
 """The report's own policy: nothing loaded from anywhere, no script; framed only by the
 workbench itself (the pages keep ``frame-ancestors 'none'``)."""
-_ROLES_FIRST = "Open a table on the Data page and check its roles on the Roles page first."
 
 
 def _see(path: str) -> RedirectResponse:
@@ -54,84 +54,6 @@ def _current(session: SessionState) -> Attempt | None:
         return None
     attempt: Attempt = session.attempts[session.current]
     return attempt
-
-
-# ------------------------------------------------------------------------------ risk page
-
-def _risk_figures(session: SessionState) -> dict[str, Any]:
-    """Class sizes and record risk of the quasi-identifiers (and survey risk with SUDA2
-    when the schema has a weight, a household or strata), before any protection."""
-    from microagg.audit.check import check_table
-
-    assert session.table is not None
-    schema = protect.build_schema(session.schema, session.folder)
-    keys = list(schema.quasi_identifiers)
-    if not keys:
-        raise ValueError("The schema has no quasi-identifier: mark some on the Roles page.")
-    checked = check_table(session.table, quasi_identifiers=keys,
-                          sensitive=list(schema.sensitive), closeness=False)
-    figures: dict[str, Any] = {"keys": keys, "check": checked.summary(), "survey": None}
-    if schema.weight or schema.household or schema.strata:
-        from microagg.cli.risk import file_risk
-
-        survey = file_risk(session.table, keys, weights=schema.weight,
-                           households=schema.household, threshold=0.05, ks=(2, 3, 5),
-                           missing="any", suda=True, strata=schema.strata)
-        figures["survey"] = _survey_rows(survey)
-    return figures
-
-
-def _survey_rows(figures: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """The survey risk and SUDA2 figures a reader needs, each with what it means."""
-    s, suda = figures["survey_risk"], figures.get("suda") or {}
-    rows = [("global risk", f"{s['global_risk_pct']:.3g} %", "mean individual "
-             "re-identification risk, estimated from the sampling weights"),
-            ("expected re-identifications", f"{s['expected_reidentifications']:.1f}",
-             "sum of the individual risks over the records"),
-            ("largest individual risk", f"{100 * s['max_risk']:.3g} %", "the record most "
-             "at risk"),
-            (f"records above {100 * s['threshold']:g} %", f"{s['n_above_threshold']:,}",
-             "records whose individual risk passes the usual limit")]
-    if s.get("strata"):
-        rows.append(("strata", s["strata"], "frequencies counted within each stratum (a key "
-                     "the intruder may know)"))
-    rows += [(f"records violating {k}-anonymity", f"{n:,}", f"records sharing their keys "
-              f"with fewer than {int(k) - 1} others in the sample")
-             for k, n in s.get("k_anonymity_violations", {}).items()]
-    if s.get("household_risk_pct") is not None:
-        rows.append(("household risk", f"{s['household_risk_pct']:.3g} %", "chance that "
-                     "some member of a household is re-identified, on average"))
-    population = (figures.get("population_risk") or {}).get("k_map")
-    if population:
-        rows += [("k-map", f"{population['k_map']:.4g}", "the fewest persons of the "
-                  "population estimated to share a record's keys"),
-                 ("journalist risk", f"{100 * population['journalist_max']:.3g} %",
-                  "1 / k-map: the most exposed record, for an intruder who knows a person of "
-                  "the population"),
-                 ("marketer risk", f"{100 * population['marketer']:.3g} %", "share of the "
-                  "records an intruder matching every record is expected to re-identify")]
-    if suda:
-        rows += [("SUDA2 records with a special unique", f"{suda['records_with_msu']:,}",
-                  "records unique on a small subset of their keys (minimal sample uniques)"),
-                 ("SUDA2 largest DIS score", f"{suda['dis_score_max']:.3g}",
-                  "estimated chance that such a sample unique is unique in the population")]
-    return rows
-
-
-async def get_risk(request: Request) -> Response:
-    """The Risk page: what needs protecting (ex-ante risk of the quasi-identifiers)."""
-    session = session_of(request)
-    problems = _ensure_schema(session)
-    if session.table is None or not session.schema or problems:
-        return render(request, "risk.html", title="Risk", page_name="risk",
-                      errors=problems, message=_ROLES_FIRST, figures=None)
-    try:
-        figures = await run_in_threadpool(_risk_figures, session)
-    except PROTECT_ERRORS as error:
-        return render(request, "risk.html", status=400, title="Risk", page_name="risk",
-                      errors=[str(error)], message=None, figures=None)
-    return render(request, "risk.html", title="Risk", page_name="risk", errors=[],
-                  message=None, figures=figures)
 
 
 # --------------------------------------------------------------------------- protect page
@@ -262,9 +184,20 @@ async def get_result(request: Request) -> Response:
                                "detail": ", ".join(f"{k} {v}" for k, v in detail.items())})
     return render(request, "result.html", title="Result", page_name="result", errors=[],
                   message=None, attempt=attempt, checks=checks, attempts=session.attempts,
-                  plan=plan_pages.plan_rows(attempt),
+                  plan=plan_pages.plan_rows(attempt), beside=_beside(session, attempt),
                   current=session.current, schema_changed=attempt is not None
                   and attempt.schema != plan_pages.roles_of(attempt, session.schema))
+
+
+def _beside(session: SessionState, attempt: Attempt | None) -> dict[str, Any] | None:
+    """A sample of the attempt's published rows beside the original ones
+    (:func:`microagg.web.beside.beside`), or ``None`` without an attempt."""
+    from .beside import beside
+
+    if attempt is None or session.table is None:
+        return None
+    return beside(session.table, attempt.release.data,
+                  shuffled=attempt.release.params.get("epsilon") is not None)
 
 
 async def post_current(request: Request) -> Response:

@@ -101,6 +101,10 @@ class SessionState:
     first."""
     current: int | None = None
     """Index in :attr:`attempts` of the one the Result and Export pages show."""
+    risk_keys: tuple[str, ...] | None = None
+    """The key variables the Risk page measures on, as the steward ticked them (``None``:
+    the quasi-identifiers of the roles); the releases do not use them (the library measures
+    a release on the columns it masks)."""
     sweep: Any = None
     """The last sweep of this session (:class:`microagg.web.sweep_page.SweepResult`)."""
     built: dict[str, str] = field(default_factory=dict)
@@ -133,6 +137,7 @@ class SessionState:
         self.stats = column_stats(df)
         self.schema, self.reasons = {}, {}
         self.attempts, self.current = [], None
+        self.risk_keys = None
 
 
 class SessionStore:
