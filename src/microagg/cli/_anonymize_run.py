@@ -438,8 +438,16 @@ def run_on_file(runner: Engine, input_path: str, options: dict[str, Any],
     from microagg.engines._reads_files import file_request
     from microagg.io.tables import write_text_atomic
 
+    from microagg.cli._file_plans import census_plan_on_file
+
     source = pathlib.Path(input_path)
     options = columns_as_spelled(options, list(first_rows(source, sep=sep).columns))
+    release = census_plan_on_file(runner, input_path, options, schema, sep,
+                                  str(outputs.table), face, FLAGS)
+    if release is not None:
+        if outputs.summary is not None:
+            write_text_atomic(release.to_json() + "\n", outputs.summary)
+        return release
     try:
         request = file_request(source, engine=runner.name, sep=sep, schema=schema,
                                **request_keywords(options))
