@@ -21,14 +21,20 @@ from ...steps.record_swap.options import SwapHouseholds
 __all__ = ["Coder", "KeyFigures", "SwapCheck"]
 
 
-def _plain(series: pd.Series) -> pd.Series:
-    """The values compared: numbers as floats (1 and 1.0 one value), else their text."""
-    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series) \
-            and not isinstance(series.dtype, pd.CategoricalDtype):
-        return pd.Series(series.to_numpy(dtype=np.float64, na_value=np.nan))
-    values = series.to_numpy(dtype=object)
-    missing = pd.isna(values)
-    return pd.Series(np.where(missing, None, values.astype(str)), dtype=object)
+def _factorized(series: pd.Series) -> tuple[NDArray[np.intp], pd.Index]:
+    """The chunk's codes and the value of each code: numbers as floats (1 and 1.0 one
+    value), everything else as its text (missing: ``None``, one value of its own)."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        own = series.cat.codes.to_numpy().astype(np.intp)
+        labels = [str(c) for c in series.cat.categories] + [None]
+        return np.where(own < 0, len(labels) - 1, own), pd.Index(labels, dtype=object)
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        values = series.to_numpy(dtype=np.float64, na_value=np.nan) + 0.0
+        codes, uniques = pd.factorize(values, use_na_sentinel=False)
+        return codes.astype(np.intp), pd.Index(uniques, dtype=np.float64)
+    codes, uniques = pd.factorize(series.to_numpy(dtype=object), use_na_sentinel=False)
+    labels = [None if pd.isna(v) else str(v) for v in uniques]
+    return codes.astype(np.intp), pd.Index(labels, dtype=object)
 
 
 class Coder:
@@ -36,15 +42,20 @@ class Coder:
     (numbers compared as floats, everything else as its text; missing is a value)."""
 
     def __init__(self) -> None:
-        self.index = pd.Index([], dtype=object)
+        self.index: pd.Index | None = None
 
     def __call__(self, series: pd.Series) -> NDArray[np.int64]:
-        values = _plain(series)
-        uniques = pd.Index(pd.unique(values), dtype=object)
-        new = uniques[self.index.get_indexer(uniques) < 0]
-        if len(new):
-            self.index = self.index.append(new)
-        return np.asarray(self.index.get_indexer(values.astype(object)), dtype=np.int64)
+        codes, uniques = _factorized(series)
+        if self.index is None:
+            self.index = uniques
+        elif self.index.dtype != uniques.dtype:  # numbers in one chunk, text in another
+            self.index = self.index.astype(object)
+            uniques = uniques.astype(object)
+        at = self.index.get_indexer(uniques)
+        if (at < 0).any():
+            self.index = self.index.append(uniques[at < 0])
+            at = self.index.get_indexer(uniques)
+        return at.astype(np.int64)[codes]
 
 
 class SwapCheck:

@@ -94,8 +94,9 @@ class TransitionCounts:
         self.unknown = 0
 
     def _codes(self, values: pd.Series) -> NDArray[np.intp]:
-        text = pd.Series(values.to_numpy(dtype=object)).map(str)
-        return pd.Series(text).map(self.lookup).fillna(-1).to_numpy(dtype=np.intp)
+        codes, uniques = pd.factorize(values.to_numpy(dtype=object))
+        at = np.array([self.lookup.get(str(v), -1) for v in uniques] + [-1], dtype=np.intp)
+        return at[codes]  # (no missing value reaches here: -1 would take the last entry)
 
     def add(self, before: pd.Series, after: pd.Series, stratum: NDArray[np.intp]) -> None:
         """One chunk's rows (the same rows before and after, their strata codes)."""

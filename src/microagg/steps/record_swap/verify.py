@@ -79,13 +79,17 @@ def household_report(options: SwapHouseholds, hh: Households,  # noqa: PLR0913 -
     geography = [(before[j], after[j]) for j in levels_at]
     labels = [pd.Series(np.arange(int(g[1].max(initial=0)) + 1)) for g in geography]
     problem = nesting_problem([g[1] for g in geography], labels, options.hierarchy)
-    rows_before = np.stack([hh.profile, *before], axis=1)
-    rows_after = np.stack([hh.profile, *after], axis=1)
-    kinds_before = np.unique(rows_before, axis=0, return_counts=True)
-    kinds_after = np.unique(rows_after, axis=0, return_counts=True)
-    profiles_kept = bool(np.array_equal(kinds_before[1], kinds_after[1])
-                         and np.array_equal(kinds_before[0], kinds_after[0]))
-    moved_any = (rows_before[:, 1:] != rows_after[:, 1:]).any(axis=1)
+    # one code per (profile, values) over the households before and after: the same
+    # multiset before and after exactly when every household took one of its profile's place
+    h = hh.count
+    kind = combine([np.concatenate([hh.profile, hh.profile]),
+                    *(np.concatenate([b, a]) for b, a in zip(before, after, strict=True))])
+    size = int(kind.max(initial=-1)) + 1
+    profiles_kept = bool(np.array_equal(np.bincount(kind[:h], minlength=size),
+                                        np.bincount(kind[h:], minlength=size)))
+    moved_any = np.zeros(h, dtype=bool)
+    for b, a in zip(before, after, strict=True):
+        moved_any |= b != a
     after_geo = tuple(combine([g[1]]) for g in geography)
     risk_after = risk_figures(hh, after_geo, keys, options.k)
     levels = {}
