@@ -115,8 +115,9 @@ def test_verdict_is_read_back_from_the_written_file(runs: dict, tmp_path: pathli
                               households="hid", random_state=11, chunk_rows=1000)
     swap = release.checks["steps"][0]
     assert swap["holds"] is False and swap["households_split"] >= 1
-    assert not release.verdict.protected and "swap_households" in release.verdict.headline \
-        or release.verdict.reasons
+    assert release.verdict.status == "not protected"
+    assert "step 1 of the plan (swap_households)" in release.verdict.headline
+    assert release.output.exists()  # written, with its verdict: the checks ran on it
 
 
 def test_a_failed_run_leaves_no_output(runs: dict, tmp_path: pathlib.Path,

@@ -145,7 +145,7 @@ def _records(run: Any, details: Mapping[str, Any], counting: list[PramColumn],
     return tuple(out)
 
 
-def census_release(run: Any, target: pathlib.Path, seed: int, details: Mapping[str, Any],  # noqa: PLR0913 - everything a release records
+def census_release(run: Any, target: pathlib.Path, seed: int, details: Mapping[str, Any],
                    counting: list[PramColumn], checked: Mapping[str, Any],
                    columns: Sequence[str], rounding: Mapping[str, int]) -> Release:
     """The release of a census plan run over a file (``engine="file"``)."""

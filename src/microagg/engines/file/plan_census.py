@@ -170,12 +170,12 @@ def _written(run: _Run, table: pd.DataFrame, rows: NDArray[np.int64],
         for column in swap.columns:
             out[column] = pd.Series(table[column].to_numpy()[rows[first:stop]],
                                     index=chunk.index, dtype=table[column].dtype)
-        for column in counting:
-            codes = column.codes(chunk[column.name])
-            new = draw(codes, np.zeros(len(chunk), dtype=np.intp), [column.matrix],
-                       column.stream.random(len(chunk)))
-            column.changed(codes, new)
-            out[column.name] = restore(chunk[column.name], column.categories, new)
+        for counted in counting:
+            codes = counted.codes(chunk[counted.name])
+            new = draw(codes, np.zeros(len(chunk), dtype=np.intp), [counted.matrix],
+                       counted.stream.random(len(chunk)))
+            counted.changed(codes, new)
+            out[counted.name] = restore(chunk[counted.name], counted.categories, new)
         first = stop
         yield round_numbers(out, rounding)
     if first != len(rows):
@@ -183,7 +183,7 @@ def _written(run: _Run, table: pd.DataFrame, rows: NDArray[np.int64],
                            "it changed between the passes.")
 
 
-def run_census_file(source: str | os.PathLike[str], target: str | os.PathLike[str],
+def run_census_file(source: str | os.PathLike[str], target: str | os.PathLike[str],  # noqa: PLR0913 - the public face: one keyword per option
                     steps: Sequence[Any], *, households: str,
                     identifiers: Sequence[str] = (), random_state: RandomState = None,
                     chunk_rows: int = 500_000, sep: str | None = None,

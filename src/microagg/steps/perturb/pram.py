@@ -220,7 +220,7 @@ def _column_details(categories: list[Any], base: NDArray[np.float64],
                           missing=int((~present).sum()))
 
 
-def column_details(categories: Sequence[Any], base: NDArray[np.float64],  # noqa: PLR0913 - the figures of one column
+def column_details(categories: Sequence[Any], base: NDArray[np.float64],
                    matrices: Sequence[NDArray[np.float64]], labels: Sequence[str], *,
                    changed: int, before: NDArray[np.int64], after: NDArray[np.int64],
                    missing: int) -> dict[str, Any]:

@@ -25,8 +25,12 @@ from .core import apply_record_swap, check_donors
 from .options import SwapHouseholds
 from .verify import verify_record_swap
 
-__all__ = ["apply_swap_households_step", "donor_notes", "check_swap_households_step",
-           "verify_swap_households_step"]
+__all__ = [
+    "apply_swap_households_step",
+    "check_swap_households_step",
+    "donor_notes",
+    "verify_swap_households_step",
+]
 
 
 def apply_swap_households_step(state: PlanState, options: SwapHouseholds,

@@ -62,7 +62,7 @@ def verify_record_swap(options: SwapHouseholds, original: pd.DataFrame,
                             similar_kept=similar_kept, keys=keys, details=details)
 
 
-def household_report(options: SwapHouseholds, hh: Households,  # noqa: PLR0913 - the figures of one check
+def household_report(options: SwapHouseholds, hh: Households,
                      before: Sequence[NDArray[np.int64]], after: Sequence[NDArray[np.int64]],
                      *, inconsistent: int, similar_kept: bool,
                      keys: NDArray[np.int64] | None,
