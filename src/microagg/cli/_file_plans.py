@@ -28,7 +28,7 @@ def census_plan_on_file(runner: Engine, input_path: str, options: dict[str, Any]
     from microagg.steps.record_swap.options import SwapHouseholds
 
     plan = options.get("plan")
-    if runner.name != "file" or plan is None or len(plan.steps) < 2 \
+    if runner.name != "file" or plan is None \
             or not isinstance(plan.steps[0], SwapHouseholds):
         return None
     from microagg.engines.file.plan_census import run_census_file

@@ -161,3 +161,17 @@ def test_other_plans_and_options_are_refused_by_name(tmp_path: pathlib.Path) -> 
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 2 and "--weight" in result.output
     assert "--engine local" in result.output
+
+
+def test_a_swap_alone_runs_and_matches_in_memory(tmp_path: pathlib.Path) -> None:
+    source = tmp_path / "c.parquet"
+    _census(400, seed=9).to_parquet(source, index=False)
+    outs = {}
+    for engine in ("local", "file"):
+        out = tmp_path / f"{engine}.csv"
+        result = CliRunner().invoke(app, ["anonymize", str(source), "--engine", engine,
+                                          "--household", "hid", "-o", str(out),
+                                          "--random-state", "3", "--step", STEPS[0]])
+        assert result.exit_code == 0, result.output
+        outs[engine] = out.read_bytes()
+    assert outs["file"] == outs["local"]
