@@ -2,11 +2,13 @@
 a categorical column), Parquet in and out: targeted record swapping of households
 (``swap_households``, k = 3, swap rate 5 %) then PRAM of citizenship (``pd=0.8``), in
 memory. Reports the wall time, the peak resident memory (``/usr/bin/time -v``), the exit
-status and the release's verdict, and the persons and households moved across each level
+status and the release's verdict (``--engine file``: the chunked census plan of
+``microagg.engines.file.plan_census``), and the persons and households moved across each level
 of the geography (swaps that cross a region would tie regions together in a partitioned
 run).
 
     PYTHONPATH=src python benchmarks/bench_census_scale.py [--persons 10000000] [--dir /tmp]
+        [--engine file]
 """
 
 from __future__ import annotations
@@ -36,11 +38,12 @@ def write_census(persons: int, folder: Path) -> Path:
     return path
 
 
-def run_cli(source: Path, folder: Path) -> dict[str, object]:
+def run_cli(source: Path, folder: Path, engine: str = "local") -> dict[str, object]:
     """``microagg anonymize`` under ``/usr/bin/time -v``: seconds, peak RSS, verdict."""
-    out, summary = folder / f"out_{source.stem}.parquet", folder / f"sum_{source.stem}.json"
+    out = folder / f"out_{source.stem}_{engine}.parquet"
+    summary = folder / f"sum_{source.stem}_{engine}.json"
     command = ["/usr/bin/time", "-v", str(Path(sys.executable).parent / "microagg"),
-               "anonymize", str(source), "--household", "hid",
+               "anonymize", str(source), "--engine", engine, "--household", "hid",
                "-o", str(out), "--summary-json", str(summary), "--random-state", "1"]
     for step in STEPS:
         command += ["--step", step]
@@ -64,9 +67,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--persons", type=int, default=10_000_000)
     parser.add_argument("--dir", type=Path, default=Path("/tmp"))
+    parser.add_argument("--engine", choices=("local", "file"), default="local",
+                        help="local: in memory; file: the chunked census plan")
     args = parser.parse_args()
-    source = write_census(args.persons, args.dir)
-    result = run_cli(source, args.dir)
+    source = args.dir / f"census_{args.persons}.parquet"
+    if not source.exists():
+        source = write_census(args.persons, args.dir)
+    result = run_cli(source, args.dir, args.engine)
     print(json.dumps({k: v for k, v in result.items() if k != "out"}))
     if result["rc"] in (0, 4):
         print("persons moved per level:", moved(source, result["out"]))

@@ -210,6 +210,16 @@ def file_table(release: Release, *, source: str, output: pathlib.Path | str,
     params, metrics = release.params, release.metrics
     qi = [str(c) for c in params["quasi_identifiers"]]
     blocking = params["blocking"]
+    if blocking is None:  # a plan of steps run in chunks (no blocks)
+        return _table([
+            verdict_row(release.verdict), ("input", source), ("output", str(output)),
+            ("engine", release.engine), ("method", "plan: " + ", ".join(
+                s.step for s in release.steps)),
+            ("rows", f"{release.n_rows:,}"), ("quasi-identifiers", f"{len(qi)}: {', '.join(qi)}"),
+            ("achieved k (written file)", str(release.k)),
+            *[(f"step {c['step']} ({c['name']})", "holds" if c["holds"] else "does NOT hold")
+              for c in release.checks.get("steps", ())],
+            ("seed", str(release.seed)), ("time (s)", f"{seconds:.2f}")])
     return _table([
         verdict_row(release.verdict), ("input", source), ("output", str(output)),
         ("engine", "local" if release.engine == "memory" else release.engine),

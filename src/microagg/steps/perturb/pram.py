@@ -37,7 +37,8 @@ from numpy.typing import NDArray
 from ._common import check_columns, strata_codes
 from .options import Pram
 
-__all__ = ["apply_pram", "base_matrix", "categories_of", "pram_matrix"]
+__all__ = ["apply_pram", "base_matrix", "categories_of", "column_details", "draw",
+           "matrices_for", "pram_matrix", "restore"]
 
 
 def categories_of(series: pd.Series, extra: Sequence[str] = ()) -> tuple[list[Any],
@@ -113,7 +114,7 @@ def pram_matrix(base: NDArray[np.float64], counts: NDArray[np.float64], *, alpha
     return matrix / matrix.sum(axis=1, keepdims=True)  # floating-point slack only
 
 
-def _draw(codes: NDArray[np.intp], strata: NDArray[np.intp],
+def draw(codes: NDArray[np.intp], strata: NDArray[np.intp],
           matrices: Sequence[NDArray[np.float64]], u: NDArray[np.float64]) -> NDArray[np.intp]:
     """Each present code moved by its stratum's matrix, with one uniform per row."""
     new = codes.copy()
@@ -187,14 +188,14 @@ def apply_pram(table: pd.DataFrame, options: Pram, rng: np.random.Generator, *,
             counts = np.bincount(present, minlength=size).astype(np.float64)
             matrices.append(pram_matrix(base, counts, alpha=options.alpha,
                                         invariant=options.invariant))
-        new = _draw(codes, stratum, matrices, rng.random(len(table)))
-        published[column] = _restore(table[column], categories, new)
+        new = draw(codes, stratum, matrices, rng.random(len(table)))
+        published[column] = restore(table[column], categories, new)
         details["columns"][column] = _column_details(categories, base, matrices, labels,
                                                      codes, new)
     return published, details
 
 
-def _restore(series: pd.Series, categories: list[Any], codes: NDArray[np.intp]) -> pd.Series:
+def restore(series: pd.Series, categories: list[Any], codes: NDArray[np.intp]) -> pd.Series:
     """The new codes in the column's own dtype (missing rows keep their missing value)."""
     if isinstance(series.dtype, pd.CategoricalDtype):
         values = pd.Categorical.from_codes(codes, categories=pd.Index(categories),
@@ -210,19 +211,31 @@ def _column_details(categories: list[Any], base: NDArray[np.float64],
                     matrices: list[NDArray[np.float64]], labels: list[str],
                     codes: NDArray[np.intp], new: NDArray[np.intp]) -> dict[str, Any]:
     """What a steward and an analyst need of one column: the matrices and the changes."""
-    text = [str(c) for c in categories]
     present = codes >= 0
-    changed = int((codes[present] != new[present]).sum())
-    before = np.bincount(codes[present], minlength=len(text))
-    after = np.bincount(new[present], minlength=len(text))
+    size = len(categories)
+    return column_details(categories, base, matrices, labels,
+                          changed=int((codes[present] != new[present]).sum()),
+                          before=np.bincount(codes[present], minlength=size),
+                          after=np.bincount(new[present], minlength=size),
+                          missing=int((~present).sum()))
+
+
+def column_details(categories: Sequence[Any], base: NDArray[np.float64],
+                   matrices: Sequence[NDArray[np.float64]], labels: Sequence[str], *,
+                   changed: int, before: NDArray[np.int64], after: NDArray[np.int64],
+                   missing: int) -> dict[str, Any]:
+    """One column's details from its counts (records changed, frequencies before and after
+    over the present values, missing cells): what an engine that reads chunks adds up."""
+    text = [str(c) for c in categories]
+    present = int(before.sum())
     return {
         "categories": text,
         "base_matrix": base.tolist(),
         "matrices": {label: m.tolist() for label, m in zip(labels, matrices, strict=True)},
         "min_diagonal": float(min(np.diag(m).min() for m in matrices)),
         "records_changed": changed,
-        "share_changed": changed / max(int(present.sum()), 1),
-        "missing": int((~present).sum()),
+        "share_changed": changed / max(present, 1),
+        "missing": missing,
         "frequencies_before": dict(zip(text, map(int, before), strict=True)),
         "frequencies_after": dict(zip(text, map(int, after), strict=True)),
     }

@@ -9,7 +9,7 @@ that budget (Bonferroni), so a correct release is called wrong at most that ofte
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from .pram import matrices_for
 from .shuffle import verify_shuffle
 from .swap import verify_rank_swap
 
-__all__ = ["binomial_p_values", "verify_noise", "verify_pram", "verify_rank_swap",
+__all__ = ["TransitionCounts", "binomial_p_values", "check_level", "verify_noise", "verify_pram", "verify_rank_swap",
            "verify_shuffle"]
 
 
@@ -59,8 +59,7 @@ def verify_pram(options: Pram, original: pd.DataFrame, published: pd.DataFrame, 
     for column in options.variables:
         found = matrices_for(options, column, original, stratum, len(labels), details)
         columns[column] = found
-    n_checks = sum(len(c[0]) ** 2 * len(c[1]) * 2 for c in columns.values() if c) or 1
-    level = false_alarm / n_checks
+    level = check_level(columns, false_alarm)
     holds = True
     for column, found in columns.items():
         entry = _check_column(original[column], published[column], stratum, found, level,
@@ -75,43 +74,77 @@ def _check_column(before: pd.Series, after: pd.Series, stratum: NDArray[np.intp]
                   found: tuple[list[str], list[NDArray[np.float64]]] | None, level: float, *,
                   invariant: bool) -> dict[str, Any]:
     """One column's PRAM checks (see :func:`verify_pram`)."""
-    was_missing = before.isna().to_numpy()
-    is_missing = after.isna().to_numpy()
-    entry: dict[str, Any] = {"missing_moved": int((was_missing != is_missing).sum())}
-    if found is None:
-        entry.update(matrix="not recorded", holds=entry["missing_moved"] == 0)
-        return entry
-    categories, matrices = found
-    lookup = {label: i for i, label in enumerate(categories)}
-    present = ~was_missing & ~is_missing
-    old = np.array([lookup.get(str(v), -1) for v in before[present]], dtype=np.intp)
-    new = np.array([lookup.get(str(v), -1) for v in after[present]], dtype=np.intp)
-    entry["unknown_values"] = int((new < 0).sum() + (old < 0).sum())
-    size = len(categories)
-    worst_p, forbidden, worst_z = 1.0, 0, 0.0
-    rows_stratum = stratum[present]
-    for s, matrix in enumerate(matrices):
-        mine = (rows_stratum == s) & (old >= 0) & (new >= 0)
-        table = np.zeros((size, size))
-        np.add.at(table, (old[mine], new[mine]), 1.0)
-        trials = table.sum(axis=1)
-        forbidden += int(table[matrix <= 0].sum())
-        worst_p = min(worst_p, float(binomial_p_values(table, trials[:, None] + 0 * table,
-                                                       matrix).min(initial=1.0)))
+    categories = found[0] if found is not None else []
+    counted = TransitionCounts(categories, max(int(stratum.max(initial=0)) + 1,
+                                               len(found[1]) if found else 1))
+    counted.add(before, after, stratum)
+    return counted.judge(found, level, invariant=invariant)
+
+
+class TransitionCounts:
+    """The observed transitions of one PRAM column (from, to) per stratum, the missing
+    cells moved and the unknown values, added up chunk by chunk; :meth:`judge` gives the
+    column's checks of :func:`verify_pram`."""
+
+    def __init__(self, categories: Sequence[str], n_strata: int) -> None:
+        self.lookup = {label: i for i, label in enumerate(categories)}
+        size = len(categories)
+        self.tables = np.zeros((n_strata, size, size))
+        self.missing_moved = 0
+        self.unknown = 0
+
+    def _codes(self, values: pd.Series) -> NDArray[np.intp]:
+        codes, uniques = pd.factorize(values.to_numpy(dtype=object))
+        at = np.array([self.lookup.get(str(v), -1) for v in uniques] + [-1], dtype=np.intp)
+        return at[codes]  # (no missing value reaches here: -1 would take the last entry)
+
+    def add(self, before: pd.Series, after: pd.Series, stratum: NDArray[np.intp]) -> None:
+        """One chunk's rows (the same rows before and after, their strata codes)."""
+        was_missing = before.isna().to_numpy()
+        is_missing = after.isna().to_numpy()
+        self.missing_moved += int((was_missing != is_missing).sum())
+        present = ~was_missing & ~is_missing
+        old, new = self._codes(before[present]), self._codes(after[present])
+        self.unknown += int((new < 0).sum() + (old < 0).sum())
+        known = (old >= 0) & (new >= 0)
+        np.add.at(self.tables, (stratum[present][known], old[known], new[known]), 1.0)
+
+    def judge(self, found: tuple[Sequence[str], Sequence[NDArray[np.float64]]] | None,
+              level: float, *, invariant: bool) -> dict[str, Any]:
+        """The column's checks against its applied matrices (``None``: not recorded)."""
+        entry: dict[str, Any] = {"missing_moved": self.missing_moved}
+        if found is None:
+            entry.update(matrix="not recorded", holds=entry["missing_moved"] == 0)
+            return entry
+        entry["unknown_values"] = self.unknown
+        worst_p, forbidden, worst_z = 1.0, 0, 0.0
+        for s, matrix in enumerate(found[1]):
+            table = self.tables[s]
+            trials = table.sum(axis=1)
+            forbidden += int(table[matrix <= 0].sum())
+            worst_p = min(worst_p, float(binomial_p_values(table, trials[:, None] + 0 * table,
+                                                           matrix).min(initial=1.0)))
+            if invariant:
+                variance = (trials[:, None] * matrix * (1 - matrix)).sum(axis=0)
+                gap = table.sum(axis=0) - trials
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    z = np.where(variance > 0, np.abs(gap) / np.sqrt(variance),
+                                 np.where(gap == 0, 0.0, np.inf))
+                worst_z = max(worst_z, float(z.max(initial=0.0)))
+        z_bound = float(stats.norm.isf(level / 2))
+        entry.update(forbidden_transitions=forbidden, min_transition_p_value=worst_p,
+                     p_value_bound=level)
+        holds = (entry["missing_moved"] == 0 and entry["unknown_values"] == 0
+                 and forbidden == 0 and worst_p >= level)
         if invariant:
-            variance = (trials[:, None] * matrix * (1 - matrix)).sum(axis=0)
-            gap = table.sum(axis=0) - trials
-            with np.errstate(divide="ignore", invalid="ignore"):
-                z = np.where(variance > 0, np.abs(gap) / np.sqrt(variance),
-                             np.where(gap == 0, 0.0, np.inf))
-            worst_z = max(worst_z, float(z.max(initial=0.0)))
-    z_bound = float(stats.norm.isf(level / 2))
-    entry.update(forbidden_transitions=forbidden, min_transition_p_value=worst_p,
-                 p_value_bound=level)
-    holds = (entry["missing_moved"] == 0 and entry["unknown_values"] == 0 and forbidden == 0
-             and worst_p >= level)
-    if invariant:
-        entry.update(max_frequency_z=worst_z, z_bound=z_bound)
-        holds = holds and worst_z <= z_bound
-    entry["holds"] = bool(holds)
-    return entry
+            entry.update(max_frequency_z=worst_z, z_bound=z_bound)
+            holds = holds and worst_z <= z_bound
+        entry["holds"] = bool(holds)
+        return entry
+
+
+def check_level(columns: Mapping[str, Any], false_alarm: float = FALSE_ALARM) -> float:
+    """Each PRAM check's false-alarm level: ``false_alarm`` shared over every check of the
+    columns' matrices (``columns``: each column's (categories, matrices) or ``None``)."""
+    n_checks = sum(len(c[0]) ** 2 * len(c[1]) * 2 for c in columns.values() if c) or 1
+    return false_alarm / n_checks

@@ -108,9 +108,9 @@ def nesting_problem(geography: Sequence[NDArray[np.int64]], labels: Sequence[pd.
     ``None``; ``labels[l]`` gives the value of each code."""
     for level in range(1, len(geography)):
         child, parent = geography[level], geography[level - 1]
+        if int(combine([child, parent]).max(initial=-1)) + 1 == pd.unique(child).size:
+            continue  # as many (area, parent) pairs as areas: one parent each
         pairs = np.unique(np.stack([child, parent], axis=1), axis=0)
-        if pairs.shape[0] == np.unique(child).size:
-            continue
         doubled = pairs[np.flatnonzero(np.diff(pairs[:, 0]) == 0)[0], 0]
         parents = pairs[pairs[:, 0] == doubled, 1]
         shown = ", ".join(repr(labels[level - 1].iloc[int(p)]) for p in parents[:3])

@@ -30,7 +30,8 @@ from . import _match
 from ._prepare import Households, combine, level_risk, prepare
 from .options import SwapHouseholds
 
-__all__ = ["apply_record_swap", "check_donors", "draws_per_area", "risk_figures"]
+__all__ = ["apply_record_swap", "check_donors", "decide_swap", "draws_per_area", "risk_figures",
+           "risk_keys", "source_rows", "swap_details"]
 
 
 def _without_donor(hh: Households, level: int) -> NDArray[np.bool_]:
@@ -136,34 +137,42 @@ def risk_figures(hh: Households, geography: tuple[NDArray[np.int64], ...],
     return out
 
 
-def apply_record_swap(table: pd.DataFrame, options: SwapHouseholds, rng: np.random.Generator,
-                      *, households: str | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Swap households between areas (see the module); returns the table with the geography
-    and carried-along columns of each swapped household replaced by its partner's (every
-    other column, and every row's place, unchanged) and the step's details."""
+def decide_swap(table: pd.DataFrame, options: SwapHouseholds, rng: np.random.Generator, *,
+                households: str | None) -> tuple[Households, NDArray[np.int64], dict[str, Any]]:
+    """The swap's decisions on ``table`` (which needs only the household id and the swap's
+    columns): the household table, every household's partner (-1: not swapped) and the
+    counts of the swap. Every input check runs first."""
     hh = prepare(table, options, households)
     assert households is not None
     check_donors(table, options, hh, households)
     partner, counts = _swap(hh, options, rng)
+    return hh, partner, counts
+
+
+def source_rows(hh: Households, partner: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The row each record takes its geography and carried-along values from (its
+    household's partner's first record, or its own household's)."""
     source = np.where(partner >= 0, partner, np.arange(hh.count))
-    rows = hh.first[source[hh.member]]
-    published = table.copy()
-    for column in options.columns:
-        published[column] = pd.Series(table[column].to_numpy()[rows], index=table.index,
-                                      name=column, dtype=table[column].dtype)
+    return hh.first[source[hh.member]]
+
+
+def swap_details(hh: Households, partner: NDArray[np.int64], counts: dict[str, Any],
+                 options: SwapHouseholds, keys: NDArray[np.int64] | None) -> dict[str, Any]:
+    """The step's details (see the module) from its decisions; ``keys``: each record's
+    combination of the risk variables (``None`` when k = 0)."""
+    source = np.where(partner >= 0, partner, np.arange(hh.count))
     after_geo = tuple(g[source] for g in hh.geography)
-    keys = (combine([_codes(table, c) for c in options.risk_variables])
-            if options.k > 0 else None)
     after = risk_figures(hh, after_geo, keys, options.k)
     before_households = hh.risky.sum(axis=1)
     swapped = partner >= 0
+    target = hh.target_level()
     levels = {}
     for level, column in enumerate(options.hierarchy):
         moved = int((after_geo[level] != hh.geography[level]).sum())
         pairs = (counts["targeted_pairs"][level]
                  + (counts["fill_pairs"] if level == len(options.hierarchy) - 1 else 0))
         levels[column] = {
-            "targeted_households": int((hh.target_level() == level).sum()),
+            "targeted_households": int((target == level).sum()),
             "swapped_households": 2 * pairs, "moved_households": moved,
             "moved_share": moved / hh.count,
             "risky_records_before": hh.risky_records[level],
@@ -171,15 +180,35 @@ def apply_record_swap(table: pd.DataFrame, options: SwapHouseholds, rng: np.rand
             "risky_households_before": int(before_households[level]),
             "risky_households_after": after[level]["households"]}
     n_swapped = int(swapped.sum())
-    details = {"households": hh.count, "records": int(hh.member.size),
-               "swaprate": options.swaprate, "k": options.k,
-               "swapped_households": n_swapped, "achieved_swaprate": n_swapped / hh.count,
-               "records_swapped": int(swapped[hh.member].sum()),
-               "targeted_households": counts["targeted"],
-               "targeted_swapped": int((swapped & (hh.target_level() >= 0)).sum()),
-               "targeted_without_donor": counts["targeted_unmatched"],
-               "fill_pairs": counts["fill_pairs"], "levels": levels}
-    return published, details
+    return {"households": hh.count, "records": int(hh.member.size),
+            "swaprate": options.swaprate, "k": options.k,
+            "swapped_households": n_swapped, "achieved_swaprate": n_swapped / hh.count,
+            "records_swapped": int(swapped[hh.member].sum()),
+            "targeted_households": counts["targeted"],
+            "targeted_swapped": int((swapped & (target >= 0)).sum()),
+            "targeted_without_donor": counts["targeted_unmatched"],
+            "fill_pairs": counts["fill_pairs"], "levels": levels}
+
+
+def risk_keys(table: pd.DataFrame, options: SwapHouseholds) -> NDArray[np.int64] | None:
+    """Each record's combination of the risk variables as one code (``None`` when k = 0)."""
+    if options.k == 0:
+        return None
+    return combine([_codes(table, c) for c in options.risk_variables])
+
+
+def apply_record_swap(table: pd.DataFrame, options: SwapHouseholds, rng: np.random.Generator,
+                      *, households: str | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Swap households between areas (see the module); returns the table with the geography
+    and carried-along columns of each swapped household replaced by its partner's (every
+    other column, and every row's place, unchanged) and the step's details."""
+    hh, partner, counts = decide_swap(table, options, rng, households=households)
+    rows = source_rows(hh, partner)
+    published = table.copy()
+    for column in options.columns:
+        published[column] = pd.Series(table[column].to_numpy()[rows], index=table.index,
+                                      name=column, dtype=table[column].dtype)
+    return published, swap_details(hh, partner, counts, options, risk_keys(table, options))
 
 
 def _codes(table: pd.DataFrame, column: str) -> NDArray[np.int64]:

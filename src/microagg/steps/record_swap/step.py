@@ -25,8 +25,12 @@ from .core import apply_record_swap, check_donors
 from .options import SwapHouseholds
 from .verify import verify_record_swap
 
-__all__ = ["apply_swap_households_step", "check_swap_households_step",
-           "verify_swap_households_step"]
+__all__ = [
+    "apply_swap_households_step",
+    "check_swap_households_step",
+    "donor_notes",
+    "verify_swap_households_step",
+]
 
 
 def apply_swap_households_step(state: PlanState, options: SwapHouseholds,
@@ -35,12 +39,17 @@ def apply_swap_households_step(state: PlanState, options: SwapHouseholds,
     after) in the record's details."""
     roles = state.roles or StepRoles.of(state.request)
     table, details = apply_record_swap(state.table, options, rng, households=roles.household)
-    notes: tuple[str, ...] = ()
-    if details["targeted_without_donor"]:
-        notes = (f"Step {options.name!r}: {details['targeted_without_donor']} households at "
-                 "risk found no donor left (every household of their profile elsewhere was "
-                 "swapped already) and were not swapped.",)
-    return state.after_step(options, table, details=details, notes=notes)
+    return state.after_step(options, table, details=details,
+                            notes=donor_notes(options, details))
+
+
+def donor_notes(options: SwapHouseholds, details: Mapping[str, Any]) -> tuple[str, ...]:
+    """The warning owed when targeted households found no donor left (none otherwise)."""
+    if not details["targeted_without_donor"]:
+        return ()
+    return (f"Step {options.name!r}: {details['targeted_without_donor']} households at "
+            "risk found no donor left (every household of their profile elsewhere was "
+            "swapped already) and were not swapped.",)
 
 
 def _published_with_households(original: pd.DataFrame, published: pd.DataFrame,

@@ -10,18 +10,18 @@ after (sdcMicro ``recordSwap``'s k-anonymity rule, counts within each area).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ._prepare import codes, combine, nesting_problem, prepare
+from ._prepare import Households, codes, combine, nesting_problem, prepare
 from .core import risk_figures
 from .options import SwapHouseholds
 
-__all__ = ["verify_record_swap"]
+__all__ = ["household_report", "verify_record_swap"]
 
 
 def _common(before: pd.Series, after: pd.Series) -> tuple[NDArray[np.int64],
@@ -45,34 +45,51 @@ def verify_record_swap(options: SwapHouseholds, original: pd.DataFrame,
     """Check the swap on the output (see the module); ``published`` carries the household
     id column of ``original`` row by row."""
     hh = prepare(original, options, households)
+    before, after, inconsistent = [], [], 0
+    for column in options.columns:
+        a, b = _common(original[column], published[column])
+        inconsistent += int(np.unique(hh.member[b != b[hh.first[hh.member]]]).size)
+        before.append(a[hh.first])
+        after.append(b[hh.first])
+        del a, b
+    similar_kept = True
+    for column in options.similar:
+        a, b = _common(original[column], published[column])
+        similar_kept &= bool(np.array_equal(a, b))
+    keys = (combine([codes(original[c]) for c in options.risk_variables])
+            if options.k > 0 else None)
+    return household_report(options, hh, before, after, inconsistent=inconsistent,
+                            similar_kept=similar_kept, keys=keys, details=details)
+
+
+def household_report(options: SwapHouseholds, hh: Households,
+                     before: Sequence[NDArray[np.int64]], after: Sequence[NDArray[np.int64]],
+                     *, inconsistent: int, similar_kept: bool,
+                     keys: NDArray[np.int64] | None,
+                     details: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The verifier's report from the household table of the original (``hh``), each of
+    the step's columns (:attr:`SwapHouseholds.columns`) per household before and after
+    (one coding for both), the households whose published values vary
+    (``inconsistent``), whether the similarity columns are unchanged, and each record's
+    risk-variable combination: what the in-memory and the file engines both check."""
     report: dict[str, Any] = {"model": "targeted record swapping: whole households "
                               "exchanged their geography with a household of the same "
                               "similarity profile; not k-anonymity, not differential privacy"}
-    consistent, tuples_before, tuples_after, geography = True, [], [], []
-    inconsistent = 0
-    for column in options.columns:
-        a, b = _common(original[column], published[column])
-        varying = b != b[hh.first[hh.member]]
-        inconsistent += int(np.unique(hh.member[varying]).size)
-        consistent &= not varying.any()
-        tuples_before.append(a[hh.first])
-        tuples_after.append(b[hh.first])
-        if column in options.hierarchy:
-            geography.append((a[hh.first], b[hh.first]))
-    similar_kept = all(_common(original[c], published[c])[0].tolist()
-                       == _common(original[c], published[c])[1].tolist()
-                       for c in options.similar)
+    levels_at = [options.columns.index(c) for c in options.hierarchy]
+    geography = [(before[j], after[j]) for j in levels_at]
     labels = [pd.Series(np.arange(int(g[1].max(initial=0)) + 1)) for g in geography]
     problem = nesting_problem([g[1] for g in geography], labels, options.hierarchy)
-    rows_before = np.stack([hh.profile, *tuples_before], axis=1)
-    rows_after = np.stack([hh.profile, *tuples_after], axis=1)
-    profiles_kept = bool(np.array_equal(np.unique(rows_before, axis=0, return_counts=True)[1],
-                                        np.unique(rows_after, axis=0, return_counts=True)[1])
-                         and np.array_equal(np.unique(rows_before, axis=0),
-                                            np.unique(rows_after, axis=0)))
-    moved_any = (rows_before[:, 1:] != rows_after[:, 1:]).any(axis=1)
-    keys = (combine([codes(original[c]) for c in options.risk_variables])
-            if options.k > 0 else None)
+    # one code per (profile, values) over the households before and after: the same
+    # multiset before and after exactly when every household took one of its profile's place
+    h = hh.count
+    kind = combine([np.concatenate([hh.profile, hh.profile]),
+                    *(np.concatenate([b, a]) for b, a in zip(before, after, strict=True))])
+    size = int(kind.max(initial=-1)) + 1
+    profiles_kept = bool(np.array_equal(np.bincount(kind[:h], minlength=size),
+                                        np.bincount(kind[h:], minlength=size)))
+    moved_any = np.zeros(h, dtype=bool)
+    for b, a in zip(before, after, strict=True):
+        moved_any |= b != a
     after_geo = tuple(combine([g[1]]) for g in geography)
     risk_after = risk_figures(hh, after_geo, keys, options.k)
     levels = {}
@@ -86,7 +103,7 @@ def verify_record_swap(options: SwapHouseholds, original: pd.DataFrame,
                   achieved_swaprate=swapped / hh.count, swaprate=options.swaprate,
                   households_split=inconsistent, hierarchy_nested=problem is None,
                   similar_unchanged=similar_kept, profiles_kept=profiles_kept, levels=levels)
-    holds = consistent and problem is None and similar_kept and profiles_kept
+    holds = inconsistent == 0 and problem is None and similar_kept and profiles_kept
     if details is not None and "swapped_households" in details:
         # two swapped households lie in different finest areas: every swap is seen
         matches = swapped == int(details["swapped_households"])
