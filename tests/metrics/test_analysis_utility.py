@@ -205,3 +205,16 @@ def test_formula_parse_refuses_malformed():
         parse_formula("y = x", ["y", "x"])
     with pytest.raises(ValueError, match="empty or unreadable term"):
         parse_formula("y ~ x +", ["y", "x"])
+
+
+def test_logistic_fit_matches_scikit_learn():
+    from sklearn.linear_model import LogisticRegression
+
+    from microagg.metrics.analysis_learning import logistic_fit
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(500, 3))
+    y = (rng.uniform(size=500) < 1 / (1 + np.exp(-(0.5 + X @ [1.0, -2.0, 0.3])))).astype(float)
+    ours = logistic_fit(X, y)
+    theirs = LogisticRegression(C=np.inf, max_iter=1000, tol=1e-10).fit(X, y)
+    assert ours == pytest.approx(theirs.predict_proba(X)[:, 1], abs=1e-5)

@@ -78,9 +78,12 @@ def _between_units(z: NDArray[np.float64], design: Design) -> float:
     over strata of ``m_h / (m_h - 1)`` times the sum of squared deviations of the PSU totals
     from their stratum mean (a stratum with one PSU adds nothing)."""
     unit_total = np.bincount(design.psu, weights=z)
+    if design.strata is None:
+        m = unit_total.size
+        return float(m / (m - 1) * ((unit_total - unit_total.mean()) ** 2).sum()) if m > 1 \
+            else 0.0
     groups = np.zeros(unit_total.size, dtype=np.intp)
-    if design.strata is not None:  # each PSU in its stratum
-        groups[design.psu] = design.strata
+    groups[design.psu] = design.strata  # each PSU in its stratum
     m = np.bincount(groups).astype(np.float64)
     mean = np.bincount(groups, weights=unit_total) / np.maximum(m, 1.0)
     squares = np.bincount(groups, weights=(unit_total - mean[groups]) ** 2)
@@ -116,13 +119,14 @@ def linearised(y: NDArray[np.float64], design: Design, x: NDArray[np.float64] | 
     >>> linearised(np.array([1.0, 2.0, 3.0]), d)
     (9.0, 4.0)
     """
-    w = design.weights
+    w = design.weights  # sums of products, not np.dot: BLAS threads thrash on a busy machine
+    wy = w * y
     if x is None:
-        return float(np.dot(w, y)), math.sqrt(_between_units(w * y, design))
-    denominator = float(np.dot(w, x))
+        return float(wy.sum()), math.sqrt(_between_units(wy, design))
+    denominator = float((w * x).sum())
     if denominator == 0.0:
         return math.nan, math.nan
-    ratio = float(np.dot(w, y)) / denominator
+    ratio = float(wy.sum()) / denominator
     z = w * (y - ratio * x) / denominator
     return ratio, math.sqrt(_between_units(z, design))
 

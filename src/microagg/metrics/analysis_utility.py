@@ -53,7 +53,7 @@ class Analyses:
     test_share: float = 0.3
     pmse: bool = True
     pmse_columns: tuple[str, ...] | None = None
-    sample: int = 20_000
+    sample: int = 10_000
     confidence: float = 0.95
 
 
