@@ -79,9 +79,9 @@ def _between_units(z: NDArray[np.float64], design: Design) -> float:
     from their stratum mean (a stratum with one PSU adds nothing)."""
     unit_total = np.bincount(design.psu, weights=z)
     if design.strata is None:
-        m = unit_total.size
-        return float(m / (m - 1) * ((unit_total - unit_total.mean()) ** 2).sum()) if m > 1 \
-            else 0.0
+        units = unit_total.size
+        return (float(units / (units - 1) * ((unit_total - unit_total.mean()) ** 2).sum())
+                if units > 1 else 0.0)
     groups = np.zeros(unit_total.size, dtype=np.intp)
     groups[design.psu] = design.strata  # each PSU in its stratum
     m = np.bincount(groups).astype(np.float64)

@@ -12,6 +12,7 @@ as one "other").
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -105,19 +106,29 @@ def logistic_fit(X: NDArray[np.float64], y: NDArray[np.float64], *, ridge: float
     beta = np.zeros(A.shape[1])
     penalty = np.full(A.shape[1], ridge)
     penalty[0] = 0.0
-    # einsum, not BLAS: these products are small, and BLAS threads thrash on a busy machine
-    # (one-hot columns with their "other" are collinear with the intercept: the fit is
-    # judged converged on the probabilities, which that direction does not move)
     p = _sigmoid(np.zeros(len(A)))
-    for _ in range(max_iter):
-        gradient = np.einsum("ij,i->j", A, y - p, optimize=False) - penalty * beta
-        hessian = np.einsum("ij,i,ik->jk", A, p * (1.0 - p), A, optimize=False) \
-            + np.diag(penalty + 1e-12)
-        beta += np.linalg.lstsq(hessian, gradient, rcond=None)[0]
-        before, p = p, _sigmoid(np.einsum("ij,j->i", A, beta, optimize=False))
-        if np.max(np.abs(p - before)) < 1e-10:
-            break
+    with one_blas_thread():
+        for _ in range(max_iter):
+            gradient = A.T @ (y - p) - penalty * beta
+            hessian = (A * (p * (1.0 - p))[:, None]).T @ A + np.diag(penalty + 1e-12)
+            beta += np.linalg.lstsq(hessian, gradient, rcond=None)[0]
+            before, p = p, _sigmoid(A @ beta)
+            # one-hot columns with their "other" are collinear with the intercept: judged
+            # converged on the probabilities, which that direction does not move
+            if np.max(np.abs(p - before)) < 1e-8:
+                break
     return p
+
+
+def one_blas_thread() -> AbstractContextManager[Any]:
+    """A context in which BLAS runs on one thread (threadpoolctl, installed with
+    scikit-learn; nothing without it): the products here are small, and BLAS threads
+    spinning on a busy machine made them twenty times slower."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - scikit-learn requires it
+        return nullcontext()
+    return threadpool_limits(1, user_api="blas")
 
 
 def _sigmoid(eta: NDArray[np.float64]) -> NDArray[np.float64]:

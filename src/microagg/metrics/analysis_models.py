@@ -198,6 +198,8 @@ def regression_overlap(original: pd.DataFrame, released: pd.DataFrame, formula: 
     """
     import pandas as pd
 
+    from .analysis_learning import one_blas_thread
+
     levels, numeric = {}, {}
     for term, forced in zip(formula.terms, formula.categorical, strict=True):
         column = original[term]
@@ -215,7 +217,8 @@ def regression_overlap(original: pd.DataFrame, released: pd.DataFrame, formula: 
                              f"{('original', 'release')[side]} has {len(y)}.")
         w = None if weights is None else weights[side][keep]
         units = None if psu is None else np.unique(psu[side][keep], return_inverse=True)[1]
-        fits.append(fit_linear(X, y, w, units))
+        with one_blas_thread():
+            fits.append(fit_linear(X, y, w, units))
     (bo, so), (br, sr) = fits
     out = []
     for j, name in enumerate(names):
