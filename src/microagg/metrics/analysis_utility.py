@@ -30,16 +30,35 @@ _CALLER = "utility_by_analysis"
 class Analyses:
     """The analyses to repeat on the release.
 
-    ``columns``: totals and means of these numeric columns; ``ratios``: ``(y, x)`` pairs,
-    the ratio ``sum w y / sum w x``; ``tables``: weighted counts of each value of these
-    categorical columns; ``by``: the domain column (each estimate also in each of its at most
-    50 values); ``models``: linear models ``"y ~ x1 + C(g)"``; ``target``: the column a
-    classifier (``classifier``, a name of
-    :data:`~microagg.metrics.analysis_learning.CLASSIFIERS`) predicts from ``features``
-    (default: every other column both tables hold, the survey roles aside), tested on a
-    ``test_share`` of the original rows; ``pmse``: the propensity-score MSE on
-    ``pmse_columns`` (default as ``features``); ``sample``: the most rows the pMSE and the
-    classifier read (a random sample of larger files); ``confidence``: of every interval.
+    Parameters
+    ----------
+    columns : tuple of str, default=()
+        Numeric columns whose weighted totals and means are compared.
+    ratios : tuple of (str, str), default=()
+        ``(y, x)`` pairs: the ratio ``sum w y / sum w x``.
+    tables : tuple of str, default=()
+        Categorical columns: the weighted count of each of their values.
+    by : str, default=None
+        The domain column: each estimate also in each of its (at most 50) values.
+    models : tuple of str, default=()
+        Linear models ``"y ~ x1 + C(g)"``, fitted on both tables.
+    target : str, default=None
+        A categorical column (2 to 50 classes) a classifier predicts.
+    features : tuple of str, default=None
+        What the classifier reads; ``None``: every other column both tables hold, the
+        survey roles aside.
+    classifier : str, default="random_forest"
+        A name of :data:`~microagg.metrics.analysis_learning.CLASSIFIERS`.
+    test_share : float in (0, 1), default=0.3
+        The share of the original rows held back to test the classifier.
+    pmse : bool, default=True
+        Whether to measure the propensity-score MSE.
+    pmse_columns : tuple of str, default=None
+        The columns of the pMSE model; ``None``: as ``features``.
+    sample : int >= 100, default=10000
+        The most rows the pMSE and the classifier read (a random sample of larger files).
+    confidence : float in [0.5, 1), default=0.95
+        The level of every interval.
     """
 
     columns: tuple[str, ...] = ()
