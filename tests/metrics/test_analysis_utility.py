@@ -218,3 +218,13 @@ def test_logistic_fit_matches_scikit_learn():
     ours = logistic_fit(X, y)
     theirs = LogisticRegression(C=np.inf, max_iter=1000, tol=1e-10).fit(X, y)
     assert ours == pytest.approx(theirs.predict_proba(X)[:, 1], abs=1e-5)
+
+
+def test_a_level_the_release_lacks_gets_no_coefficient():
+    df = _survey()
+    rel = df.assign(region=df["region"].replace({"s": "n"}))  # "s" recoded away
+    out = utility_by_analysis(df, rel, Analyses(models=("y ~ x + region",), pmse=False))
+    south = next(c for c in out["models"]["y ~ x + region"]["coefficients"]
+                 if c["term"] == "region[s]")
+    assert math.isnan(south["released"]) and math.isnan(south["overlap"])
+    assert not math.isnan(out["models"]["y ~ x + region"]["mean_overlap"])
