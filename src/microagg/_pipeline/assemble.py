@@ -5,10 +5,10 @@ a stage masks the table (:mod:`.numeric`, :mod:`.mixed`, :mod:`.plan_stage`),
 :func:`~.publish.publish` restores dates and rounds, the stage's verifier derives its checks
 from the published table and its measures compare the original with it. :func:`assemble`
 adds what every release checks and measures the same way, on the published table (the
-columns published unchanged that break k, the survey risk, the homogeneity warning), with the
-warnings accumulated in one list, and builds the Release with :meth:`Release.of` (the one
-constructor of every engine and domain), its params in the one layout of every engine
-(:data:`microagg.engines.PARAMS`).
+columns published unchanged that break k, the survey risk, the utility by analysis, the
+homogeneity warning), with the warnings accumulated in one list, and builds the Release with
+:meth:`Release.of` (the one constructor of every engine and domain), its params in the one
+layout of every engine (:data:`microagg.engines.PARAMS`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .analysis_step import analysis_utility_figures
 from .homogeneous import warn_homogeneity
 from .household_relink import household_relinking_check, warn_relinking
 from .publish import published_params
@@ -70,6 +71,11 @@ def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], 
     risk = survey_risk_figures(data, request)
     if risk is not None:
         metrics["survey_risk"] = risk
+    started = time.perf_counter()
+    analysis = analysis_utility_figures(data, request, seed)
+    if analysis is not None:
+        metrics["analysis_utility"] = analysis
+        timings["analysis_utility"] = time.perf_counter() - started
     warn_homogeneity(metrics, warnings)
     timings["total"] = time.perf_counter() - request.started
     return Release.of(

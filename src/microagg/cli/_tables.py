@@ -99,6 +99,7 @@ def _headline_rows(release: Release) -> Rows:
             rows.append((f"{kind}: {measure.short} (%), headline",
                          f"{value:.4g}  {measure.label}: {measure.explanation}"))
     rows += survey_risk_rows(metrics.get("survey_risk"))
+    rows += analysis_rows(metrics)
     losses = dict(metrics.get("column_loss") or {})
     if losses:
         worst = max(losses, key=lambda c: losses[c])
@@ -231,6 +232,15 @@ def file_table(release: Release, *, source: str, output: pathlib.Path | str,
         *_headline_rows(release),
         ("seed", str(release.seed)), ("time (s)", f"{seconds:.2f}"),
     ])
+
+
+def analysis_rows(metrics: Mapping[str, Any]) -> Rows:
+    """Can an analyst still get the answers? (``metrics["analysis_utility"]``): one row per
+    sentence of the report's section."""
+    from microagg.report._analysis import analysis_sentences
+
+    return [("analysis" if i == 0 else "", s)
+            for i, s in enumerate(analysis_sentences(metrics))]
 
 
 def survey_risk_rows(risk: Any) -> Rows:

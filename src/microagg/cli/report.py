@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
@@ -79,6 +80,37 @@ def report(
                           "original's columns, at most its rows): what the attacks compare "
                           "with. Needed by --attacks."),
     ] = None,
+    estimate: Annotated[
+        str | None,
+        typer.Option("--estimate", show_default=False,
+                     help="Numeric columns whose weighted totals and means are compared "
+                          "(comma-separated): adds \"Can an analyst still get the answers?\"."),
+    ] = None,
+    by: Annotated[
+        str | None,
+        typer.Option("--by", show_default=False,
+                     help="The domain (a categorical column, at most 50 values): every "
+                          "estimate also in each of its values."),
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", show_default=False,
+                     help="A linear model, \"y ~ x1 + C(g)\" (repeatable): its coefficients "
+                          "before and after, with the confidence-interval overlap."),
+    ] = None,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", show_default=False,
+                     help="A categorical column a random forest learns from the release and "
+                          "predicts on held-back original rows."),
+    ] = None,
+    weight: Annotated[
+        str | None,
+        typer.Option("--weight", show_default=False,
+                     help="The sampling weight of the estimates (default: the "
+                          "--summary-json's); with it and no other analysis option, the "
+                          "release's default analyses are repeated."),
+    ] = None,
     random_state: RandomStateOption = None,
     sep: SepOption = None,
 ) -> None:
@@ -93,7 +125,11 @@ def report(
 
     With --attacks and --control, the release is attacked as an intruder who knows the
     quasi-identifiers would (anonymeter's singling out, linkability and inference, Giomi et
-    al. 2023) and each attack's risk, against the held-out records, is reported."""
+    al. 2023) and each attack's risk, against the held-out records, is reported.
+
+    With --estimate, --by, --model or --target (or a weight, --weight or the summary's), the
+    analyses are repeated on both files (weighted estimates against the original's
+    confidence intervals, Karr et al.'s interval overlap, pMSE, a classifier's accuracy)."""
     with user_errors():
         if attacks != (control_path is not None):
             raise UsageError("--attacks and --control go together: --attacks needs the "
@@ -146,6 +182,8 @@ def report(
             release = _attacked(release, original, read_table(control_path, sep=sep,
                                                               text_columns=text),
                                 qi, sens or [], random_state)
+        release = _analysed(release, original, _Asked(estimate, by, model or [], target,
+                                                      weight), summary, random_state)
         sweep = None if sweep_csv is None else _read_sweep(sweep_csv)
         write_report(release, original, out, title=title, sweep=sweep)
     stdout().print(Text(release.verdict.headline,
@@ -194,3 +232,41 @@ def _attacked(release: Any, original: Any, control: Any, qi: list[str], sens: li
     check_control(original, control, parameter="--control")
     return with_attacks(release, original, control, quasi_identifiers=qi, sensitive=sens,
                         random_state=random_state)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """The analysis options of ``microagg report``."""
+
+    estimate: str | None
+    by: str | None
+    models: list[str]
+    target: str | None
+    weight: str | None
+
+
+def _analysed(release: Any, original: Any, asked: _Asked, summary: Any,
+              random_state: int | None) -> Any:
+    """The review with ``metrics["analysis_utility"]`` when an analysis is asked for or a
+    weight is known (the release's default analyses then)."""
+    from microagg.audit.analysis_review import with_analyses
+    from microagg.metrics.analysis_utility import Analyses
+
+    params = dict(summary["params"]) if summary is not None else {}
+    weight = asked.weight or params.get("weight")
+    household = params.get("household")
+    household = household if household in original.columns else None
+    columns = tuple(split_names([asked.estimate] if asked.estimate else None) or ())
+    if columns or asked.by or asked.models or asked.target:
+        analyses = Analyses(columns=columns, by=asked.by, models=tuple(asked.models),
+                            target=asked.target)
+    elif weight is not None:
+        from microagg._pipeline.analysis_step import default_analyses
+
+        roles = {c for c in (weight, household, params.get("strata")) if c}
+        analyses = default_analyses(original, release.data, tuple(
+            release.params.get("quasi_identifiers", ())), roles)
+    else:
+        return release
+    return with_analyses(release, original, analyses, weights=weight, households=household,
+                         random_state=random_state)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from .._runtime.lazy import lazy_names
 
 if TYPE_CHECKING:  # what the names are, for type checkers; loaded on access below
+    from .analysis_utility import Analyses, utility_by_analysis
     from .clustering import (
         clustering_information_loss,
         fuzzy_clustering_information_loss,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers; loaded on access bel
     from .utility import group_size_summary, information_loss, sse, sst
 
 __all__ = [
+    "Analyses",
     "clustering_information_loss",
     "dld_risk",
     "fuzzy_clustering_information_loss",
@@ -48,10 +50,12 @@ __all__ = [
     "query_answering",
     "sse",
     "sst",
+    "utility_by_analysis",
     "utility_loss",
 ]
 
 _WHERE = {
+    "Analyses": ".analysis_utility",
     "clustering_information_loss": ".clustering",
     "dld_risk": ".risk",
     "fuzzy_clustering_information_loss": ".clustering",
@@ -70,6 +74,7 @@ _WHERE = {
     "query_answering": ".risk",
     "sse": ".utility",
     "sst": ".utility",
+    "utility_by_analysis": ".analysis_utility",
     "utility_loss": ".dissimilar",
 }
 

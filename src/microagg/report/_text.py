@@ -264,7 +264,7 @@ def metric_tables(metrics: Mapping[str, Any]) -> list[str]:
             head.append(_row(f"{kind}: {measure.label}", f"{value:.4g} %",
                              measure.explanation))
     for key, value in metrics.items():
-        if key in shown or key in ("survey_risk", "attacks"):  # their own sections
+        if key in shown or key in ("survey_risk", "analysis_utility", "attacks"):  # own sections
             continue
         if isinstance(value, Mapping):
             tables.append(_mapping_table(key, value))

@@ -28,6 +28,7 @@ from .._pipeline.verify import published_classes
 from ..io.tables import write_text_atomic
 from ..metrics.headline import class_risk, column_losses
 from ..release import Release
+from ._analysis import analysis_section
 from ._attacks import attacks_section
 from ._plots import (
     categorical_section,
@@ -222,7 +223,8 @@ def render_report(release: Release, original: pd.DataFrame, *, title: str = "mic
                               "</li>" for n, c in release.checks.items()
                               if isinstance(c, Mapping) and ({"achieved", "epsilon"} & set(c)))
              + "</ul>", *steps_section(release), *metric_tables(metrics),
-             *survey_risk_section(metrics), *attacks_section(metrics)]
+             *survey_risk_section(metrics), *analysis_section(metrics),
+             *attacks_section(metrics)]
     parts += group_sizes_section(np.bincount(release.labels), plt)
     if numeric:
         parts += numeric_section(original, published, numeric, plt,
