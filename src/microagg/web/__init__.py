@@ -124,5 +124,14 @@ def _routes() -> list[Any]:
         Route("/roles/hierarchy", hierarchies.post_hierarchy, methods=["POST"]),
         Route("/roles/hierarchy/remove", hierarchies.post_remove_hierarchy, methods=["POST"]),
         Route("/export/hierarchies/{name}", hierarchies.export_hierarchy),
+        Route("/favicon.ico", favicon),
         Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
     ]
+
+
+async def favicon(request: Any) -> Any:
+    """The workbench's icon (an SVG, served where browsers look for it)."""
+    from starlette.responses import FileResponse
+
+    return FileResponse(_HERE / "static" / "favicon.svg", media_type="image/svg+xml",
+                        headers={"cache-control": "max-age=86400"})

@@ -190,6 +190,24 @@ async def get_protect(request: Request) -> Response:
     return protect_page(request, values=values)
 
 
+def _options(form: Mapping[str, str], schema: Mapping[str, Mapping[str, Any]],
+             columns: list[Any], n_rows: int) -> dict[str, Any]:
+    """The release's keywords from the one-step fields and the plan; a
+    :class:`~microagg.web.protect.FormErrors` with every problem of both at once."""
+    problems: list[str] = []
+    try:
+        one_step = protect.parse_form(form)
+    except protect.FormErrors as error:
+        problems, one_step = list(error.problems), {}
+    try:
+        options = plan_form.plan_options(form, one_step, schema, columns, n_rows)
+    except PROTECT_ERRORS as error:
+        problems += getattr(error, "problems", [str(error)])
+    if problems:
+        raise protect.FormErrors(problems)
+    return options
+
+
 async def post_protect(request: Request) -> Response:
     """Start the release in a worker process (:mod:`microagg.web.jobs`); a short one goes
     straight to the Result page, a long one shows its progress; the Request's message in
@@ -210,8 +228,8 @@ async def post_protect(request: Request) -> Response:
         if edit is not None:  # add, remove or move a step: the form again, nothing run
             kept = {k: v for k, v in values.items() if k not in plan_form.plan_fields(values)}
             return protect_page(request, values={**kept, **edit})
-        options = plan_form.plan_options(form, protect.parse_form(form), session.schema,
-                                         list(session.table.columns), len(session.table))
+        options = _options(form, session.schema, list(session.table.columns),
+                           len(session.table))
     except PROTECT_ERRORS as error:
         return protect_page(request, errors=getattr(error, "problems", [str(error)]),
                             status=400, values=values)
