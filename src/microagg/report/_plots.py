@@ -117,13 +117,42 @@ def _numeric_row(col: str, a: pd.Series, b: pd.Series, lost: float, n_missing: i
             f"<td>{fmt(n_missing)}</td></tr>")
 
 
+SKEW_SPAN = 100.0
+"""A positive column whose largest value is at least this many times its smallest, and
+whose mean is above its median, is drawn on a logarithmic axis."""
+
+
+def log_axis(values: pd.Series) -> bool:
+    """Whether a column's histogram reads better on a logarithmic axis: every value
+    positive, spanning two orders of magnitude (:data:`SKEW_SPAN`), skewed to the right
+    (mean above median), as incomes and sizes are.
+
+    Examples
+    --------
+    >>> log_axis(pd.Series([1.0, 2.0, 3.0, 500.0])), log_axis(pd.Series([20.0, 40.0, 90.0]))
+    (True, False)
+    >>> log_axis(pd.Series([0.0, 2.0, 3.0, 500.0]))          # a zero has no logarithm
+    False
+    """
+    observed = values.astype(float).dropna()
+    if observed.nunique() < 2 or not (observed > 0).all():
+        return False
+    low, high = float(observed.min()), float(observed.max())
+    return high >= SKEW_SPAN * low and float(observed.mean()) > float(observed.median())
+
+
 def _histogram(col: str, original: pd.Series, published: pd.Series, plt: Any, *,
                is_date: bool) -> str:
     """The original and published values of one column overlaid; a date column on a date
-    axis."""
+    axis, a skewed positive one on a logarithmic axis (:func:`log_axis`)."""
     fig, ax = plt.subplots(figsize=(4.2, 2.6))
     a, b = original.astype(float).dropna(), published.astype(float).dropna()
     bins: Any = np.histogram_bin_edges(a, bins=30) if len(a) else 30
+    if not is_date and log_axis(pd.concat([a, b])):
+        both = pd.concat([a, b])
+        bins = np.geomspace(both.min(), both.max(), 31)
+        ax.set_xscale("log")
+        ax.set_xlabel(f"{col} (logarithmic axis)", fontsize=8)
     if is_date:
         a, b = as_datetimes(a), as_datetimes(b)
         if len(a):
