@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from microagg.report import _plots  # noqa: E402
+from microagg.report import _plots
 
 
 def _drawn(monkeypatch: pytest.MonkeyPatch, values: pd.Series, *, is_date: bool = False

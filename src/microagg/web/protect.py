@@ -110,8 +110,6 @@ def parse_form(form: Mapping[str, str]) -> dict[str, Any]:
     """The Protect form as :func:`microagg.anonymize` keywords (``k``, ``method``, ``l``,
     ``t``, ``epsilon``, ``bounds``, ``method_params``, ``random_state``); a
     :class:`FormErrors` with every malformed field at once, each in the CLI's words."""
-    import click
-
     from microagg.cli._common import parse_bounds, parse_params
 
     problems: list[str] = []
@@ -127,8 +125,8 @@ def parse_form(form: Mapping[str, str]) -> dict[str, Any]:
                              ("params", parse_params, "method_params")):
         try:
             options[key] = parse(form.get(name, "").split() or None) or None
-        except click.UsageError as error:
-            problems.append(error.message)
+        except ValueError as error:  # the CLI's UsageError
+            problems.append(str(error))
     if problems:
         raise FormErrors(problems)
     return options
