@@ -168,8 +168,10 @@ def serve(tmp: pathlib.Path, *options: str) -> Iterator[Server]:
 
 
 @contextlib.contextmanager
-def launch() -> Iterator[Any]:
-    """A headless Chromium (the system's) with a 1200x800 page that accepts downloads."""
+def launch(*, bypass_csp: bool = False) -> Iterator[Any]:
+    """A headless Chromium (the system's) with a 1200x800 page that accepts downloads
+    (``bypass_csp``: scripts a test injects run despite the pages' content security
+    policy, for axe-core)."""
     from playwright.sync_api import sync_playwright
 
     executable = chromium()
@@ -177,7 +179,8 @@ def launch() -> Iterator[Any]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, headless=True)
         try:
-            context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, accept_downloads=True)
+            context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT},
+                                          accept_downloads=True, bypass_csp=bypass_csp)
             yield context.new_page()
         finally:
             browser.close()
