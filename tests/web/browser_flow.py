@@ -194,10 +194,17 @@ class Flow:
     page: Any
     shots: pathlib.Path | None = None
 
-    def shot(self, step: str, *, full_page: bool = False) -> None:
+    def shot(self, step: str, *, full_page: bool = False, element: str | None = None
+             ) -> None:
+        """``shots/workbench-<step>.png``: the window, the whole page, or one ``element``
+        (a CSS selector), whole."""
         if self.shots is not None:
             self.shots.mkdir(parents=True, exist_ok=True)
-            self.page.screenshot(path=self.shots / f"workbench-{step}.png", full_page=full_page)
+            path = self.shots / f"workbench-{step}.png"
+            if element is not None:
+                self.page.locator(element).screenshot(path=path)
+            else:
+                self.page.screenshot(path=path, full_page=full_page)
 
     def data(self, url: str, table: pathlib.Path, rows: int) -> None:
         """Open the token URL, upload ``table``, check the preview."""
@@ -284,6 +291,13 @@ class Flow:
 
         expect(self.page.locator("#checks")).to_be_visible()
         self.shot("result")
+        if self.shots is not None:  # the report, the window's width, once it has loaded
+            report = self.page.frame_locator("#report").locator("h1").first
+            expect(report).to_be_visible(timeout=PROTECT_MS)
+            self.page.locator("#report").scroll_into_view_if_needed()
+            self.page.wait_for_timeout(1500)  # the frame's own process paints it
+            self.shot("report")
+            self.page.evaluate("window.scrollTo(0, 0)")
         return int(self.page.locator("#achieved-k").inner_text())
 
     def export(self, folder: pathlib.Path) -> pathlib.Path:
