@@ -19,7 +19,7 @@ def _drawn(monkeypatch: pytest.MonkeyPatch, values: pd.Series, *, is_date: bool 
            ) -> Any:
     """The axes of the histogram the report draws for ``values`` (original = published)."""
     figures: list[Any] = []
-    monkeypatch.setattr(_plots, "png", lambda fig: figures.append(fig) or "")
+    monkeypatch.setattr(_plots, "png", lambda fig, alt="": figures.append(fig) or "")
     _plots._histogram("x", values, values, _plots.plots(), is_date=is_date)
     (figure,) = figures
     return figure.axes[0]
@@ -54,3 +54,21 @@ def test_a_date_column_is_drawn_on_a_date_axis(monkeypatch: pytest.MonkeyPatch) 
     assert ax.get_xscale() == "linear"
     low, high = (mdates.num2date(v).year for v in ax.get_xlim())
     assert low <= 2019 and high >= 2024  # the axis is in years, not day numbers
+
+
+def test_every_plot_of_the_report_says_what_it_shows() -> None:
+    import re
+
+    from microagg import anonymize
+    from microagg.report import render_report
+
+    rng = np.random.default_rng(4)
+    data = pd.DataFrame({"age": rng.integers(18, 90, 120).astype(float),
+                         "income": rng.lognormal(10, 1.2, 120)})
+    html_text = render_report(anonymize(data, quasi_identifiers=["age", "income"], k=4,
+                                        random_state=0), data)
+    alts = re.findall(r"<img alt='([^']*)'", html_text)
+    assert alts and "plot" not in alts
+    assert "histogram of income, original and published values overlaid (logarithmic axis)" \
+        in alts
+    assert "histogram of age, original and published values overlaid" in alts
