@@ -183,6 +183,22 @@ def test_a_refused_upload_names_no_server_path(client: TestClient, name: str) ->
     assert root not in text and "upload-" not in text and "microagg-serve-" not in text
 
 
+def test_a_release_with_a_hierarchy_shows_no_server_path(client: TestClient) -> None:
+    from .test_sweep_export import HIERARCHY, _city_table, _hierarchy
+
+    _city_table(client)
+    assert _hierarchy(client, "city", HIERARCHY).status_code == 200
+    assert post_protect(client, k="3", method="mdav-categorical").status_code == 200
+    root = client.app.state.store.root  # type: ignore[attr-defined]
+    for path in ("/result", "/export", "/export/summary.json", "/export/report.html",
+                 "/result/report.html", "/export/schema.toml", "/export/reproduce.txt"):
+        text = client.get(path).text
+        assert str(root) not in text and "microagg-serve-" not in text, path
+    # the hierarchy named as the schema names it, next to schema.toml
+    assert "hierarchies/1.csv" in client.get("/export/summary.json").text
+    assert 'hierarchy = "hierarchies/1.csv"' in client.get("/export/schema.toml").text
+
+
 # ------------------------------------------------------------------------- the sweep map
 
 def test_labels_never_overlap_a_point_or_each_other() -> None:

@@ -22,8 +22,8 @@ from .security import check_csrf, session_of
 from .sessions import SessionState
 from .uploads import Upload, read_form, receive_upload
 
-__all__ = ["PAGE_ROWS", "WORK_FILE", "data_page", "render", "roles_page", "sqlite_path",
-           "without_paths"]
+__all__ = ["PAGE_ROWS", "WORK_FILE", "data_page", "render", "roles_page", "session_relative",
+           "sqlite_path", "without_paths"]
 
 PAGE_ROWS = 50
 """Rows per page of the preview."""
@@ -50,6 +50,22 @@ def without_paths(text: str, folders: Sequence[pathlib.Path]) -> str:
     for root in sorted(roots, key=len, reverse=True):
         text = re.sub(re.escape(root) + r"[^\s'\"<>,;)]*", WORK_FILE, text)
     return text
+
+
+def session_relative(text: str, folder: pathlib.Path, root: pathlib.Path) -> str:
+    """``text`` (a report, a summary) with the paths inside the session's ``folder`` made
+    relative to it (``hierarchies/1.csv``: the name the schema gives the file) and any
+    other path of the work folder ``root`` hidden (:func:`without_paths`).
+
+    Examples
+    --------
+    >>> session_relative('{"city": "/w/s1/hierarchies/1.csv"}', pathlib.Path("/w/s1"),
+    ...                  pathlib.Path("/w"))
+    '{"city": "hierarchies/1.csv"}'
+    """
+    for prefix in sorted({str(folder), str(folder.resolve())}, key=len, reverse=True):
+        text = text.replace(prefix + "/", "")
+    return without_paths(text, [root])
 
 
 def render(request: Request, template: str, *, status: int = 200, **context: Any

@@ -27,7 +27,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from . import job_pages, plan_form, plan_pages, protect, roles
 from .jobs import Job, JobRunner, RunnerBusy
-from .pages import _ensure_schema, render
+from .pages import _ensure_schema, render, session_relative
 from .protect import PROTECT_ERRORS, Attempt
 from .security import check_csrf, session_of
 from .sessions import SessionState
@@ -301,6 +301,7 @@ async def get_report(request: Request) -> Response:
     if attempt is None or session.table is None:
         return _see("/result")
     html = await run_in_threadpool(attempt.report, session.table, job_pages.runner_of(request))
+    html = session_relative(html, session.folder, request.app.state.store.root)
     return HTMLResponse(html, headers={"content-security-policy": REPORT_CSP,
                                        "x-frame-options": "SAMEORIGIN"})
 
@@ -433,6 +434,9 @@ async def _download(request: Request, session: SessionState, attempt: Attempt, n
                                           job_pages.runner_of(request))
     except ValueError as error:  # a table the format cannot hold: list columns in CSV
         return export_page(request, errors=[str(error)], status=400)
+    if name in ("report.html", "summary.json"):  # no path of the server's work folder
+        content = session_relative(content.decode("utf-8"), session.folder,
+                                   request.app.state.store.root).encode("utf-8")
     headers = {"content-disposition": f'attachment; filename="{name}"'}
     if name == "report.html":
         headers["content-security-policy"] = REPORT_CSP
