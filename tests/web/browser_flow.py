@@ -168,8 +168,10 @@ def serve(tmp: pathlib.Path, *options: str) -> Iterator[Server]:
 
 
 @contextlib.contextmanager
-def launch() -> Iterator[Any]:
-    """A headless Chromium (the system's) with a 1200x800 page that accepts downloads."""
+def launch(*, bypass_csp: bool = False) -> Iterator[Any]:
+    """A headless Chromium (the system's) with a 1200x800 page that accepts downloads
+    (``bypass_csp``: scripts a test injects run despite the pages' content security
+    policy, for axe-core)."""
     from playwright.sync_api import sync_playwright
 
     executable = chromium()
@@ -177,7 +179,8 @@ def launch() -> Iterator[Any]:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, headless=True)
         try:
-            context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, accept_downloads=True)
+            context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT},
+                                          accept_downloads=True, bypass_csp=bypass_csp)
             yield context.new_page()
         finally:
             browser.close()
@@ -191,10 +194,17 @@ class Flow:
     page: Any
     shots: pathlib.Path | None = None
 
-    def shot(self, step: str, *, full_page: bool = False) -> None:
+    def shot(self, step: str, *, full_page: bool = False, element: str | None = None
+             ) -> None:
+        """``shots/workbench-<step>.png``: the window, the whole page, or one ``element``
+        (a CSS selector), whole."""
         if self.shots is not None:
             self.shots.mkdir(parents=True, exist_ok=True)
-            self.page.screenshot(path=self.shots / f"workbench-{step}.png", full_page=full_page)
+            path = self.shots / f"workbench-{step}.png"
+            if element is not None:
+                self.page.locator(element).screenshot(path=path)
+            else:
+                self.page.screenshot(path=path, full_page=full_page)
 
     def data(self, url: str, table: pathlib.Path, rows: int) -> None:
         """Open the token URL, upload ``table``, check the preview."""
@@ -281,6 +291,13 @@ class Flow:
 
         expect(self.page.locator("#checks")).to_be_visible()
         self.shot("result")
+        if self.shots is not None:  # the report, the window's width, once it has loaded
+            report = self.page.frame_locator("#report").locator("h1").first
+            expect(report).to_be_visible(timeout=PROTECT_MS)
+            self.page.locator("#report").scroll_into_view_if_needed()
+            self.page.wait_for_timeout(1500)  # the frame's own process paints it
+            self.shot("report")
+            self.page.evaluate("window.scrollTo(0, 0)")
         return int(self.page.locator("#achieved-k").inner_text())
 
     def export(self, folder: pathlib.Path) -> pathlib.Path:

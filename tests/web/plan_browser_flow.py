@@ -102,10 +102,12 @@ def _export(page: Any, base: str, folder: pathlib.Path) -> dict[str, Any]:
     return seen
 
 
-def three_step_flow(tmp: pathlib.Path) -> dict[str, Any]:
+def three_step_flow(tmp: pathlib.Path, shots: pathlib.Path | None = None) -> dict[str, Any]:
     """Build the plan of :data:`STEPS` on the Protect page, protect, undo the last step,
     add it back, protect again, export; what each page showed (``tmp/survey.csv`` is the
-    upload, ``tmp/export`` holds schema.toml and plan.toml)."""
+    upload, ``tmp/export`` holds schema.toml and plan.toml). With ``shots``, the plan's
+    pages are saved there (``workbench-plan-*.png``: the builder, the result, the undone
+    step, the export)."""
     from playwright.sync_api import expect
 
     table = survey_csv(tmp)
@@ -118,6 +120,7 @@ def three_step_flow(tmp: pathlib.Path) -> dict[str, Any]:
         flow.data(server.url, table, rows=5000)
         flow.roles(PLAN_ROLES)
         seen["risk"] = _risk(page, flow)
+        flow.shots = shots  # the plan's pages (the one-step flow has the others)
         flow.step("Protect")
         seen["offered"] = page.eval_on_selector_all(
             "#add_step option", "options => options.map(o => o.value)")
@@ -128,14 +131,19 @@ def three_step_flow(tmp: pathlib.Path) -> dict[str, Any]:
             for option, text in values.items():
                 page.fill(f"#plan-{number}-{option}", text)
         page.fill("#random_state", "0")
+        flow.shot("plan-builder", element="#plan")
         page.click("#protect")
         seen["plan"] = _released(page)
+        flow.shot("plan-result")
         page.click("#undo")
         seen["undone"] = _released(page)
         expect(page.locator("#undone")).to_be_visible()
+        flow.shot("plan-undone")
         page.click("#add-back")
         expect(page.locator("#plan-3-quasi_identifiers")).to_have_value("age")
         page.click("#protect")
         seen["again"] = _released(page)
         seen["export"] = _export(page, base, folder)
+        page.goto(base + "export")
+        flow.shot("plan-export", full_page=True)
     return seen

@@ -21,6 +21,7 @@ from microagg.web.protect import release_for
 from microagg.web.sessions import SessionStore
 
 from .conftest import csrf, make_settings, settled, signed_in, upload
+from .test_finish import unlabelled
 
 LONG_ROWS = 120_000
 
@@ -150,6 +151,8 @@ def test_progress_page_refreshes_and_other_pages_stay_responsive(
     assert page.status_code == 200
     assert '<meta http-equiv="refresh" content="1">' in page.text
     assert 'id="job-progress"' in page.text and 'id="cancel"' in page.text
+    assert unlabelled(page.text) == []  # the progress bar named by the job's label
+    assert '<progress id="job-progress" aria-labelledby="job-label"' in page.text
     started = time.perf_counter()
     data_page = long_client.get("/data")
     assert data_page.status_code == 200 and time.perf_counter() - started < 1.0

@@ -40,14 +40,15 @@ def fmt(value: Any, digits: int = 4) -> str:
     return html.escape(str(value))
 
 
-def png(fig: Any) -> str:
-    """The figure as an embedded PNG ``<img>``; the figure is closed."""
+def png(fig: Any, alt: str = "plot") -> str:
+    """The figure as an embedded PNG ``<img>`` whose text alternative is ``alt`` (what it
+    shows, for a screen reader); the figure is closed."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
     import matplotlib.pyplot as plt
 
     plt.close(fig)
-    return ("<img alt='plot' src='data:image/png;base64,"
+    return (f"<img alt='{html.escape(alt, quote=True)}' src='data:image/png;base64,"
             + base64.b64encode(buffer.getvalue()).decode("ascii") + "'>")
 
 
@@ -79,7 +80,7 @@ def group_sizes_section(sizes: NDArray[np.intp], plt: Any) -> list[str]:
         ax.hist(sizes, bins=np.arange(sizes.min(), sizes.max() + 2) - 0.5, color="#3a6fd8")
         ax.set_xlabel("records per group")
         ax.set_ylabel("groups")
-        parts.append(png(fig))
+        parts.append(png(fig, "histogram of the number of records per group"))
     return parts
 
 
@@ -117,13 +118,42 @@ def _numeric_row(col: str, a: pd.Series, b: pd.Series, lost: float, n_missing: i
             f"<td>{fmt(n_missing)}</td></tr>")
 
 
+SKEW_SPAN = 100.0
+"""A positive column whose largest value is at least this many times its smallest, and
+whose mean is above its median, is drawn on a logarithmic axis."""
+
+
+def log_axis(values: pd.Series) -> bool:
+    """Whether a column's histogram reads better on a logarithmic axis: every value
+    positive, spanning two orders of magnitude (:data:`SKEW_SPAN`), skewed to the right
+    (mean above median), as incomes and sizes are.
+
+    Examples
+    --------
+    >>> log_axis(pd.Series([1.0, 2.0, 3.0, 500.0])), log_axis(pd.Series([20.0, 40.0, 90.0]))
+    (True, False)
+    >>> log_axis(pd.Series([0.0, 2.0, 3.0, 500.0]))          # a zero has no logarithm
+    False
+    """
+    observed = values.astype(float).dropna()
+    if observed.nunique() < 2 or not (observed > 0).all():
+        return False
+    low, high = float(observed.min()), float(observed.max())
+    return high >= SKEW_SPAN * low and float(observed.mean()) > float(observed.median())
+
+
 def _histogram(col: str, original: pd.Series, published: pd.Series, plt: Any, *,
                is_date: bool) -> str:
     """The original and published values of one column overlaid; a date column on a date
-    axis."""
+    axis, a skewed positive one on a logarithmic axis (:func:`log_axis`)."""
     fig, ax = plt.subplots(figsize=(4.2, 2.6))
     a, b = original.astype(float).dropna(), published.astype(float).dropna()
     bins: Any = np.histogram_bin_edges(a, bins=30) if len(a) else 30
+    if not is_date and log_axis(pd.concat([a, b])):
+        both = pd.concat([a, b])
+        bins = np.geomspace(both.min(), both.max(), 31)
+        ax.set_xscale("log")
+        ax.set_xlabel(f"{col} (logarithmic axis)", fontsize=8)
     if is_date:
         a, b = as_datetimes(a), as_datetimes(b)
         if len(a):
@@ -133,7 +163,8 @@ def _histogram(col: str, original: pd.Series, published: pd.Series, plt: Any, *,
     ax.hist(b, bins=bins, alpha=0.55, label="published", color="#3a6fd8")
     ax.set_title(col, fontsize=10)
     ax.legend(fontsize=7)
-    return png(fig)
+    return png(fig, f"histogram of {col}, original and published values overlaid"
+               + (" (logarithmic axis)" if ax.get_xscale() == "log" else ""))
 
 
 def numeric_section(original: pd.DataFrame, published: pd.DataFrame, numeric: list[str],
@@ -177,7 +208,8 @@ def numeric_section(original: pd.DataFrame, published: pd.DataFrame, numeric: li
         parts.append("<div class='grid'>" + "".join(cells) + "</div>")
     if len(numeric) > 1:
         parts.append("<h2>Correlations</h2>" + png(correlation_figure(
-            original, published, numeric, plt)))
+            original, published, numeric, plt), "correlation heat maps of the numeric "
+            "quasi-identifiers, original and published"))
     return parts
 
 
@@ -229,7 +261,8 @@ def categorical_section(original: pd.DataFrame, published: pd.DataFrame,
             ax.set_title(f"{col}: most frequent published values", fontsize=10)
             ax.tick_params(axis="y", labelsize=7)
             ax.set_xlabel("records")
-            cells.append(png(fig))
+            cells.append(png(fig, f"bar chart of the most frequent published values of "
+                                  f"{col}"))
     parts = ["<h2>Categorical quasi-identifiers before and after</h2>",
              "<table><tr><th class='l'>column</th><th>distinct, original</th><th>distinct, "
              "published</th><th>records whose value changed (%)</th><th>missing in the "
@@ -254,7 +287,8 @@ def sweep_section(sweep: pd.DataFrame, plt: Any, *,
     parts += _sweep_columns_note(sweep, release)
     if plt is not None:
         mark = (release[0], release[1], "this release") if release is not None else None
-        parts.append(png(sweep_figure(sweep, mark=mark)))
+        parts.append(png(sweep_figure(sweep, mark=mark), "risk-utility map of the sweep: "
+                         "information loss against disclosure risk, one point per run"))
     errors = sweep["error"].astype(object).where(sweep["error"].notna(), "").astype(str)
     front = sweep[(errors == "") & sweep["pareto"].astype(str).str.lower().isin(["true", "1"])]
     risk = risk_column(sweep)

@@ -138,5 +138,14 @@ def _routes() -> list[Any]:
         Route("/hierarchies", hierarchy_builder.get_builder),
         Route("/hierarchies", hierarchy_builder.post_builder, methods=["POST"]),
         Route("/hierarchies/download/{name}", hierarchy_builder.download_built),
+        Route("/favicon.ico", favicon),
         Mount("/static", StaticFiles(directory=_HERE / "static"), name="static"),
     ]
+
+
+async def favicon(request: Any) -> Any:
+    """The workbench's icon (an SVG, served where browsers look for it)."""
+    from starlette.responses import FileResponse
+
+    return FileResponse(_HERE / "static" / "favicon.svg", media_type="image/svg+xml",
+                        headers={"cache-control": "max-age=86400"})

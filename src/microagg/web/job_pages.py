@@ -12,6 +12,8 @@ result without a progress page.
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -96,10 +98,20 @@ def follow(request: Request, job: Job) -> Response:
 def progress_text(job: Job) -> dict[str, Any]:
     """What the progress page says: done of total, the share, the time so far and left."""
     elapsed = job.seconds
-    figures: dict[str, Any] = {"elapsed": f"{elapsed:.0f} s", "left": None, "percent": None}
+    figures: dict[str, Any] = {"elapsed": f"{elapsed:.0f} s", "left": None, "percent": None,
+                               "note": None}
     if job.total:
         figures["percent"] = round(100 * job.done / job.total)
-        if job.unit == "records grouped":  # exact MDAV: each step costs the records left
+        left: float | None
+        if job.left is not None:  # the job prices what is left from its own measured runs
+            left = None if math.isnan(job.left) else job.left - (time.monotonic()
+                                                                 - job.left_at)
+            if left is None:
+                figures["note"] = ("the time left is shown once each method of the grid "
+                                   "has finished a run")
+            elif left <= 0:
+                left, figures["note"] = None, "longer than the runs measured so far took"
+        elif job.unit == "records grouped":  # exact MDAV: each step costs the records left
             left = remaining_seconds(elapsed, job.done, job.total)
         else:
             left = elapsed * (job.total - job.done) / job.done if job.done else None

@@ -61,6 +61,10 @@ class Job:
     done: int = 0
     total: int = 0
     unit: str = ""
+    left: float | None = None
+    """Seconds left as the job itself last estimated them from its own measured progress
+    (at :attr:`left_at`); NaN: it estimates them but cannot yet; ``None``: it does not."""
+    left_at: float = 0.0
     result: Any = None
     error: str = ""
     error_class: str = ""
@@ -122,17 +126,19 @@ def _serve(conn: Connection) -> None:  # pragma: no cover - runs in the worker p
 
 def _run_one(conn: Connection, function: Callable[..., Any], args: tuple[Any, ...]
              ) -> None:  # pragma: no cover - runs in the worker process
-    """Run ``function(*args, progress=...)``, sending ``("progress", done, total, unit)``
+    """Run ``function(*args, progress=...)``, sending ``("progress", done, total, unit,
+    left)`` (``left``: the seconds left the function estimated itself, or None)
     at most every :data:`_PROGRESS_EVERY` seconds, then ``("done", result)`` or ``("error",
     class name, message)``."""
     last = 0.0
 
-    def progress(done: int, total: int, unit: str = "") -> None:
+    def progress(done: int, total: int, unit: str = "", left: float | None = None) -> None:
         nonlocal last
         now = time.monotonic()
-        if now - last >= _PROGRESS_EVERY or done >= total:
+        if now - last >= _PROGRESS_EVERY or done >= total or left is not None:
             last = now
-            conn.send(("progress", int(done), int(total), unit))
+            conn.send(("progress", int(done), int(total), unit,
+                       None if left is None else float(left)))
 
     try:
         answer: tuple[Any, ...] = ("done", function(*args, progress=progress))
@@ -254,6 +260,7 @@ class JobRunner:
                 message = worker.conn.recv()
                 if message[0] == "progress":
                     job.done, job.total, job.unit = message[1], message[2], message[3]
+                    job.left, job.left_at = message[4], time.monotonic()
                     continue
                 if message[0] == "done":
                     job.result = message[1]

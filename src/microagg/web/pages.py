@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import pathlib
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -21,7 +22,8 @@ from .security import check_csrf, session_of
 from .sessions import SessionState
 from .uploads import Upload, read_form, receive_upload
 
-__all__ = ["PAGE_ROWS", "data_page", "render", "roles_page", "sqlite_path"]
+__all__ = ["PAGE_ROWS", "WORK_FILE", "data_page", "render", "roles_page", "session_relative",
+           "sqlite_path", "without_paths"]
 
 PAGE_ROWS = 50
 """Rows per page of the preview."""
@@ -31,12 +33,53 @@ _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SCHEMA_LIMIT = 1024 * 1024
 
 
+WORK_FILE = "a file in the server's work folder"
+"""What a message says instead of a path inside the server's work folder."""
+
+
+def without_paths(text: str, folders: Sequence[pathlib.Path]) -> str:
+    """``text`` with every path inside ``folders`` (as given and resolved) replaced by
+    :data:`WORK_FILE`: no message shows where the server keeps its files.
+
+    Examples
+    --------
+    >>> without_paths("cannot read '/tmp/w1/s/upload-3.parquet': bad", [pathlib.Path("/tmp/w1")])
+    "cannot read 'a file in the server's work folder': bad"
+    """
+    roots = {str(f) for f in folders} | {str(f.resolve()) for f in folders}
+    for root in sorted(roots, key=len, reverse=True):
+        text = re.sub(re.escape(root) + r"[^\s'\"<>,;)]*", WORK_FILE, text)
+    return text
+
+
+def session_relative(text: str, folder: pathlib.Path, root: pathlib.Path) -> str:
+    """``text`` (a report, a summary) with the paths inside the session's ``folder`` made
+    relative to it (``hierarchies/1.csv``: the name the schema gives the file) and any
+    other path of the work folder ``root`` hidden (:func:`without_paths`).
+
+    Examples
+    --------
+    >>> session_relative('{"city": "/w/s1/hierarchies/1.csv"}', pathlib.Path("/w/s1"),
+    ...                  pathlib.Path("/w"))
+    '{"city": "hierarchies/1.csv"}'
+    """
+    for prefix in sorted({str(folder), str(folder.resolve())}, key=len, reverse=True):
+        text = text.replace(prefix + "/", "")
+    return without_paths(text, [root])
+
+
 def render(request: Request, template: str, *, status: int = 200, **context: Any
            ) -> HTMLResponse:
-    """A page of ``template`` with the session's CSRF token and table name."""
+    """A page of ``template`` with the session's CSRF token and table name; its errors and
+    message without a path of the server's work folder (:func:`without_paths`)."""
     session = session_of(request)
     env = request.app.state.templates
     running = [job for job in session.jobs.values() if job.running]
+    folders = [request.app.state.store.root]
+    if context.get("errors"):
+        context["errors"] = [without_paths(str(e), folders) for e in context["errors"]]
+    if context.get("message"):
+        context["message"] = without_paths(str(context["message"]), folders)
     html = env.get_template(template).render(csrf_token=session.csrf_token,
                                              source=session.source, running_jobs=running,
                                              **context)

@@ -16,7 +16,7 @@ import secrets
 import shlex
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ from .jobs import JobRunner, RunnerBusy
 __all__ = [
     "PROTECT_ERRORS",
     "Attempt",
+    "FormErrors",
     "build_schema",
     "make_attempt",
     "methods",
@@ -83,7 +84,17 @@ def build_schema(schema: Mapping[str, Mapping[str, Any]], folder: pathlib.Path) 
         file.unlink(missing_ok=True)
 
 
-def _number(form: Mapping[str, str], name: str, kind: type) -> Any:
+class FormErrors(ValueError):
+    """Every problem of a posted form (:attr:`problems`), shown at once."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        super().__init__(" ".join(problems))
+        self.problems = list(problems)
+
+
+def _number(form: Mapping[str, str], name: str, kind: type, problems: list[str]) -> Any:
+    """The field ``name`` as ``kind`` (None when blank); a malformed one is added to
+    ``problems``."""
     text = form.get(name, "").strip()
     if not text:
         return None
@@ -91,30 +102,33 @@ def _number(form: Mapping[str, str], name: str, kind: type) -> Any:
         return kind(text)
     except ValueError:
         word = "a whole number" if kind is int else "a number"
-        raise ValueError(f"{name} must be {word}; got {text!r}.") from None
+        problems.append(f"{name} must be {word}; got {text!r}.")
+        return None
 
 
 def parse_form(form: Mapping[str, str]) -> dict[str, Any]:
     """The Protect form as :func:`microagg.anonymize` keywords (``k``, ``method``, ``l``,
-    ``t``, ``epsilon``, ``bounds``, ``method_params``, ``random_state``); a ValueError with
-    the CLI's message for a malformed field."""
-    import click
-
+    ``t``, ``epsilon``, ``bounds``, ``method_params``, ``random_state``); a
+    :class:`FormErrors` with every malformed field at once, each in the CLI's words."""
     from microagg.cli._common import parse_bounds, parse_params
 
-    k = _number(form, "k", int)
-    if k is None:
-        raise ValueError("k is required (k >= 2).")
+    problems: list[str] = []
+    k = _number(form, "k", int, problems)
+    if k is None and not form.get("k", "").strip():
+        problems.append("k is required (k >= 2).")
     options: dict[str, Any] = {"k": k, "method": form.get("method", "").strip() or None}
     for name in ("l", "t", "epsilon"):
-        options[name] = _number(form, name, float)
-    seed = _number(form, "random_state", int)
+        options[name] = _number(form, name, float, problems)
+    seed = _number(form, "random_state", int, problems)
     options["random_state"] = seed if seed is not None else secrets.randbelow(2**31)
-    try:
-        options["bounds"] = parse_bounds(form.get("bounds", "").split() or None)
-        options["method_params"] = parse_params(form.get("params", "").split()) or None
-    except click.UsageError as error:
-        raise ValueError(error.message) from None
+    for name, parse, key in (("bounds", parse_bounds, "bounds"),
+                             ("params", parse_params, "method_params")):
+        try:
+            options[key] = parse(form.get(name, "").split() or None) or None
+        except ValueError as error:  # the CLI's UsageError
+            problems.append(str(error))
+    if problems:
+        raise FormErrors(problems)
     return options
 
 

@@ -29,7 +29,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from . import job_pages, plan_form, plan_pages, protect, roles
 from .hierarchies import plan_hierarchy_problems, stored_files
 from .jobs import Job, JobRunner, RunnerBusy
-from .pages import _ensure_schema, render
+from .pages import _ensure_schema, render, session_relative
 from .protect import PROTECT_ERRORS, Attempt
 from .security import check_csrf, session_of
 from .sessions import SessionState
@@ -114,6 +114,26 @@ async def get_protect(request: Request) -> Response:
     return protect_page(request, values=values)
 
 
+def _options(form: Mapping[str, str], schema: Mapping[str, Mapping[str, Any]],
+             columns: list[Any], n_rows: int, folder: Any) -> dict[str, Any]:
+    """The release's keywords from the one-step fields and the plan; a
+    :class:`~microagg.web.protect.FormErrors` with every problem of both at once (and of
+    the hierarchy files the plan names, which must be this session's, in ``folder``)."""
+    problems: list[str] = []
+    try:
+        one_step = protect.parse_form(form)
+    except protect.FormErrors as error:
+        problems, one_step = list(error.problems), {}
+    try:
+        options = plan_form.plan_options(form, one_step, schema, columns, n_rows)
+        problems += plan_hierarchy_problems(options.get("plan") or [], folder)
+    except PROTECT_ERRORS as error:
+        problems += getattr(error, "problems", [str(error)])
+    if problems:
+        raise protect.FormErrors(problems)
+    return options
+
+
 async def post_protect(request: Request) -> Response:
     """Start the release in a worker process (:mod:`microagg.web.jobs`); a short one goes
     straight to the Result page, a long one shows its progress; the Request's message in
@@ -134,11 +154,8 @@ async def post_protect(request: Request) -> Response:
         if edit is not None:  # add, remove or move a step: the form again, nothing run
             kept = {k: v for k, v in values.items() if k not in plan_form.plan_fields(values)}
             return protect_page(request, values={**kept, **edit})
-        options = plan_form.plan_options(form, protect.parse_form(form), session.schema,
-                                         list(session.table.columns), len(session.table))
-        found = plan_hierarchy_problems(options.get("plan") or [], session.folder)
-        if found:
-            raise plan_form.PlanErrors(found)
+        options = _options(form, session.schema, list(session.table.columns),
+                           len(session.table), session.folder)
     except PROTECT_ERRORS as error:
         return protect_page(request, errors=getattr(error, "problems", [str(error)]),
                             status=400, values=values)
@@ -221,6 +238,7 @@ async def get_report(request: Request) -> Response:
     if attempt is None or session.table is None:
         return _see("/result")
     html = await run_in_threadpool(attempt.report, session.table, job_pages.runner_of(request))
+    html = session_relative(html, session.folder, request.app.state.store.root)
     return HTMLResponse(html, headers={"content-security-policy": REPORT_CSP,
                                        "x-frame-options": "SAMEORIGIN"})
 
@@ -353,6 +371,9 @@ async def _download(request: Request, session: SessionState, attempt: Attempt, n
                                           job_pages.runner_of(request))
     except ValueError as error:  # a table the format cannot hold: list columns in CSV
         return export_page(request, errors=[str(error)], status=400)
+    if name in ("report.html", "summary.json"):  # no path of the server's work folder
+        content = session_relative(content.decode("utf-8"), session.folder,
+                                   request.app.state.store.root).encode("utf-8")
     headers = {"content-disposition": f'attachment; filename="{name}"'}
     if name == "report.html":
         headers["content-security-policy"] = REPORT_CSP

@@ -26,7 +26,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from . import job_pages, protect
+from .eta import GridClock
 from .jobs import Job, RunnerBusy
+from .map_labels import Box, place_labels
 from .pages import _ensure_schema, render
 from .protect import PROTECT_ERRORS
 from .security import check_csrf, session_of
@@ -119,16 +121,25 @@ def parse_sweep_form(form: Mapping[str, str]) -> dict[str, Any]:
         Naming the field, the value and the allowed range: k not whole numbers >= 2, no
         method, l or t out of range, a grid of more than :data:`MAX_RUNS` runs.
     """
-    ks = _ks(form)
+    problems: list[str] = []
+    try:
+        ks = _ks(form)
+    except ValueError as error:
+        problems.append(str(error))
+    try:
+        models = _models(form)
+    except ValueError as error:
+        problems.append(str(error))
     known = [m["name"] for m in sweep_methods()]
     methods = [name for name in known if form.get(f"method-{name}")]
     if not methods:
-        raise ValueError(f"Choose at least one method (allowed: {', '.join(known)}).")
-    models = _models(form)
+        problems.append(f"Choose at least one method (allowed: {', '.join(known)}).")
     seed_text = form.get("random_state", "").strip() or "0"
     if not (seed_text.isascii() and seed_text.isdigit()) or int(seed_text) >= 2**32:
-        raise ValueError(f"random_state must be a whole number in [0, 2**32 - 1]; got "
-                         f"{seed_text!r}.")
+        problems.append(f"random_state must be a whole number in [0, 2**32 - 1]; got "
+                        f"{seed_text!r}.")
+    if problems:
+        raise protect.FormErrors(problems)
     runs = len(methods) * len(ks) * len(models)
     if runs > MAX_RUNS:
         raise ValueError(f"The grid has {runs} runs ({len(methods)} method(s) x {len(ks)} "
@@ -281,6 +292,11 @@ def sweep_map(result: SweepResult) -> dict[str, Any]:
                                 + ("" if r["model"] == "k" else f", {r['model']}")
                                 + f": loss {r['loss_text']} %, risk {r['risk_text']} %"
                                 + (" (on the Pareto front)" if r["pareto"] else "")})
+    labels = place_labels([(p["x"], p["y"], 7.0 if p["pareto"] else 5.0) for p in points],
+                          [f"k={p['k']}" for p in points],
+                          Box(_LEFT + 2, _TOP - 12, _WIDTH - 2, bottom - 2))
+    for point, label in zip(points, labels, strict=True):
+        point["label"] = label
     front = sorted((p for p in points if p["pareto"]), key=lambda p: (p["loss"], -p["risk"]))
     return {
         "rows": rows, "width": _WIDTH, "height": _HEIGHT,
@@ -336,16 +352,22 @@ async def get_sweep(request: Request) -> Response:
 
 def sweep_job(df: pd.DataFrame, schema: Mapping[str, Mapping[str, Any]],
               folder: pathlib.Path, options: Mapping[str, Any], *,
-              progress: Callable[[int, int, str], None] | None = None) -> pd.DataFrame:
+              progress: Callable[..., None] | None = None) -> pd.DataFrame:
     """:func:`run_sweep` as a job of a worker process (:mod:`microagg.web.jobs`):
-    ``progress(runs done, runs, "runs done")`` before each run and at the end."""
+    ``progress(runs done, runs, "runs done", seconds left)`` before each run and at the end;
+    the seconds left priced from the runs of each method measured so far
+    (:class:`~microagg.web.eta.GridClock`; the grid runs method by method)."""
+    per_method = len(options["ks"]) * len(options["models"])
+    clock = GridClock([m for m in options["methods"] for _ in range(per_method)])
+
     def step(done: int, total: int, label: str) -> None:
+        left = clock.starting(done) if total == len(clock.kinds) else math.nan
         if progress is not None:
-            progress(done, total, "runs done")
+            progress(done, total, "runs done", left)
 
     table = run_sweep(df, schema, folder, options, on_step=step)
     if progress is not None:
-        progress(len(table), len(table), "runs done")
+        progress(len(table), len(table), "runs done", 0.0)
     return table
 
 
@@ -366,7 +388,8 @@ async def post_sweep(request: Request) -> Response:
     try:
         options = parse_sweep_form(form)
     except PROTECT_ERRORS as error:
-        return sweep_page(request, errors=[str(error)], status=400, values=values)
+        return sweep_page(request, errors=getattr(error, "problems", [str(error)]),
+                          status=400, values=values)
     table, schema = session.table, {name: dict(e) for name, e in session.schema.items()}
 
     def keep(job: Job) -> None:
