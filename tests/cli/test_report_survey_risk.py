@@ -165,3 +165,24 @@ def test_the_roles_come_from_the_schema(tmp_path: Path) -> None:
     with pytest.raises(SchemaError, match=r"'hid'.*two survey roles"):
         assess_release(original, published, quasi_identifiers=["age"], weight="hid",
                        household="hid")
+
+
+def test_microagg_risk_gives_the_release_s_before_side(files: Path, tmp_path: Path) -> None:
+    """``microagg risk`` of the original with the release's roles, its k and --loglinear:
+    every figure of the release's "before" side, in its own layout (``survey_risk``,
+    ``suda``, ``population_risk``; the release nests the last two in each side as ``suda``
+    and ``population``). It adds ``risky_cells``; the log-linear model is fitted only with
+    --loglinear (the release fits it on key tables up to 20,000 cells)."""
+    out = tmp_path / "risk.json"
+    result = CliRunner().invoke(app, [
+        "risk", str(files / "survey.csv"), "-q", ",".join(KEYS), "--weight", "weight",
+        "--household", "household_id", "--strata", "region", "-k", "2,3,5", "--loglinear",
+        "--summary-json", str(out)])
+    assert result.exit_code == 0, result.output
+    figures = json.loads(out.read_text(encoding="utf-8"))
+    before = dict(load_summary(files / "out.json")["metrics"]["survey_risk"]["before"])
+    suda, population = before.pop("suda"), before.pop("population")
+    _same(figures["survey_risk"], before)
+    _same(figures["suda"], suda)
+    _same(figures["population_risk"], population)
+    assert set(figures) == {"survey_risk", "suda", "population_risk", "risky_cells"}
