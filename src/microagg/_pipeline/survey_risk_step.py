@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -27,29 +28,45 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .request import Request
 
-__all__ = ["survey_risk_figures"]
+__all__ = ["RiskRoles", "survey_risk_between", "survey_risk_figures"]
 
 
-def _summary(table: pd.DataFrame, request: Request, households: str | None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RiskRoles:
+    """What the survey risk of a release is measured with: the key variables (the
+    quasi-identifiers), the release's k (``None``: only 2, 3 and 5 are counted), the survey
+    roles (column names or ``None``) and whether every record gets noisy values of its own
+    (:attr:`microagg._pipeline.request.Request.noisy`)."""
+
+    keys: tuple[str, ...]
+    k: int | None = None
+    weight: str | None = None
+    household: str | None = None
+    strata: str | None = None
+    noisy: bool = False
+
+
+def _summary(table: pd.DataFrame, roles: RiskRoles, households: str | None
+             ) -> dict[str, Any]:
     """The survey risk of ``table`` and, for up to :data:`~microagg.metrics.suda.MAX_KEYS`
     key variables, its SUDA2 summary (``"suda"``)."""
     from ..metrics.population_risk import population_summary
     from ..metrics.suda import MAX_KEYS, suda2
     from ..metrics.survey_risk import survey_risk
 
-    keys = list(request.quasi_identifiers)
-    ks = (2, 3, 5, request.k)
+    keys = list(roles.keys)
+    ks = (2, 3, 5) if roles.k is None else (2, 3, 5, roles.k)
     with warnings.catch_warnings():  # continuous keys before masking: said in the docstring
         warnings.simplefilter("ignore")
-        out = survey_risk(table, keys, weights=request.weight, households=households,
-                          ks=ks, strata=request.strata).summary()
+        out = survey_risk(table, keys, weights=roles.weight, households=households,
+                          ks=ks, strata=roles.strata).summary()
         if len(keys) <= MAX_KEYS:
             out["suda"] = suda2(table, keys).summary()
-        if request.weight is not None:
-            out["population"] = population_summary(table, keys, weights=request.weight,
-                                                   strata=request.strata, ks=ks,
+        if roles.weight is not None:
+            out["population"] = population_summary(table, keys, weights=roles.weight,
+                                                   strata=roles.strata, ks=ks,
                                                    uniqueness=False)
-            out["population"]["loglinear"] = _loglinear(table, keys, request.weight)
+            out["population"]["loglinear"] = _loglinear(table, keys, roles.weight)
     return out
 
 
@@ -93,15 +110,28 @@ def survey_risk_figures(published: pd.DataFrame, request: Request
     column when it is published (kept), else the original's, row for row, unless the release
     gives each record noisy values of its own: then it is left out.
     """
-    if request.weight is None and request.household is None and request.strata is None:
+    return survey_risk_between(request.data, published, RiskRoles(
+        keys=tuple(request.quasi_identifiers), k=request.k, weight=request.weight,
+        household=request.household, strata=request.strata, noisy=request.noisy))
+
+
+def survey_risk_between(original: pd.DataFrame, published: pd.DataFrame, roles: RiskRoles
+                        ) -> Mapping[str, Any] | None:
+    """The survey risk of ``original`` (``"before"``) and ``published`` (``"after"``) by
+    the same measures, as :func:`survey_risk_figures` describes them; ``None`` without a
+    weight, a household or strata. The one implementation of a release's
+    ``metrics["survey_risk"]`` and of the review of two files
+    (:func:`microagg.audit.assess.assess_release`): the roles are checked by the caller.
+    """
+    if roles.weight is None and roles.household is None and roles.strata is None:
         return None
-    household = request.household
+    household = roles.household
     after_households = None
     if household is not None:
         if household in published.columns:
             after_households = household
-        elif not request.noisy and len(published) == len(request.data):
-            published = published.assign(**{household: request.data[household].to_numpy()})
+        elif not roles.noisy and len(published) == len(original):
+            published = published.assign(**{household: original[household].to_numpy()})
             after_households = household
-    return MappingProxyType({"before": _summary(request.data, request, household),
-                             "after": _summary(published, request, after_households)})
+    return MappingProxyType({"before": _summary(original, roles, household),
+                             "after": _summary(published, roles, after_households)})

@@ -44,6 +44,7 @@ from ..metrics import (
 from ..metrics.headline import column_losses
 from ..release import DLD_SAMPLE, DLD_SAMPLE_ABOVE, Release
 from ._review_patterns import pattern_losses
+from ._review_survey import SurveyRoles, review_survey_risk, survey_roles_of
 from .check import check_table
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,11 +79,12 @@ def _numeric(series: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
 
 
-def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
+def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,  # noqa: PLR0913 - keyword-only options, the survey roles named as anonymize's
                    quasi_identifiers: Sequence[str], sensitive: Sequence[str] = (),
                    summary: Mapping[str, Any] | None = None, k: int | None = None,
                    hierarchies: Mapping[str, Hierarchy | str | os.PathLike[str]] | None = None,
-                   schema: Schema | None = None) -> Release:
+                   schema: Schema | None = None, weight: str | None = None,
+                   household: str | None = None, strata: str | None = None) -> Release:
     """A :class:`~microagg.release.Release` re-derived from an original and a published table.
 
     Parameters
@@ -113,6 +115,14 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
         step's verifier on the two tables (``checks["steps"]``) and, without ``k`` or a
         summary, the k the plan requires (a one-step plan's; none over the keys of a plan of
         several steps). ``quasi_identifiers`` are then the plan's keys.
+    weight, household, strata : str, optional
+        The survey roles (the sampling weight, the household id, the strata), each by
+        default the summary's (``params``), else the schema's. With any of them the review
+        carries ``metrics["survey_risk"]``, the release's own figures before and after
+        through the same function (:mod:`microagg.audit._review_survey`): the household
+        risk after masking on the published household column, else on the original's row
+        for row (left out for a release whose summary gives a noisy aggregation), as the
+        release measures it. ``params`` then name the roles used.
 
     Returns
     -------
@@ -126,8 +136,10 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
     ------
     SchemaError
         If a column is missing from either table (named), or the row counts differ, or a
-        numeric quasi-identifier holds an infinite value, or a hierarchy lacks a value. Missing values (NaN) are accepted
-        and not counted (:func:`numeric_measures`).
+        numeric quasi-identifier holds an infinite value, or a hierarchy lacks a value, or a
+        survey role names an unknown column or holds values it may not (a weight not a
+        finite number > 0; the column and the allowed range named). Missing values (NaN)
+        are accepted and not counted (:func:`numeric_measures`).
     ValueError
         If ``k`` is not an int >= 2 or exceeds the number of rows.
 
@@ -181,6 +193,8 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,
         metrics["dld_risk_numeric_only"] = metrics.pop("dld_risk")
     if sens:
         metrics["homogeneity"] = {col: result.homogeneity[col] for col in sens}
+    _survey_measures(original, published, qi, SurveyRoles(weight, household, strata),
+                     params, metrics, _risk_k(params, required_k, schema), schema)
     warnings = tuple(summary.get("warnings", ())) if summary else ()
     other = [c for c in qi if c not in numeric]
     if other:
@@ -230,6 +244,35 @@ def _promised_k(summary: Mapping[str, Any] | None, params: Mapping[str, Any], k:
         required = k_entry["required"]
         return int(required) if isinstance(required, int) else None
     return params.get("k")
+
+
+def _survey_measures(original: pd.DataFrame, published: pd.DataFrame, qi: list[str],
+                     given: SurveyRoles, params: dict[str, Any], metrics: dict[str, Any],
+                     k: int | None, schema: Schema | None) -> None:
+    """``metrics["survey_risk"]`` as the release measures it, and the roles it used into
+    ``params``, when a survey role is given or the summary's or schema's
+    (:func:`~microagg.audit._review_survey.review_survey_risk`)."""
+    roles = survey_roles_of(given, params, schema)
+    survey = review_survey_risk(original, published, keys=qi, roles=roles, params=params,
+                                k=k)
+    if survey is not None:
+        metrics["survey_risk"] = survey
+        params.update(weight=roles.weight, household=roles.household, strata=roles.strata)
+
+
+def _risk_k(params: Mapping[str, Any], required_k: int | None, schema: Schema | None
+            ) -> int | None:
+    """The k the release's survey risk counted beside 2, 3 and 5 (``Request.k``): the
+    params' (the summary's, or ``-k``), else the k required, else a schema plan's smallest
+    promised k (2 when no step promises one), else none."""
+    if isinstance(params.get("k"), int):
+        return int(params["k"])
+    if required_k is not None:
+        return int(required_k)
+    if schema is not None and schema.plan is not None:
+        promised = [s.required_k for s in schema.plan.steps if s.required_k is not None]
+        return min(promised, default=2)
+    return None
 
 
 def ncp_of_classes(original: pd.DataFrame, published: pd.DataFrame, qi: list[str],

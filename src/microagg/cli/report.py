@@ -18,6 +18,7 @@ from microagg.cli._common import (
     UsageError,
     app,
     exit_on_verdict,
+    match_column,
     match_columns,
     split_names,
     stdout,
@@ -107,9 +108,25 @@ def report(
     weight: Annotated[
         str | None,
         typer.Option("--weight", show_default=False,
-                     help="The sampling weight of the estimates (default: the "
-                          "--summary-json's); with it and no other analysis option, the "
-                          "release's default analyses are repeated."),
+                     help="The sampling weight (default: the --summary-json's, else the "
+                          "--schema's): the survey risk before and after, with the "
+                          "population figures, as the release measured them, and the "
+                          "weight of the estimates; with it and no other analysis option, "
+                          "the release's default analyses are repeated."),
+    ] = None,
+    household: Annotated[
+        str | None,
+        typer.Option("--household", show_default=False,
+                     help="The household id column (default: the --summary-json's, else "
+                          "the --schema's): the household risk, after masking on the "
+                          "published column, else on the original's row for row."),
+    ] = None,
+    strata: Annotated[
+        str | None,
+        typer.Option("--strata", show_default=False,
+                     help="The strata column (default: the --summary-json's, else the "
+                          "--schema's): the risk's frequencies are counted within each "
+                          "stratum."),
     ] = None,
     random_state: RandomStateOption = None,
     sep: SepOption = None,
@@ -122,6 +139,12 @@ def report(
     step's verifier on the two files; a one-step plan's k required, k over the keys of a
     plan of several steps reported). Prints the verdict (the same words as the release's). Exit
     status 0, or 4 when the published file is not protected (the report is written).
+
+    With a sampling weight, a household or strata (--weight, --household, --strata, each
+    by default the --summary-json's, else the --schema's), the disclosure risk before and
+    after is measured as the release measured it (individual, global and household risk,
+    the records violating k, SUDA2; with a weight k-map, the journalist and marketer risks
+    and the log-linear tau1 / tau2): the same figures as the release's summary.
 
     With --attacks and --control, the release is attacked as an intruder who knows the
     quasi-identifiers would (anonymeter's singling out, linkability and inference, Giomi et
@@ -174,16 +197,19 @@ def report(
         hierarchies = dict(zip(match_columns(list(hierarchies), original.columns) or [],
                                hierarchies.values(), strict=True))
         loaded = None if loaded is None else loaded.spelled_as(original.columns)
+        survey = [None if c is None else match_column(c, original.columns)
+                  for c in (weight, household, strata)]
         release = assess_release(original, published, quasi_identifiers=qi,
                                  sensitive=sens or (), summary=summary, k=k,
                                  hierarchies={c: h for c, h in hierarchies.items() if c in qi}
-                                 or None, schema=loaded)
+                                 or None, schema=loaded, weight=survey[0],
+                                 household=survey[1], strata=survey[2])
         if control_path is not None:
             release = _attacked(release, original, read_table(control_path, sep=sep,
                                                               text_columns=text),
                                 qi, sens or [], random_state)
         release = _analysed(release, original, _Asked(estimate, by, model or [], target,
-                                                      weight), summary, random_state)
+                                                      survey[0]), summary, random_state)
         sweep = None if sweep_csv is None else _read_sweep(sweep_csv)
         write_report(release, original, out, title=title, sweep=sweep)
     stdout().print(Text(release.verdict.headline,
@@ -252,7 +278,9 @@ def _analysed(release: Any, original: Any, asked: _Asked, summary: Any,
     from microagg.audit.analysis_review import with_analyses
     from microagg.metrics.analysis_utility import Analyses
 
-    params = dict(summary["params"]) if summary is not None else {}
+    params = {**(dict(summary["params"]) if summary is not None else {}), **{
+        role: release.params[role] for role in ("weight", "household", "strata")
+        if release.params.get(role) is not None}}  # the roles the review measured with
     weight = asked.weight or params.get("weight")
     household = params.get("household")
     household = household if household in original.columns else None
