@@ -6,9 +6,9 @@ the written file (read back, counted under the step's missing semantics).
     python benchmarks/bench_suppress_scale.py --rows 10000000 --engine two-pass \
         --chunk-rows 1000000 [--workdir DIR]
 
-``--engine local`` (or ``file``/``dask``, which refuse the plan today) runs ``microagg
+``--engine local`` or ``file`` (the chunked runner, with the release) runs ``microagg
 anonymize``; ``--engine two-pass`` runs
-:func:`microagg.engines.file.plan_suppress.suppress_file` on the same plan.
+:func:`microagg.engines.file.plan_suppress.suppress_file` on the same plan (no release).
 
 Synthetic data (seeded): ``region`` (60 regions, Zipf-like sizes), ``age`` (0-99, a
 population pyramid, banded by the plan into 5-year bands), ``sex`` (2), ``occupation``

@@ -434,15 +434,15 @@ def run_on_file(runner: Engine, input_path: str, options: dict[str, Any],
     """``--engine file`` / ``dask``: the Request from the input's first rows, then the
     engine streams the input and writes the output atomically."""
     from microagg._pipeline.rules import EngineRefusal
-    from microagg.cli._file_plans import census_plan_on_file
+    from microagg.cli._file_plans import plan_on_file
     from microagg.engines._chunks import first_rows
     from microagg.engines._reads_files import file_request
     from microagg.io.tables import write_text_atomic
 
     source = pathlib.Path(input_path)
     options = columns_as_spelled(options, list(first_rows(source, sep=sep).columns))
-    release = census_plan_on_file(runner, input_path, options, schema, sep,
-                                  str(outputs.table), face, FLAGS)
+    release = plan_on_file(runner, input_path, options, schema, sep,
+                           str(outputs.table), face, FLAGS)
     if release is not None:
         if outputs.summary is not None:
             write_text_atomic(release.to_json() + "\n", outputs.summary)

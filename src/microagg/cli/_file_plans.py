@@ -1,6 +1,7 @@
 """``microagg anonymize --engine file`` with a plan of several steps: the plans the file
-engine runs in chunks (targeted record swapping then PRAM,
-:mod:`microagg.engines.file.plan_census`), every other option refused by its flag."""
+engine runs in chunks, each by its own runner (targeted record swapping then PRAM,
+:mod:`microagg.engines.file.plan_census`; recodings then local suppression,
+:mod:`microagg.engines.file.plan_suppress`), every other option refused by its flag."""
 
 from __future__ import annotations
 
@@ -13,40 +14,40 @@ if TYPE_CHECKING:  # pragma: no cover
     from microagg._pipeline.result import Release
     from microagg.engines import Engine
 
-__all__ = ["census_plan_on_file"]
+__all__ = ["plan_on_file"]
 
-ALLOWED = frozenset({"plan", "households", "identifiers"})
-"""The options of a census plan on the file engine (with ``--random-state`` and ``--sep``)."""
+_WHAT = {"census": "a plan of swap_households then pram with --household, --drop and "
+                   "--random-state only",
+         "suppress": "a plan of recodings then suppress with --drop, --sensitive and "
+                     "--random-state only"}
 
 
-def census_plan_on_file(runner: Engine, input_path: str, options: dict[str, Any],
-                        schema: Any, sep: str | None, table: str, face: list[str],
-                        flags: dict[str, str]) -> Release | None:
-    """The release of a census plan run by the file engine, or ``None`` when the plan is not
-    one (the engine's own refusal then applies)."""
+def plan_on_file(runner: Engine, input_path: str, options: dict[str, Any], schema: Any,
+                 sep: str | None, table: str, face: list[str],
+                 flags: dict[str, str]) -> Release | None:
+    """The release of a plan the file engine runs in chunks
+    (:func:`microagg.engines.file._plans.plan_kind`), or ``None`` when the plan is not one
+    of them (the engine's own refusal then applies)."""
     from microagg.engines import REFUSABLE, _given
-    from microagg.steps.record_swap.options import SwapHouseholds
+    from microagg.engines.file._plans import ALLOWED, plan_kind, run_plan
 
     plan = options.get("plan")
-    if runner.name != "file" or plan is None \
-            or not isinstance(plan.steps[0], SwapHouseholds):
+    if runner.name != "file" or plan is None:
         return None
-    from microagg.engines.file.plan_census import run_census_file
-
+    kind = plan_kind(plan)
+    if kind is None:
+        return None
     given = [flags.get(name, name) for name in REFUSABLE
-             if name not in ALLOWED and _given(name, options.get(name))]
+             if name not in ALLOWED[kind] and _given(name, options.get(name))]
     given += face + (["--schema"] if schema is not None else [])
     if given:
-        raise UsageError(f"--engine file runs a plan of swap_households then pram with "
-                         f"--household, --drop and --random-state only; drop "
-                         f"{', '.join(given)} (or use --engine local).")
-    if options.get("households") is None:
-        raise UsageError("Step 1 of the plan (swap_households) swaps whole households: give "
-                         "the household id column (--household COL).")
+        raise UsageError(f"--engine file runs {_WHAT[kind]}; drop {', '.join(given)} (or use "
+                         "--engine local).")
     try:
-        return run_census_file(input_path, pathlib.Path(table), plan.steps,
-                               households=options["households"],
-                               identifiers=options.get("identifiers") or (),
-                               random_state=options.get("random_state"), sep=sep)
+        return run_plan(kind, input_path, pathlib.Path(table), plan.steps,
+                        households=options.get("households"),
+                        identifiers=options.get("identifiers") or (),
+                        sensitive=options.get("sensitive") or (),
+                        random_state=options.get("random_state"), sep=sep)
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from None

@@ -128,7 +128,7 @@ def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the pu
                    random_state: RandomState = None, sep: str | None = None,
                    method_params: dict[str, Any] | None = None,
                    refine: float | None = None, plan: Plan | None = None,
-                   workdir: str | os.PathLike[str] | None = None,
+                   households: str | None = None, workdir: str | os.PathLike[str] | None = None,
                    on_stage: Callable[[str], None] | None = None) -> Release:
     """Microaggregate a CSV or Parquet file larger than memory (see the module docstring).
 
@@ -181,8 +181,18 @@ def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the pu
         across their borders (the module docstring, pass 3).
     plan : microagg.steps.Plan, default=None
         A plan of one ``microaggregate`` step: the same release as its options given as
-        keywords (``quasi_identifiers``, ``k``, ``method``... then not given); a plan of
-        more steps runs in memory only and is refused (:func:`microagg.anonymize`).
+        keywords (``quasi_identifiers``, ``k``, ``method``... then not given). Two plans of
+        more steps run in chunks, the same runners as ``microagg anonymize --engine file``:
+        ``swap_households`` then at most one ``pram``
+        (:func:`~microagg.engines.file.plan_census.run_census_file`; give ``households``),
+        and ``recode`` / ``band`` with breaks / ``topcode`` with fixed codes then one
+        heuristic ``suppress`` (:func:`~microagg.engines.file.plan_suppress.run_suppress_file`;
+        ``sensitive`` published unchanged). With them only ``identifiers``,
+        ``random_state``, ``chunk_rows``, ``sep`` and ``on_stage`` apply (and ``households``
+        or ``sensitive``); any other keyword given is refused by name (TypeError). Every
+        other plan runs in memory only and is refused (:func:`microagg.anonymize`).
+    households : str, default=None
+        The household id column of a plan that swaps households (dropped from the output).
     workdir : path-like, default=None
         Where to create the private work folder (needs about 2 x n x p x 8 bytes; it holds
         the original values); ``None``: the system temporary folder (``$TMPDIR``).
@@ -202,7 +212,20 @@ def anonymize_file(input_path: str | os.PathLike[str],  # noqa: PLR0913 - the pu
         A missing, non-numeric or incomplete quasi-identifier (naming the line or row).
     PrivacyViolationError
         The written file fails a check (a bug; the output is removed).
+    TypeError, ValueError
+        A plan run in chunks with a keyword it does not take, or a step it cannot run in
+        chunks (naming the step and the in-memory engine).
     """
+    from ._plans import chunked_plan, plan_kind
+
+    if plan is not None and plan_kind(plan) is not None:
+        return chunked_plan(plan, input_path, output_path, dict(
+            quasi_identifiers=quasi_identifiers, k=k, method=method, keep=keep,
+            blocking=None if blocking == "kd" else blocking, block_size=block_size,
+            n_jobs=n_jobs, method_params=method_params, refine=refine, workdir=workdir,
+            sample_size=None if sample_size == 200_000 else sample_size),
+            households=households, identifiers=identifiers, sensitive=sensitive,
+            random_state=random_state, chunk_rows=chunk_rows, sep=sep, on_stage=on_stage)
     options = plan_options(plan, engine="file", caller="anonymize_file",
                            quasi_identifiers=quasi_identifiers, k=k, method=method,
                            method_params=method_params)

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from ...hierarchy import as_labels
 from ...steps.recode import bands, categories, topcode
+from ...steps.recode._common import counts
 from ...steps.recode.options import Band, Recode, TopCode
 from ...steps.suppress.options import SuppressToK
 from ...steps.suppress.patterns import (
@@ -44,7 +45,8 @@ from ...steps.suppress.patterns import (
 )
 from .._chunks import chunk_writer, iter_chunks, read_back
 
-__all__ = ["per_record_core", "suppress_file", "verify_file"]
+__all__ = ["blanked", "per_record_core", "recode_versions", "run_suppress_file", "suppress_file",
+           "verify_file"]
 
 _Core = Callable[..., tuple[pd.DataFrame, dict[str, Any]]]
 
@@ -62,7 +64,7 @@ def per_record_core(options: Any) -> _Core | None:
     return None
 
 
-def _checked(steps: Sequence[Any]) -> tuple[list[tuple[Any, _Core]], SuppressToK]:
+def checked_plan(steps: Sequence[Any]) -> tuple[list[tuple[Any, _Core]], SuppressToK]:
     """The recodings with their cores and the final suppression, or a ValueError naming the
     step that cannot run in two passes."""
     if not steps or not isinstance(steps[-1], SuppressToK):
@@ -108,20 +110,37 @@ def _as_text(column: pd.Series) -> pd.Series:
     return labels.where(column.notna())
 
 
+def recode_versions(chunk: pd.DataFrame, cores: list[tuple[Any, _Core]],
+                    seen: dict[int, set[Any]] | None = None,
+                    details: list[dict[str, Any] | None] | None = None) -> list[pd.DataFrame]:
+    """The chunk as read and after each recoding in turn (``details``: each step's details
+    merged into it, chunk after chunk)."""
+    from ._suppress_check import merged_details
+
+    rng = np.random.default_rng(0)  # the recodings are deterministic; taken by the contract
+    versions = [chunk]
+    for position, (options, core) in enumerate(cores, start=1):
+        here = _in_chunk(options, chunk[options.column], seen, position)
+        if here is None:  # none of its values in this chunk: the chunk as it is, as text
+            text = _as_text(chunk[options.column])
+            chunk = chunk.assign(**{options.column: text})
+            found: dict[str, Any] = {"mapping": {}, "counts": counts(text),
+                                     "records_changed": 0, "missing": int(text.isna().sum())}
+        else:
+            chunk, found = core(chunk, here, rng)
+        if details is not None:
+            details[position - 1] = merged_details(details[position - 1], found)
+        versions.append(chunk)
+    return versions
+
+
 def _recoded(chunks: Iterator[pd.DataFrame], cores: list[tuple[Any, _Core]],
              seen: dict[int, set[Any]] | None = None) -> Iterator[pd.DataFrame]:
-    rng = np.random.default_rng(0)  # the recodings are deterministic; taken by the contract
     for chunk in chunks:
-        for position, (options, core) in enumerate(cores, start=1):
-            here = _in_chunk(options, chunk[options.column], seen, position)
-            if here is None:  # none of its values in this chunk: the chunk as it is, as text
-                chunk = chunk.assign(**{options.column: _as_text(chunk[options.column])})
-            else:
-                chunk = core(chunk, here, rng)[0]
-        yield chunk
+        yield recode_versions(chunk, cores, seen)[-1]
 
 
-def _check_groups(cores: list[tuple[Any, _Core]], seen: dict[int, set[Any]]) -> None:
+def check_groups(cores: list[tuple[Any, _Core]], seen: dict[int, set[Any]]) -> None:
     """What the in-memory recoding refuses: a group naming a value the column lacks."""
     for position, (options, _) in enumerate(cores, start=1):
         if not isinstance(options, Recode) or options.groups is None:
@@ -134,13 +153,14 @@ def _check_groups(cores: list[tuple[Any, _Core]], seen: dict[int, set[Any]]) -> 
                              f"does not have: {', '.join(map(repr, unknown[:10]))}.")
 
 
-def _lookup(patterns: pd.DataFrame, keys: tuple[str, ...]) -> pd.Index:
+def lookup(patterns: pd.DataFrame, keys: tuple[str, ...]) -> pd.Index:
     return pd.MultiIndex.from_frame(patterns.loc[:, list(keys)].astype(object))
 
 
-def _blanked(chunk: pd.DataFrame, keys: tuple[str, ...], index: pd.Index,
-             blank: NDArray[np.bool_]) -> pd.DataFrame:
-    """The chunk with each record's keys blanked as its pattern's, the keys as text."""
+def blanked(chunk: pd.DataFrame, keys: tuple[str, ...], index: pd.Index,
+            blank: NDArray[np.bool_]) -> tuple[pd.DataFrame, NDArray[np.intp]]:
+    """The chunk with each record's keys blanked as its pattern's, the keys as text, and
+    each record's pattern."""
     where = index.get_indexer(pd.MultiIndex.from_frame(chunk.loc[:, list(keys)].astype(object)))
     if (where < 0).any():
         raise RuntimeError("a record's key pattern was not counted in pass 1; the file "
@@ -149,7 +169,7 @@ def _blanked(chunk: pd.DataFrame, keys: tuple[str, ...], index: pd.Index,
     for j, key in enumerate(keys):
         column = chunk[key].astype(object)
         out[key] = column.where(~blank[where, j] & column.notna(), None)
-    return out
+    return out, where
 
 
 def suppress_file(source: str | os.PathLike[str], target: str | os.PathLike[str],
@@ -161,14 +181,14 @@ def suppress_file(source: str | os.PathLike[str], target: str | os.PathLike[str]
     Returns the figures: rows, distinct patterns, cells suppressed per key, seconds per
     pass, and the check of :func:`verify_file` on the written file.
     """
-    cores, last = _checked(steps)
+    cores, last = checked_plan(steps)
     keys = last.keys
     times = {}
     start = time.perf_counter()
     seen: dict[int, set[Any]] = {}
     patterns, counts = count_patterns(
         _recoded(iter_chunks(source, chunk_rows=chunk_rows, sep=sep), cores, seen), keys)
-    _check_groups(cores, seen)
+    check_groups(cores, seen)
     if int(counts.sum()) < max(k for _, k in last.requirements):
         raise ValueError(f"Step {len(steps)} of the plan (suppress): k is larger than the "
                          f"table, which has {int(counts.sum())} record(s).")
@@ -178,13 +198,13 @@ def suppress_file(source: str | os.PathLike[str], target: str | os.PathLike[str]
                                 pattern_rank(codes, keys, last.importance))
     blank = (current < 0) & (codes >= 0)
     times["decide"] = time.perf_counter() - start - times["count"]
-    index = _lookup(patterns, keys)
+    index = lookup(patterns, keys)
     out = pathlib.Path(target)
     write = chunk_writer(out, sep, text=keys)
     handle, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
     try:
         with os.fdopen(handle, "wb") as stream:
-            write(stream, (_blanked(chunk, keys, index, blank) for chunk in
+            write(stream, (blanked(chunk, keys, index, blank)[0] for chunk in
                            _recoded(iter_chunks(source, chunk_rows=chunk_rows, sep=sep),
                                     cores)))
         os.replace(temporary, out)
@@ -199,6 +219,29 @@ def suppress_file(source: str | os.PathLike[str], target: str | os.PathLike[str]
             "cells_suppressed": int(cells.sum()),
             "per_key": {key: int(c) for key, c in zip(keys, cells, strict=True)},
             "seconds": {name: round(s, 2) for name, s in times.items()}, "check": check}
+
+
+def run_suppress_file(source: str | os.PathLike[str], target: str | os.PathLike[str],  # noqa: PLR0913 - the public face: one keyword per option
+                      steps: Sequence[Any], *, identifiers: Sequence[str] = (),
+                      sensitive: Sequence[str] = (), random_state: Any = None,
+                      chunk_rows: int = 500_000, sep: str | None = None,
+                      on_stage: Callable[[str], None] | None = None) -> Any:
+    """Run ``steps`` (recodings, then one suppression to k: what :func:`suppress_file`
+    runs) over ``source`` and write ``target`` (CSV or Parquet) atomically, rows in the
+    input's order; the release (``engine="file"``) in the in-memory layout: each step's
+    check on the written file read back with the input (``checks["steps"]``), the step
+    records (details, ``columns_changed``, figures before and after each step), the
+    published-columns check, the verdict. A failure, a kill or Ctrl-C leaves no output.
+
+    ``identifiers`` are dropped; ``sensitive`` columns are published unchanged and not
+    counted by the published-columns check; ``random_state`` is recorded (the plan is
+    deterministic).
+    """
+    from ._suppress_release import run_suppress
+
+    return run_suppress(source, target, steps, identifiers=identifiers, sensitive=sensitive,
+                        random_state=random_state, chunk_rows=chunk_rows, sep=sep,
+                        on_stage=on_stage)
 
 
 def verify_file(path: str | os.PathLike[str], options: SuppressToK, *,
