@@ -7,7 +7,8 @@ steps as ``tests/web/test_browser.py`` (the bundled survey uploaded as a CSV, it
 then each later step the workbench has), saving a 1200x800 screenshot of each step (a whole
 page where it is longer), then the three-step plan of ``tests/web/plan_browser_flow.py``:
 the plan builder, its Result page with the verdict and each step's figures, the undone
-step and its Export page (``workbench-plan-*.png``). Needs
+step and its Export page (``workbench-plan-*.png``), then the Hierarchies page with a group
+typed and previewed (``workbench-hierarchies.png``). Needs
 Chromium on the PATH and the dev extra (Playwright; no browser download).
 """
 
@@ -42,12 +43,14 @@ def main() -> None:
     if missing:
         raise SystemExit(missing)
     plan = importlib.import_module("tests.web.plan_browser_flow")
+    builder = importlib.import_module("tests.web.hierarchy_browser_flow")
     with tempfile.TemporaryDirectory() as folder:
         tmp = pathlib.Path(folder)
-        for name in ("one-step", "plan"):
+        for name in ("one-step", "plan", "hierarchies"):
             (tmp / name).mkdir()
         flow.run_all(tmp / "one-step", shots=args.out)
         plan.three_step_flow(tmp / "plan", shots=args.out)
+        builder.groups_flow(tmp / "hierarchies", shots=args.out)
     for path in sorted(args.out.glob("workbench-*.png")):
         small(path)
         print(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}: "
