@@ -311,10 +311,10 @@ def _unmasked(original: pd.DataFrame, published: pd.DataFrame, params: Mapping[s
     the k it was asked for (``params["k"]``, else the k required), the weight when
     published, the original's household id of each row, and whether a step of its plan
     (the summary's, else the schema's) treats the weight."""
-    plan = schema.plan if schema is not None else None
-    if params.get("plan"):
-        plan = Plan.from_records(params["plan"])
     household = roles.household if roles.household in original.columns else None
+    plan = schema.plan if schema is not None else None
+    if params.get("plan") and roles.weight is not None and household is not None:
+        plan = Plan.from_records(params["plan"])  # only a weight with households is judged
     k = params.get("k")
     return Unmasked(
         k=int(k) if isinstance(k, int) else required_k,
