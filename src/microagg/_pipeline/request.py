@@ -33,7 +33,7 @@ from ..schema._steps import roles_from
 from ..schema.schema_file import Schema
 from ..steps import Plan
 from .certify import certify_option
-from .household_relink import check_relinking_weight
+from .kept import kept_on_purpose, weight_treated
 from .missing import check_missing, kind_with_missing
 from .plan_request import (
     check_plan_steps,
@@ -43,7 +43,6 @@ from .plan_request import (
     shorthand_plan,
 )
 from .publish import prepare as prepare_publishing
-from .roleless import check_roleless_columns
 from .rules import (
     QUALITY_SCALE_ROWS,
     EngineRefusal,
@@ -59,7 +58,7 @@ from .rules import (
     validate_roles,
 )
 from .survey_roles import survey_roles
-from .unmasked import check_keep, check_unmasked_identifiers, row_positions
+from .unmasked import check_keep, row_positions
 
 __all__ = ["CATEGORICAL_AGGREGATIONS", "Request"]
 
@@ -211,10 +210,7 @@ class Request:
             fields["kind"] = check_plan_steps(df, plan, fields)
             check_publication(plan, published_as["dates"])
         fields["keep"] = _kept_identifiers(df, fields, whole=whole,  # after every other check
-                                           weight_treated=plan is not None and any(
-                                               step.treats_weight
-                                               or fields.get("weight") in step.columns
-                                               for step in plan.steps))
+                                           treated=weight_treated(plan, fields.get("weight")))
         fields["plan"] = plan if plan is not None else shorthand_plan(fields, options)
         return cls(data=df, started=started, engine=runner.name, replay=replay, **fields,
                    **published_as)
@@ -301,22 +297,17 @@ def _roles(df: pd.DataFrame, quasi_identifiers: Any, options: dict[str, Any], *,
 
 
 def _kept_identifiers(df: pd.DataFrame, fields: dict[str, Any], *, whole: bool,
-                      weight_treated: bool = False) -> tuple[str, ...]:
+                      treated: bool = False) -> tuple[str, ...]:
     """Refuse columns published unchanged that look like direct identifiers, then those
     without a role that break k by themselves, then a weight that re-links households
-    unless a step of the plan treats it (``weight_treated``: the household step; the
-    release measures re-linking on the published table) (the whole table only); the ones
-    kept on purpose, recorded."""
+    unless a step of the plan treats it (``treated``: the household step; the release
+    measures re-linking on the published table) (the whole table only); the ones kept on
+    purpose, recorded (:func:`~.kept.kept_on_purpose`, the review's rule too)."""
     roles = {*fields["quasi_identifiers"], *fields["sensitive"], *fields["identifiers"]}
     as_is = [str(c) for c in df.columns if c not in roles]
-    kept = check_unmasked_identifiers(df, as_is, fields["keep"], whole=whole)
-    if not whole:
-        return kept
-    roleless = [c for c in as_is if c != fields["weight"] and c not in kept]
-    breaking = check_roleless_columns(df, roleless, fields["keep"], fields["k"])
-    relinking = () if weight_treated else check_relinking_weight(
-        df, fields["weight"], fields["household"], fields["keep"])
-    return (*kept, *breaking, *relinking)
+    return kept_on_purpose(df, as_is, fields["keep"], weight=fields["weight"],
+                           household=fields["household"], k=fields["k"], whole=whole,
+                           treated=treated)
 
 
 def _privacy_models(df: pd.DataFrame, fields: dict[str, Any], options: dict[str, Any], *,

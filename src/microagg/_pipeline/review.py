@@ -6,28 +6,36 @@ report ORIGINAL PUBLISHED`` (:mod:`microagg.audit.check`, :mod:`microagg.audit.a
   that the review's information loss is measured on the same numbers as the release's.
 * :func:`review_checks` re-derives, from the published table alone, the checks the
   release's verifier makes (k, the published columns that break it, the identifier-like
-  columns published) and the one :class:`~.verdict.Verdict` (:func:`~.verdict.decide`).
+  columns published) and the one :class:`~.verdict.Verdict` (:func:`~.verdict.decide`);
+  given what the review knows of the release (:class:`Unmasked`: its k, its weight and
+  the household of each row), the columns kept on purpose and those that re-link
+  households by the release's own functions (:func:`~.kept.kept_on_purpose`,
+  :func:`~.household_relink.household_relinking_check`), so that the verdict is the
+  release's word for word.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from .._base.identifiers import identifier_reason
 from . import dates as _dates
-from .unmasked import published_column_checks
+from .household_relink import household_relinking_check
+from .kept import kept_on_purpose
+from .unmasked import check_unmasked_identifiers, published_column_checks
 from .verdict import Verdict, decide
 from .verify import class_sizes, published_classes
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..schema.schema_file import Schema
 
-__all__ = ["Reading", "as_released", "published_as_is", "reading_of", "review_checks"]
+__all__ = ["Reading", "Unmasked", "as_released", "published_as_is", "reading_of",
+           "review_checks"]
 
 Reading = tuple[Mapping[str, str | None], Mapping[str, Sequence[str]]]
 """How the release read its quasi-identifiers: date columns (their strftime format,
@@ -111,8 +119,53 @@ def published_as_is(published: pd.DataFrame, qi: Sequence[str], sens: Sequence[s
     return [str(c) for c in published.columns if c not in roles]
 
 
+@dataclass(frozen=True)
+class Unmasked:
+    """What a review knows of how the release judged the columns it published unchanged.
+
+    Attributes
+    ----------
+    k : int or None
+        The k the release was asked for (its summary's ``params["k"]``, or ``-k``); ``None``:
+        no column is judged by the k it breaks by itself.
+    weight : str or None
+        The sampling weight's column, when published (judged for re-linking households, not
+        for the k it breaks by itself, as the release judges it).
+    household : str or None
+        The household id's column name (the original's).
+    household_ids : pandas.Series or None
+        The household id of each published row (the original's, row for row; the id itself
+        is usually not published).
+    treated : bool
+        Whether a step of the release's plan treats the weight
+        (:func:`~.kept.weight_treated`).
+    """
+
+    k: int | None = None
+    weight: str | None = None
+    household: str | None = None
+    household_ids: pd.Series | None = None
+    treated: bool = False
+
+
+def _kept(published: pd.DataFrame, as_is: list[str], known: Unmasked | None
+          ) -> tuple[str, ...]:
+    """The columns the release recorded as published on purpose: every published column
+    counts as kept (it was published), judged by the release's rule
+    (:func:`~.kept.kept_on_purpose`); without ``known``, the identifier-like ones only."""
+    if known is None:
+        return check_unmasked_identifiers(published, as_is, as_is)
+    judged = published
+    if known.household is not None and known.household_ids is not None:
+        judged = published.assign(**{known.household: known.household_ids.to_numpy()})
+    household = known.household if known.household_ids is not None else None
+    return kept_on_purpose(judged, as_is, as_is, weight=known.weight, household=household,
+                           k=known.k, treated=known.treated)
+
+
 def review_checks(published: pd.DataFrame, qi: Sequence[str], sens: Sequence[str],
-                  k_required: int | None, *, steps: Sequence[Mapping[str, Any]] = ()
+                  k_required: int | None, *, steps: Sequence[Mapping[str, Any]] = (),
+                  known: Unmasked | None = None
                   ) -> tuple[dict[str, Any], tuple[str, ...], Verdict]:
     """The release's checks re-derived from a published table, and its verdict.
 
@@ -129,17 +182,24 @@ def review_checks(published: pd.DataFrame, qi: Sequence[str], sens: Sequence[str
         A plan's step checks re-derived from the file
         (:func:`~.plan_review.review_steps`): ``checks["steps"]``, one that does not hold
         makes the verdict "not protected", as the release's.
+    known : Unmasked, optional
+        What the review knows of the release (its k, weight, households): the columns kept
+        on purpose are then judged as the release judged them, and the columns that
+        re-link households are checked (``checks["household_relinking"]``).
 
     Returns
     -------
     checks : dict
         ``k_anonymity``, when a published column breaks k ``published_columns``
-        (:func:`~.unmasked.published_column_checks`, the release's), and ``steps`` when
-        given.
+        (:func:`~.unmasked.published_column_checks`, the release's), when one re-links
+        households ``household_relinking``
+        (:func:`~.household_relink.household_relinking_check`, the release's), and
+        ``steps`` when given.
     kept : tuple of str
-        The published columns that look like identifiers
-        (:func:`~microagg._base.identifiers.identifier_reason`, the rule by which a release
-        refuses them unless they are kept on purpose).
+        The published columns the release records as published on purpose
+        (:func:`~.kept.kept_on_purpose` with every published column kept; without
+        ``known``, those that look like identifiers,
+        :func:`~microagg._base.identifiers.identifier_reason`).
     verdict : Verdict
         :func:`~.verdict.decide` of both.
     """
@@ -153,7 +213,12 @@ def review_checks(published: pd.DataFrame, qi: Sequence[str], sens: Sequence[str
                                      achieved if k_required is None else k_required)
     if broken is not None:
         checks["published_columns"] = broken
+    if known is not None:
+        relinked = household_relinking_check(
+            published, known.household_ids, [c for c in as_is if c != known.household])
+        if relinked is not None:
+            checks["household_relinking"] = relinked
     if steps:
         checks["steps"] = tuple(steps)
-    kept = tuple(c for c in as_is if identifier_reason(published[c], c) is not None)
+    kept = _kept(published, as_is, known)
     return checks, kept, decide(checks, kept)

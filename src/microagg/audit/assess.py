@@ -9,7 +9,9 @@ and the information loss and linkage risk compare the numeric quasi-identifiers 
 values is accepted as it is; a release with a non-numeric quasi-identifier is then measured
 per missingness pattern, as the release measures it (:mod:`microagg.audit._review_patterns`). A microagg summary JSON, when
 given, adds the parameters, seed and warnings the release was made with; its figures are not
-trusted but recomputed.
+trusted but recomputed. The NCP is measured over the published classes, not over the
+release's groups (not published): where two groups publish the same values the review's NCP
+is larger, and says so (:func:`ncp_basis`).
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .._base.validation import check_k
+from .._pipeline.kept import weight_treated
 from .._pipeline.notes import Note
 from .._pipeline.plan_review import plan_checks
-from .._pipeline.review import as_released, reading_of, review_checks
+from .._pipeline.review import Unmasked, as_released, reading_of, review_checks
 from .._pipeline.rules import load_hierarchies
 from .._pipeline.verify import published_classes
 from ..aggregate.generalize import generalize
@@ -43,6 +46,7 @@ from ..metrics import (
 )
 from ..metrics.headline import column_losses
 from ..release import DLD_SAMPLE, DLD_SAMPLE_ABOVE, Release
+from ..steps import Plan
 from ._review_patterns import pattern_losses
 from ._review_survey import SurveyRoles, review_survey_risk, survey_roles_of
 from .check import check_table
@@ -50,7 +54,7 @@ from .check import check_table
 if TYPE_CHECKING:  # pragma: no cover
     from ..schema.schema_file import Schema
 
-__all__ = ["UNKNOWN_SEED", "assess_release", "load_summary", "ncp_of_classes",
+__all__ = ["UNKNOWN_SEED", "assess_release", "load_summary", "ncp_basis", "ncp_of_classes",
            "numeric_measures"]
 
 UNKNOWN_SEED = -1
@@ -130,7 +134,13 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,  # noqa: 
         ``labels`` are the published equivalence classes; ``checks`` and ``metrics`` are
         recomputed; ``seed`` is the summary's or :data:`UNKNOWN_SEED`. A release with a
         quasi-identifier that is not numeric in both tables also gets ``ncp``
-        (:func:`ncp_of_classes`), its headline loss.
+        (:func:`ncp_of_classes`), its headline loss, measured over the published classes:
+        the release's own figure only when they are its groups, which the files cannot
+        always tell (``metrics["ncp_measured_on"]`` says which, :func:`ncp_basis`).
+        ``params["keep"]`` and ``checks["household_relinking"]`` are judged by the
+        release's own functions (:func:`~microagg._pipeline.review.review_checks` with the
+        k, the weight and the households the review knows), so that the verdict is the
+        release's word for word.
 
     Raises
     ------
@@ -171,7 +181,10 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,  # noqa: 
     required_k = _promised_k(summary, params, k, plan_required)
     if schema is not None and schema.plan is not None:
         params.setdefault("plan", schema.plan.to_records())
-    checks, params["keep"], _ = review_checks(published, qi, sens, required_k, steps=steps)
+    roles = survey_roles_of(SurveyRoles(weight, household, strata), params, schema)
+    checks, params["keep"], _ = review_checks(
+        published, qi, sens, required_k, steps=steps,
+        known=_unmasked(original, published, params, roles, required_k, schema))
     for col in sens:
         checks[f"l_diversity ({col})"] = {"required": None,
                                           "achieved": result.l_diversity[col]["distinct"],
@@ -193,13 +206,13 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,  # noqa: 
         metrics["dld_risk_numeric_only"] = metrics.pop("dld_risk")
     if sens:
         metrics["homogeneity"] = {col: result.homogeneity[col] for col in sens}
-    _survey_measures(original, published, qi, SurveyRoles(weight, household, strata),
-                     params, metrics, _risk_k(params, required_k, schema), schema)
+    _survey_measures(original, published, qi, roles, params, metrics,
+                     _risk_k(params, required_k, schema))
     warnings = tuple(summary.get("warnings", ())) if summary else ()
     other = [c for c in qi if c not in numeric]
     if other:
         warnings += _ncp_measures(original, published, qi, numeric, labels, hierarchies,
-                                  metrics)
+                                  metrics, summary)
     nominal = [c for c in other if c not in reading[1]]
     if nominal:
         warnings += (Note(f"Quasi-identifier(s) {nominal} are not numeric in both tables: "
@@ -216,17 +229,50 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,  # noqa: 
 
 def _ncp_measures(original: pd.DataFrame, published: pd.DataFrame, qi: list[str],
                   numeric: list[str], labels: NDArray[np.intp], hierarchies: Any,
-                  metrics: dict[str, Any]) -> tuple[str, ...]:
-    """The NCP of a release with a non-numeric quasi-identifier into ``metrics``; with
-    missing values each missingness pattern measured and weighted as the release does
-    (:func:`~microagg.audit._review_patterns.pattern_losses`, which also gives SSE/SST). The
-    notes to add."""
+                  metrics: dict[str, Any], summary: Mapping[str, Any] | None
+                  ) -> tuple[str, ...]:
+    """The NCP of a release with a non-numeric quasi-identifier into ``metrics``, with what
+    it is measured over (:func:`ncp_basis`: the published classes, against the summary's
+    groups); with missing values each missingness pattern measured and weighted as the
+    release does (:func:`~microagg.audit._review_patterns.pattern_losses`, which also gives
+    SSE/SST). The notes to add."""
     if original[qi].notna().all(axis=None) and published[qi].notna().all(axis=None):
         metrics["ncp"] = ncp_of_classes(original, published, qi, labels, hierarchies)
-        return ()
-    metrics.update(pattern_losses(original, published, qi, numeric, labels, hierarchies))
-    return () if "ncp" in metrics else (Note("No record has an observed quasi-identifier: "
-                                             "no NCP.", UserWarning),)
+    else:
+        metrics.update(pattern_losses(original, published, qi, numeric, labels, hierarchies))
+    if "ncp" not in metrics:
+        return (Note("No record has an observed quasi-identifier: no NCP.", UserWarning),)
+    groups = ((summary or {}).get("metrics") or {}).get("n_groups")
+    metrics["ncp_measured_on"] = ncp_basis(int(metrics["n_groups"]),
+                                           groups if isinstance(groups, int) else None)
+    return ()
+
+
+def ncp_basis(classes: int, groups: int | None) -> str:
+    """What a review's NCP is measured over, in words (``metrics["ncp_measured_on"]``).
+
+    A release measures its NCP over the groups it made (:func:`microagg.anonymize`,
+    ``microagg._pipeline.mixed``); their labels are not published. The review measures it
+    over the classes of identical published quasi-identifiers
+    (:func:`ncp_of_classes`): two groups that publish the same values (equal means, or
+    means made equal by rounding) are one class there, whose intervals span both groups,
+    so the review's NCP is then larger than the release's and cannot be made equal from the
+    two files. With as many classes as the release made groups (``groups``, the summary's
+    ``metrics["n_groups"]``) the classes are the groups and the figure is the release's.
+
+    Examples
+    --------
+    >>> ncp_basis(988, 988)
+    "the 988 classes of identical published records, the release's 988 groups"
+    """
+    if groups == classes:
+        return f"the {classes:,} classes of identical published records, the release's " \
+               f"{groups:,} groups"
+    told = (f"not the release's {groups:,} groups" if groups is not None
+            else "not the release's groups")
+    return (f"the {classes:,} classes of identical published records, {told}: the groups "
+            "are not published, and groups that publish the same values are one class "
+            "here, so this NCP is at least the release's")
 
 
 def _promised_k(summary: Mapping[str, Any] | None, params: Mapping[str, Any], k: int | None,
@@ -247,17 +293,35 @@ def _promised_k(summary: Mapping[str, Any] | None, params: Mapping[str, Any], k:
 
 
 def _survey_measures(original: pd.DataFrame, published: pd.DataFrame, qi: list[str],
-                     given: SurveyRoles, params: dict[str, Any], metrics: dict[str, Any],
-                     k: int | None, schema: Schema | None) -> None:
+                     roles: SurveyRoles, params: dict[str, Any], metrics: dict[str, Any],
+                     k: int | None) -> None:
     """``metrics["survey_risk"]`` as the release measures it, and the roles it used into
     ``params``, when a survey role is given or the summary's or schema's
     (:func:`~microagg.audit._review_survey.review_survey_risk`)."""
-    roles = survey_roles_of(given, params, schema)
     survey = review_survey_risk(original, published, keys=qi, roles=roles, params=params,
                                 k=k)
     if survey is not None:
         metrics["survey_risk"] = survey
         params.update(weight=roles.weight, household=roles.household, strata=roles.strata)
+
+
+def _unmasked(original: pd.DataFrame, published: pd.DataFrame, params: Mapping[str, Any],
+              roles: SurveyRoles, required_k: int | None, schema: Schema | None) -> Unmasked:
+    """What the review knows of how the release judged its columns published unchanged:
+    the k it was asked for (``params["k"]``, else the k required), the weight when
+    published, the original's household id of each row, and whether a step of its plan
+    (the summary's, else the schema's) treats the weight."""
+    household = roles.household if roles.household in original.columns else None
+    plan = schema.plan if schema is not None else None
+    if params.get("plan") and roles.weight is not None and household is not None:
+        plan = Plan.from_records(params["plan"])  # only a weight with households is judged
+    k = params.get("k")
+    return Unmasked(
+        k=int(k) if isinstance(k, int) else required_k,
+        weight=roles.weight if roles.weight in published.columns else None,
+        household=household,
+        household_ids=None if household is None else original[household],
+        treated=weight_treated(plan, roles.weight))
 
 
 def _risk_k(params: Mapping[str, Any], required_k: int | None, schema: Schema | None

@@ -97,6 +97,8 @@ GLOSSARY: Mapping[str, str] = {
         "variance; shown for comparison, not as the headline"),
     "information_loss_columns": "the quasi-identifiers that enter SSE/SST (non-constant)",
     "ncp": GENERALIZED_LOSS.explanation,
+    "ncp_measured_on": ("the groups the NCP spans: a release's own groups, or in a review of "
+                        "two files the classes of identical published records"),
     "il_omega": ("IL(Omega): the generalization loss summed over the equivalence classes "
                  "(class size x the widths of its intervals and hierarchy nodes)"),
     "il_omega_normalized": "IL(Omega) divided by its largest possible value: 0 to 1",
@@ -161,6 +163,7 @@ LABELS: Mapping[str, str] = {
     "information_loss_original_units": "information loss, SSE/SST in original units (%)",
     "information_loss_columns": "columns in SSE/SST",
     "ncp": "normalized certainty penalty, NCP (0 to 1)",
+    "ncp_measured_on": "NCP measured over",
     "il_omega": "IL(Omega), generalization loss",
     "il_omega_normalized": "IL(Omega), normalized (0 to 1)",
     "utility_loss": "utility loss, UL (0 to 1)",

@@ -143,8 +143,10 @@ def _loss_sentence(metrics: Mapping[str, Any], facts: ColumnFacts) -> str | None
             text += ("; means are kept (they move by less than 0.01%)" if moved < 0.01
                      else f"; means move by {float(moved):.2f}%")
     else:
+        basis = metrics.get("ncp_measured_on")
         text = (f"<b>Lost:</b> {value:.1f}% of the precision of the quasi-identifiers "
-                "(normalized certainty penalty of the generalization)")
+                "(normalized certainty penalty of the generalization"
+                + (f", measured over {html.escape(str(basis))})" if basis else ")"))
         if worst:
             text += f"; of the numeric ones, {worst}"
     if facts.worst_categorical is not None:
@@ -261,8 +263,12 @@ def metric_tables(metrics: Mapping[str, Any]) -> list[str]:
         if found is not None:
             measure, value = found
             shown.add(measure.key)
-            head.append(_row(f"{kind}: {measure.label}", f"{value:.4g} %",
-                             measure.explanation))
+            meaning = measure.explanation
+            basis = metrics.get(f"{measure.key}_measured_on")  # a review's NCP: its classes
+            if basis:
+                shown.add(f"{measure.key}_measured_on")
+                meaning += f"; measured over {basis}"
+            head.append(_row(f"{kind}: {measure.label}", f"{value:.4g} %", meaning))
     for key, value in metrics.items():
         if key in shown or key in ("survey_risk", "analysis_utility", "attacks"):  # own sections
             continue
