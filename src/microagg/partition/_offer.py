@@ -124,10 +124,12 @@ def methods_that_apply(schema: Mapping[str, Mapping[str, Any]], dtypes: Mapping[
         Each other method's name and the reason, in plain words.
     """
     if partitioners is None:
-        from . import PARTITIONERS as partitioners
+        from . import PARTITIONERS
+        partitioners = PARTITIONERS
     categorical = categorical_keys(schema, dtypes)
     sensitive = [str(c) for c, e in schema.items() if e.get("role") == "sensitive"]
-    offered, refused = [], {}
+    offered: list[str] = []
+    refused: dict[str, str] = {}
     for name, entry in partitioners.items():
         why = method_refusal(entry, categorical=categorical, sensitive=sensitive)
         if why is None:

@@ -66,8 +66,9 @@ def sweep_methods(schema: Mapping[str, Mapping[str, Any]] | None = None,
     """The methods a sweep may run on these roles and types, and the registry's others
     with why not (:func:`~microagg.web.protect.method_offer`; ``insensitive`` needs an
     epsilon, which the sweep form does not ask for). Without a schema: every method."""
+    refused: dict[str, str] = {}
     if schema is None:
-        offered, refused = protect.methods(), {}
+        offered = protect.methods()
     else:
         offered, refused = protect.method_offer(schema, dtypes or {})
     refused.pop(protect.INSENSITIVE, None)
