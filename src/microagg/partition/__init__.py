@@ -113,6 +113,14 @@ _SEEDS: Mapping[str, tuple[Constraint, ...]] = {
     "c": (Interval(int, 1, None, closed="left"),), "normalize": _NORMALIZE}
 
 
+_KABIR = "Kabir, Mahmood, Mustafa & Wang, IEEE Trans. Cloud Comput. 8(2) (2020)"
+"""The sorting framework's paper (MultiDSort, Meansort, pairwise-systematic groups)."""
+_YANG = "Yang, Random Aggregation: Differential Privacy in k-Anonymity (2020 or later)"
+"""The top-down k-partition's paper (no year printed; it cites work of 2020)."""
+_TORRA = ("Torra, Navarro-Arribas & Stokes, An Overview of the Use of Clustering for Data "
+          "Privacy (2016)")
+_ANANDHI = "Anandhi & Saravanan, MLAIJ 3(2) (2016)"
+
 _ENTRIES = (
     Partitioner(
         "mdav", f"{_HERE}.mdav:mdav",
@@ -137,26 +145,26 @@ _ENTRIES = (
         params={"gamma": 0.2}, constraints={"gamma": (Interval(float, 0, None, closed="left"),)}),
     Partitioner(
         "multidsort-ps", f"{_HERE}.sorting:multidsort_ps",
-        "MultiDSort order + pairwise-systematic groups grown by least SSE increase (seed 003).",
-        "Seed 003, Algorithms 1-2", fixed_size=True,
+        "MultiDSort order + pairwise-systematic groups grown by least SSE increase (Kabir et al. 2020).",
+        f"{_KABIR}, Algorithms 1-2", fixed_size=True,
         params={"grow": "sse", "normalize": "minmax"}, constraints=_SORTING,
         normalization="minmax"),
     Partitioner(
         "meansort-ps", f"{_HERE}.sorting:meansort_ps",
-        "Meansort order + pairwise-systematic groups grown by least SSE increase (seed 003).",
-        "Seed 003, Eq. 5 and Algorithm 2", fixed_size=True,
+        "Meansort order + pairwise-systematic groups grown by least SSE increase (Kabir et al. 2020).",
+        f"{_KABIR}, Eq. 5 and Algorithm 2", fixed_size=True,
         params={"grow": "sse", "normalize": "minmax"}, constraints=_SORTING,
         normalization="minmax"),
     Partitioner(
         "multidsort-ps-nn", Target(f"{_HERE}.sorting:multidsort_ps", {"grow": "nearest"}),
-        "MultiDSort + pairwise-systematic with the seed's k-1 nearest records.",
-        "Seed 003, Algorithms 1-2 (nearest-neighbour reading)", fixed_size=True,
+        "MultiDSort + pairwise-systematic with the seed record's k-1 nearest records.",
+        f"{_KABIR}, Algorithms 1-2 (nearest-neighbour reading)", fixed_size=True,
         params={"grow": "nearest", "normalize": "minmax"}, constraints=_SORTING,
         normalization="minmax"),
     Partitioner(
         "meansort-ps-nn", Target(f"{_HERE}.sorting:meansort_ps", {"grow": "nearest"}),
-        "Meansort + pairwise-systematic with the seed's k-1 nearest records.",
-        "Seed 003, Eq. 5 and Algorithm 2 (nearest-neighbour reading)", fixed_size=True,
+        "Meansort + pairwise-systematic with the seed record's k-1 nearest records.",
+        f"{_KABIR}, Eq. 5 and Algorithm 2 (nearest-neighbour reading)", fixed_size=True,
         params={"grow": "nearest", "normalize": "minmax"}, constraints=_SORTING,
         normalization="minmax"),
     Partitioner(
@@ -186,13 +194,14 @@ _ENTRIES = (
     Partitioner(
         "top-down", f"{_HERE}.top_down:top_down",
         "c-means++ subsets, then recursive splits around the farthest pair into groups of k..2k-1.",
-        "Seed 000, Algorithms 1-3", fixed_size=False,
+        f"{_YANG}, Algorithms 1-3", fixed_size=False,
         params={"c": 1, "normalize": "minmax"}, randomized=True, constraints=_SEEDS,
         normalization="minmax"),
     Partitioner(
         "bottom-up", f"{_HERE}.top_down:bottom_up",
-        "Seed 000's comparator: random seeds each grow a group of their k-1 nearest records.",
-        "Seed 000, section 4.2, after Song et al., IEEE Access 7 (2019)", fixed_size=False,
+        "Yang's comparator: random seeds each grow a group of their k-1 nearest records.",
+        f"{_YANG}, section 4.2, after Song, Ma, Tian & Al-Rodhaan, IEEE Access 7 (2019)",
+        fixed_size=False,
         params={"c": 1, "normalize": "minmax"}, randomized=True, constraints=_SEEDS,
         normalization="minmax"),
     Partitioner(
@@ -205,7 +214,7 @@ _ENTRIES = (
         "fuzzy", "microagg.partition.fuzzy:fuzzy_partition",
         "Fuzzy c-means, hard-assigned; c and m adjusted until every cluster has >= k records "
         "(strategy='repair': one run, small clusters dissolved).",
-        "Domingo-Ferrer & Torra, JACIII 7(2) (2003); seed 001, section 2.4",
+        f"Domingo-Ferrer & Torra, JACIII 7(2) (2003); {_TORRA}, section 2.4",
         fixed_size=False, params={"m": None, "strategy": "adjust"}, randomized=True,
         constraints={"m": (None, Interval(float, 1, None, closed="neither")),
                      "strategy": (Options(("adjust", "repair")),)}),
@@ -213,7 +222,7 @@ _ENTRIES = (
         "mage", f"{_HERE}.mixed:mage",
         "MAGE: mixed-distance cluster partition, then CKA merging into classes of >= k "
         "(numeric + categorical with hierarchies).",
-        "Seed 002; Han, Yu, Yu, Lu & Liu, Knowl.-Based Syst. 55 (2014)", fixed_size=False,
+        f"Han, Yu, Yu, Lu & Liu, Knowl.-Based Syst. 55 (2014); {_ANANDHI}", fixed_size=False,
         params={"c": None, "max_iter": 100}, randomized=True, mixed=True,
         constraints={"c": (None, Interval(int, 1, None, closed="left")),
                      "max_iter": (Interval(int, 1, None, closed="left"),)}),
@@ -221,7 +230,7 @@ _ENTRIES = (
         "cdt", f"{_HERE}.cdt:cdt",
         "CDT: k-medoids clusters of dissimilar sensitive tuples (min silhouette), then of "
         "similar quasi-identifiers (max silhouette); groups under k merged.",
-        "Seed 004; Subramanian, Fayaz, Johnson & Thirumaaran, IJETER 8(9) (2020)",
+        "Subramanian, Fayaz, Johnson & Thirumaaran, IJETER 8(9) (2020)",
         fixed_size=False,
         params={"sensitive": None, "sensitive_clusters": None, "max_clusters": 30},
         randomized=True, mixed=True, needs_sensitive=True,
@@ -233,7 +242,7 @@ _ENTRIES = (
         "univariate-optimal", f"{_HERE}.univariate:projected_optimal_univariate",
         "Optimal univariate microaggregation (exact on one column, O(n k)); several columns "
         "are projected on their first principal axis first.",
-        "Hansen & Mukherjee, IEEE TKDE 15(4) (2003); seed 001, sections 2.1 and 2.6",
+        f"Hansen & Mukherjee, IEEE TKDE 15(4) (2003); {_TORRA}, sections 2.1 and 2.6",
         fixed_size=False, params={"projection": "pca", "max_size": None},
         constraints={"projection": (Options(("pca", "sum")),),
                      "max_size": (None, Interval(int, 2, None, closed="left"))}),

@@ -19,7 +19,7 @@ from microagg.io._formats import SUPPORTED_EXTENSIONS
 
 from . import roles
 from .security import check_csrf, session_of
-from .sessions import SessionState
+from .sessions import SessionState, plain_dtypes
 from .uploads import Upload, read_form, receive_upload
 
 __all__ = ["PAGE_ROWS", "WORK_FILE", "data_page", "render", "roles_page", "session_relative",
@@ -71,15 +71,17 @@ def session_relative(text: str, folder: pathlib.Path, root: pathlib.Path) -> str
 def render(request: Request, template: str, *, status: int = 200, **context: Any
            ) -> HTMLResponse:
     """A page of ``template`` with the session's CSRF token and table name; its errors and
-    message without a path of the server's work folder (:func:`without_paths`)."""
+    message without a path of the server's work folder (:func:`without_paths`) and with
+    plain type names instead of pandas dtypes (:func:`~.sessions.plain_dtypes`)."""
     session = session_of(request)
     env = request.app.state.templates
     running = [job for job in session.jobs.values() if job.running]
     folders = [request.app.state.store.root]
     if context.get("errors"):
-        context["errors"] = [without_paths(str(e), folders) for e in context["errors"]]
+        context["errors"] = [plain_dtypes(without_paths(str(e), folders))
+                             for e in context["errors"]]
     if context.get("message"):
-        context["message"] = without_paths(str(context["message"]), folders)
+        context["message"] = plain_dtypes(without_paths(str(context["message"]), folders))
     html = env.get_template(template).render(csrf_token=session.csrf_token,
                                              source=session.source, running_jobs=running,
                                              **context)

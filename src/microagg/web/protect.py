@@ -5,7 +5,9 @@ original data).
 Form fields of the Protect page (stable names, also used by the browser tests): ``k``,
 ``method``, ``l``, ``t``, ``epsilon``, ``bounds`` (``col=lo:hi`` separated by spaces),
 ``params`` (method parameters ``name=value`` separated by spaces), ``random_state``
-(blank: a seed is drawn and recorded), ``csrf_token``; the button is ``id="protect"``.
+(blank: a seed is drawn and recorded), ``missing``, ``aggregation`` and ``knows-N``
+(:mod:`.release_options`), ``csrf_token``; the button is ``id="protect"``. Only the methods
+that apply to the roles and types are offered (:func:`method_offer`).
 """
 
 from __future__ import annotations
@@ -26,15 +28,18 @@ from microagg.exceptions import SchemaError
 from microagg.release import Release
 from microagg.schema.schema_file import Schema, load_schema
 
-from . import roles
+from . import release_options, roles
 from .jobs import JobRunner, RunnerBusy
 
 __all__ = [
+    "INSENSITIVE",
     "PROTECT_ERRORS",
     "Attempt",
     "FormErrors",
     "build_schema",
     "make_attempt",
+    "method_offer",
+    "method_problem",
     "methods",
     "parse_form",
     "plan_toml",
@@ -48,27 +53,73 @@ PROTECT_ERRORS = (SchemaError, ValueError, TypeError)
 """What building a release may raise for bad choices (the message is shown in the form)."""
 
 
+INSENSITIVE = "insensitive"
+"""The partition of an epsilon-differentially private release (with ``epsilon`` and
+``bounds``), offered beside the registry's methods."""
+
+
 def methods() -> list[dict[str, str]]:
-    """Every method of the registry with its one-line summary and parameters (as
-    ``microagg methods`` lists them), then ``insensitive``, the partition of
-    differential privacy."""
+    """Every method of the registry with its one-line summary, parameters (as ``microagg
+    methods`` lists them) and reference, then ``insensitive``, the partition of differential
+    privacy (Soria-Comas, Domingo-Ferrer, Sanchez & Martinez 2014)."""
     from microagg.partition import PARTITIONERS
 
-    listed = [{"name": name, "summary": entry.summary,
+    listed = [{"name": name, "summary": entry.summary, "reference": entry.reference,
                "params": ", ".join(f"{p}={d!r}" for p, d in entry.params.items()
                                    if p != "sensitive") or "-"}
               for name, entry in PARTITIONERS.items()]
-    return [*listed, {"name": "insensitive", "params": "-", "summary": (
+    return [*listed, {"name": INSENSITIVE, "params": "-", "summary": (
         "the partition of an epsilon-differentially private release (with epsilon and "
-        "bounds): it does not depend on any one record")}]
+        "bounds): it does not depend on any one record"),
+        "reference": "Soria-Comas, Domingo-Ferrer, Sanchez & Martinez, VLDB J. 23 (2014)"}]
 
 
-def recommended_method(schema: Mapping[str, Mapping[str, Any]]) -> str:
-    """mdav for numeric quasi-identifiers, mage when one is categorical (as ``sweep``)."""
-    categorical = any(entry.get("role") == "quasi-identifier"
-                      and entry.get("type") in ("categorical", "ordinal")
-                      for entry in schema.values())
-    return "mage" if categorical else "mdav"
+def _insensitive_refusal(schema: Mapping[str, Mapping[str, Any]],
+                         categorical: Sequence[str]) -> str | None:
+    """Why the epsilon-DP release cannot be made with these roles, as the release refuses
+    it (``microagg._pipeline.rules.check_dp_request``: every published column noised; no
+    categorical key, which generalizes)."""
+    reasons = []
+    if categorical:
+        reasons.append(f"needs numeric quasi-identifiers: {', '.join(categorical)} "
+                       f"{'is a category' if len(categorical) == 1 else 'are categories'}")
+    others = [str(c) for c, e in schema.items()
+              if e.get("role") not in ("quasi-identifier", "identifier")]
+    if others:
+        reasons.append(f"noises every published column, and {', '.join(others)} would be "
+                       "published unchanged (make them quasi-identifiers or identifiers)")
+    return "; ".join(reasons) or None
+
+
+def method_offer(schema: Mapping[str, Mapping[str, Any]], dtypes: Mapping[str, Any]
+                 ) -> tuple[list[dict[str, str]], dict[str, str]]:
+    """The methods that apply to the session's roles and types (:func:`methods`' entries)
+    and the others with why not, in plain words
+    (:func:`microagg.partition._offer.methods_that_apply`, from the registry's fields)."""
+    from microagg.partition._offer import categorical_keys, methods_that_apply
+
+    _, refused = methods_that_apply(schema, dtypes)
+    why = _insensitive_refusal(schema, categorical_keys(schema, dtypes))
+    if why is not None:
+        refused[INSENSITIVE] = why
+    return [m for m in methods() if m["name"] not in refused], refused
+
+
+def method_problem(method: str | None, refused: Mapping[str, str]) -> str | None:
+    """The form's message for a posted ``method`` that does not apply (``None``: it does,
+    or none was posted): the server never trusts the select it sent."""
+    if method is None or method not in refused:
+        return None
+    return f"method {method!r} does not apply to these roles and types: {refused[method]}."
+
+
+def recommended_method(schema: Mapping[str, Mapping[str, Any]],
+                       dtypes: Mapping[str, Any] | None = None) -> str:
+    """mdav for numeric quasi-identifiers, mage when one is categorical (as ``sweep``):
+    declared so, or holding text (``dtypes``, :func:`~microagg.partition._offer.categorical_keys`)."""
+    from microagg.partition._offer import categorical_keys
+
+    return "mage" if categorical_keys(schema, dtypes or {}) else "mdav"
 
 
 def build_schema(schema: Mapping[str, Mapping[str, Any]], folder: pathlib.Path) -> Schema:
@@ -108,7 +159,8 @@ def _number(form: Mapping[str, str], name: str, kind: type, problems: list[str])
 
 def parse_form(form: Mapping[str, str]) -> dict[str, Any]:
     """The Protect form as :func:`microagg.anonymize` keywords (``k``, ``method``, ``l``,
-    ``t``, ``epsilon``, ``bounds``, ``method_params``, ``random_state``); a
+    ``t``, ``epsilon``, ``bounds``, ``method_params``, ``random_state``, and, when given,
+    ``missing``, ``aggregation``, ``intruder_knows``: :mod:`.release_options`); a
     :class:`FormErrors` with every malformed field at once, each in the CLI's words."""
     from microagg.cli._common import parse_bounds, parse_params
 
@@ -129,7 +181,7 @@ def parse_form(form: Mapping[str, str]) -> dict[str, Any]:
             problems.append(str(error))
     if problems:
         raise FormErrors(problems)
-    return options
+    return {**options, **release_options.parse_settings(form)}
 
 
 @dataclass
@@ -308,6 +360,8 @@ def reproduction(attempt: Attempt, input_name: str = "INPUT.csv") -> dict[str, s
         args += ["--param", f"{name}={value}"]
     if o.get("method_params"):
         python.append(f"method_params={o['method_params']!r}")
+    args += release_options.flags(o)
+    python += release_options.python_keywords(o)
     args += ["--random-state", str(o["random_state"]), "-o", "out.csv"]
     python.append(f"random_state={o['random_state']}")
     plan_args = [*head[:-1], "plan.toml", *args]

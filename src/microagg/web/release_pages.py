@@ -26,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from . import job_pages, plan_form, plan_pages, protect, roles
+from . import job_pages, plan_form, plan_pages, protect, release_options, roles
 from .hierarchies import plan_hierarchy_problems, stored_files
 from .jobs import Job, JobRunner, RunnerBusy
 from .pages import _ensure_schema, render, session_relative
@@ -65,20 +65,57 @@ def protect_page(request: Request, *, errors: list[str] | None = None, status: i
     plan of steps (:mod:`.plan_form`) built step by step."""
     session = session_of(request)
     problems = _ensure_schema(session) + list(errors or [])
-    recommended = protect.recommended_method(session.schema)
+    dtypes = _dtypes(session)
+    recommended = protect.recommended_method(session.schema, dtypes)
     shown = {"k": "5", "method": recommended, "l": "", "t": "", "epsilon": "", "bounds": "",
-             "params": "", "random_state": "", "add_step": "", **(values or {})}
+             "params": "", "random_state": "", "add_step": "", "missing": "",
+             "aggregation": "", **(values or {})}
     kinds = plan_form.step_kinds()
     refused = {} if session.table is None else plan_form.not_offered(
-        session.schema, {str(c): t for c, t in session.table.dtypes.items()},
-        plan_form.posted_steps(shown)[0])
+        session.schema, dtypes, plan_form.posted_steps(shown)[0])
+    offered, methods_refused = protect.method_offer(session.schema, dtypes)
     return render(request, "protect.html", status=status, title="Protect",
                   page_name="protect", errors=problems, message=message,
                   ready=session.table is not None and bool(session.schema),
-                  methods=protect.methods(), recommended=recommended, values=shown,
+                  methods=offered, methods_refused=methods_refused,
+                  recommended=recommended, values=shown,
                   kinds=[kind for kind in kinds if kind["name"] not in refused],
                   refused=refused, plan=plan_pages.shown_plan(shown, kinds),
-                  built_hierarchies=sorted(stored_files(session.folder)))
+                  built_hierarchies=sorted(stored_files(session.folder)),
+                  **_settings_context(session.schema, dtypes, offered, shown))
+
+
+def _dtypes(session: SessionState) -> dict[str, Any]:
+    """The session's table's dtypes by column name (none without a table)."""
+    return {} if session.table is None else {
+        str(c): t for c, t in session.table.dtypes.items()}
+
+
+def _generalizing(offered: list[dict[str, str]]) -> bool:
+    """Whether an offered method publishes ranges (the registry's ``generalizes``)."""
+    from microagg.partition import PARTITIONERS
+
+    return any(m["name"] in PARTITIONERS and PARTITIONERS[m["name"]].generalizes
+               for m in offered)
+
+
+def _settings_context(schema: Mapping[str, Mapping[str, Any]], dtypes: Mapping[str, Any],
+                      offered: list[dict[str, str]], shown: Mapping[str, str]
+                      ) -> dict[str, Any]:
+    """The release settings the one-step form offers (:mod:`.release_options`): the
+    missing-value strategies, the aggregations that apply, the quasi-identifiers an
+    intruder may know (none offered when one is a category: the release generalizes)."""
+    from microagg.partition._offer import categorical_keys
+
+    categorical = categorical_keys(schema, dtypes)
+    keys = [str(c) for c, e in schema.items() if e.get("role") == "quasi-identifier"]
+    knows = {v for k, v in shown.items() if k.startswith(release_options.KNOWS_FIELD)}
+    return {"missing_strategies": release_options.missing_strategies(),
+            "aggregations": release_options.aggregations(categorical, _generalizing(offered)),
+            "knowable": [] if categorical else [
+                {"field": f"{release_options.KNOWS_FIELD}{i}", "name": c,
+                 "checked": c in knows} for i, c in enumerate(keys)],
+            "categorical_keys": categorical}
 
 
 def prefilled(query: Mapping[str, str]) -> dict[str, str]:
@@ -114,8 +151,23 @@ async def get_protect(request: Request) -> Response:
     return protect_page(request, values=values)
 
 
+def _one_step_problems(options: Mapping[str, Any], schema: Mapping[str, Mapping[str, Any]],
+                       dtypes: Mapping[str, Any]) -> list[str]:
+    """A posted method, aggregation, strategy or intruder's knowledge the one-step form did
+    not offer for these roles and types, with why (:func:`protect.method_offer`)."""
+    from microagg.partition._offer import categorical_keys
+
+    offered, refused = protect.method_offer(schema, dtypes)
+    problem = protect.method_problem(options.get("method"), refused)
+    keys = [str(c) for c, e in schema.items() if e.get("role") == "quasi-identifier"]
+    return ([problem] if problem else []) + release_options.settings_problems(
+        options, keys=keys, categorical=categorical_keys(schema, dtypes),
+        generalizing=_generalizing(offered))
+
+
 def _options(form: Mapping[str, str], schema: Mapping[str, Mapping[str, Any]],
-             columns: list[Any], n_rows: int, folder: Any) -> dict[str, Any]:
+             columns: list[Any], n_rows: int, folder: Any,
+             dtypes: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The release's keywords from the one-step fields and the plan; a
     :class:`~microagg.web.protect.FormErrors` with every problem of both at once (and of
     the hierarchy files the plan names, which must be this session's, in ``folder``)."""
@@ -124,6 +176,8 @@ def _options(form: Mapping[str, str], schema: Mapping[str, Mapping[str, Any]],
         one_step = protect.parse_form(form)
     except protect.FormErrors as error:
         problems, one_step = list(error.problems), {}
+    if not plan_form.posted_steps(form)[0]:  # the one-step form: what it offered, only
+        problems += _one_step_problems(one_step, schema, dtypes or {})
     try:
         options = plan_form.plan_options(form, one_step, schema, columns, n_rows)
         problems += plan_hierarchy_problems(options.get("plan") or [], folder)
@@ -147,7 +201,9 @@ async def post_protect(request: Request) -> Response:
     if running is not None:
         return _see(f"/jobs/{running.id}")
     values = {name: form.get(name, "") for name in ("k", "method", "l", "t", "epsilon",
-                                                    "bounds", "params", "random_state")}
+                                                    "bounds", "params", "random_state",
+                                                    "missing", "aggregation")}
+    values.update({k: v for k, v in form.items() if k.startswith(release_options.KNOWS_FIELD)})
     values.update(plan_form.plan_fields(form))
     try:
         edit = plan_form.edited(form)
@@ -155,7 +211,7 @@ async def post_protect(request: Request) -> Response:
             kept = {k: v for k, v in values.items() if k not in plan_form.plan_fields(values)}
             return protect_page(request, values={**kept, **edit})
         options = _options(form, session.schema, list(session.table.columns),
-                           len(session.table), session.folder)
+                           len(session.table), session.folder, _dtypes(session))
     except PROTECT_ERRORS as error:
         return protect_page(request, errors=getattr(error, "problems", [str(error)]),
                             status=400, values=values)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import os
 import pathlib
+import re
 import secrets
 import shutil
 import tempfile
@@ -23,7 +24,7 @@ import pandas as pd
 from ..io._leftovers import signals_deferred
 
 __all__ = ["MAX_ATTEMPTS", "ColumnStats", "SessionState", "SessionStore", "column_stats",
-           "plain_type"]
+           "plain_dtypes", "plain_type"]
 
 MAX_ATTEMPTS = 20
 """Attempts a session keeps (the oldest are forgotten: each holds a published table)."""
@@ -55,7 +56,7 @@ def plain_type(dtype: Any) -> str:
     if isinstance(dtype, pd.CategoricalDtype):
         return "ordered category" if dtype.ordered else "category"
     if pd.api.types.is_bool_dtype(dtype):
-        return "yes/no"
+        return "true/false"
     if pd.api.types.is_datetime64_any_dtype(dtype):
         return "date"
     if pd.api.types.is_integer_dtype(dtype):
@@ -63,6 +64,30 @@ def plain_type(dtype: Any) -> str:
     if pd.api.types.is_numeric_dtype(dtype):
         return "number"
     return "text"
+
+
+_DTYPE_WORDS = re.compile(r"\bdtype:? '?([A-Za-z][A-Za-z0-9_]*(?:\[[A-Za-z0-9_, ]+\])?)'?")
+
+
+def plain_dtypes(message: str) -> str:
+    """``message`` with every pandas dtype it names (``dtype str``, ``dtype float64``) in
+    plain words (:func:`plain_type`); a word that is no dtype is kept.
+
+    Examples
+    --------
+    >>> plain_dtypes("'sex' (dtype str, hierarchy: flat); 'age' has dtype int64")
+    "'sex' (type text, hierarchy: flat); 'age' has type whole number"
+    """
+    import pandas as pd
+
+    def plain(match: re.Match[str]) -> str:
+        try:
+            dtype = pd.api.types.pandas_dtype(match.group(1))
+        except (TypeError, ValueError):
+            return match.group(0)
+        return f"type {plain_type(dtype)}"
+
+    return _DTYPE_WORDS.sub(plain, message)
 
 
 def column_stats(df: pd.DataFrame) -> list[ColumnStats]:

@@ -32,6 +32,7 @@ from .map_labels import Box, place_labels
 from .pages import _ensure_schema, render
 from .protect import PROTECT_ERRORS
 from .security import check_csrf, session_of
+from .sessions import plain_dtypes
 from .uploads import read_form
 
 __all__ = ["MAX_RUNS", "SweepResult", "get_sweep", "parse_sweep_form", "post_sweep",
@@ -59,10 +60,19 @@ class SweepResult:
     made_at: str = field(default_factory=lambda: time.strftime("%H:%M:%S"))
 
 
-def sweep_methods() -> list[dict[str, str]]:
-    """The methods a sweep may run: the registry's (``insensitive`` needs an epsilon, which
-    the sweep form does not ask for)."""
-    return [m for m in protect.methods() if m["name"] != "insensitive"]
+def sweep_methods(schema: Mapping[str, Mapping[str, Any]] | None = None,
+                  dtypes: Mapping[str, Any] | None = None
+                  ) -> tuple[list[dict[str, str]], dict[str, str]]:
+    """The methods a sweep may run on these roles and types, and the registry's others
+    with why not (:func:`~microagg.web.protect.method_offer`; ``insensitive`` needs an
+    epsilon, which the sweep form does not ask for). Without a schema: every method."""
+    refused: dict[str, str] = {}
+    if schema is None:
+        offered = protect.methods()
+    else:
+        offered, refused = protect.method_offer(schema, dtypes or {})
+    refused.pop(protect.INSENSITIVE, None)
+    return [m for m in offered if m["name"] != protect.INSENSITIVE], refused
 
 
 def _values(form: Mapping[str, str], name: str) -> list[str]:
@@ -102,13 +112,17 @@ def _models(form: Mapping[str, str]) -> list[tuple[str, dict[str, float]]]:
     return models
 
 
-def parse_sweep_form(form: Mapping[str, str]) -> dict[str, Any]:
+def parse_sweep_form(form: Mapping[str, str], refused: Mapping[str, str] | None = None
+                     ) -> dict[str, Any]:
     """The Sweep form as the grid: ``ks``, ``methods``, ``models`` and ``random_state``.
 
     Parameters
     ----------
     form : mapping of str -> str
         The posted fields (see the module docstring).
+    refused : mapping of str -> str, default=None
+        The methods that do not apply to the session's roles and types, with why
+        (:func:`sweep_methods`): one posted is refused with its reason.
 
     Returns
     -------
@@ -130,9 +144,12 @@ def parse_sweep_form(form: Mapping[str, str]) -> dict[str, Any]:
         models = _models(form)
     except ValueError as error:
         problems.append(str(error))
-    known = [m["name"] for m in sweep_methods()]
+    refused = dict(refused or {})
+    known = [m["name"] for m in sweep_methods()[0] if m["name"] not in refused]
     methods = [name for name in known if form.get(f"method-{name}")]
-    if not methods:
+    problems += [f"method {name!r} does not apply to these roles and types: {why}."
+                 for name, why in refused.items() if form.get(f"method-{name}")]
+    if not methods and not any(form.get(f"method-{name}") for name in refused):
         problems.append(f"Choose at least one method (allowed: {', '.join(known)}).")
     seed_text = form.get("random_state", "").strip() or "0"
     if not (seed_text.isascii() and seed_text.isdigit()) or int(seed_text) >= 2**32:
@@ -238,7 +255,7 @@ def _rows(result: SweepResult, risk: str) -> list[dict[str, Any]]:
             "loss_text": f"{row['information_loss']:.3f}" if ok else "",
             "risk_text": f"{row[risk]:.4g}" if ok else "",
             "achieved": str(int(row["achieved_k"])) if ok else "",
-            "seconds": f"{row['seconds']:.2f}", "error": "" if ok else str(row["error"]),
+            "seconds": f"{row['seconds']:.2f}", "error": "" if ok else plain_dtypes(str(row["error"])),
             "pareto": bool(ok and str(row["pareto"]).lower() in ("true", "1")),
             "href": protect_link(str(row["method"]), int(row["k"]), models.get(model, {})),
         })
@@ -315,6 +332,10 @@ def sweep_map(result: SweepResult) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- handlers
 
+def _dtypes(table: pd.DataFrame | None) -> dict[str, Any]:
+    return {} if table is None else {str(c): t for c, t in table.dtypes.items()}
+
+
 def _last_values(result: SweepResult) -> dict[str, Any]:
     """The form's fields as the last sweep had them."""
     models = [params for _, params in result.options["models"]]
@@ -331,7 +352,9 @@ def sweep_page(request: Request, *, errors: list[str] | None = None, status: int
     """The Sweep page: the grid's form, then the map and the runs of the last sweep."""
     session = session_of(request)
     problems = _ensure_schema(session) + list(errors or [])
-    recommended = protect.recommended_method(session.schema)
+    dtypes = _dtypes(session.table)
+    recommended = protect.recommended_method(session.schema, dtypes)
+    offered, refused = sweep_methods(session.schema, dtypes)
     result = session.sweep if isinstance(session.sweep, SweepResult) \
         and session.sweep.original is session.table else None
     shown = {"k": "3 5 10", "l": "", "t": "", "random_state": "0", "methods": [recommended],
@@ -340,7 +363,8 @@ def sweep_page(request: Request, *, errors: list[str] | None = None, status: int
     return render(request, "sweep.html", status=status, title="Sweep", page_name="sweep",
                   errors=problems, message=message,
                   ready=session.table is not None and bool(session.schema),
-                  methods=sweep_methods(), recommended=recommended, values=shown,
+                  methods=offered, methods_refused=refused, recommended=recommended,
+                  values=shown,
                   result=result, drawn=drawn, max_runs=MAX_RUNS,
                   schema_changed=result is not None and result.schema != session.schema)
 
@@ -382,11 +406,12 @@ async def post_sweep(request: Request) -> Response:
     running = job_pages.running_job(request, "sweep")
     if running is not None:
         return RedirectResponse(f"/jobs/{running.id}", status_code=303)
+    offered, refused = sweep_methods(session.schema, _dtypes(session.table))
     values = {"k": form.get("k", ""), "l": form.get("l", ""), "t": form.get("t", ""),
               "random_state": form.get("random_state", ""),
-              "methods": [m["name"] for m in sweep_methods() if form.get(f"method-{m['name']}")]}
+              "methods": [m["name"] for m in offered if form.get(f"method-{m['name']}")]}
     try:
-        options = parse_sweep_form(form)
+        options = parse_sweep_form(form, refused)
     except PROTECT_ERRORS as error:
         return sweep_page(request, errors=getattr(error, "problems", [str(error)]),
                           status=400, values=values)
