@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from .attack_step import release_attacks
 from .homogeneous import warn_homogeneity
 from .household_relink import household_relinking_check, warn_relinking
 from .publish import published_params
@@ -49,11 +50,14 @@ class Findings:
 def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], seed: int,
              params: Mapping[str, Any], findings: Findings,
              partitions: Mapping[str, NDArray[np.intp]] | None = None,
-             steps: tuple[StepRecord, ...] = ()) -> Release:
+             steps: tuple[StepRecord, ...] = (), attacked: pd.DataFrame | None = None
+             ) -> Release:
     """The Release of ``request``: ``data`` is the published table (dates back, rounded,
     rows in their published order), ``findings`` what the stage derived from it; the
     published-columns check, the survey risk and the homogeneity warning are added here,
-    and ``params`` completed with how the table was published and the survey roles.
+    and ``params`` completed with how the table was published and the survey roles. The
+    attacks (:mod:`.attack_step`) are tried on ``attacked`` (default ``data``): the
+    published table row for row with the original, before a release shuffles its rows.
     """
     checks, metrics, warnings = findings.checks, findings.metrics, findings.warnings
     timings = findings.timings
@@ -71,6 +75,11 @@ def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], 
     if risk is not None:
         metrics["survey_risk"] = risk
     warn_homogeneity(metrics, warnings)
+    t = time.perf_counter()
+    attacks = release_attacks(request, data if attacked is None else attacked, seed)
+    if attacks is not None:
+        metrics["attacks"] = attacks
+        timings["attacks"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - request.started
     return Release.of(
         data=data, labels=labels, seed=seed,

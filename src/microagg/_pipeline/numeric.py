@@ -169,7 +169,8 @@ def run_numeric(request: Request) -> Release:
     return assemble(request, data=data, labels=labels, seed=seed,
                     params={**_params(request, outcome), "missing": record.params()},
                     findings=Findings(checks, metrics, notes, timings),
-                    partitions=outcome.partitions, steps=steps_of(request, raw, outcome))
+                    partitions=outcome.partitions, steps=steps_of(request, raw, outcome),
+                    attacked=published.data)
 
 
 def steps_of(request: Request, raw: NDArray[np.float64], outcome: Outcome) -> tuple[Any, ...]:

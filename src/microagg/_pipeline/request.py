@@ -20,6 +20,7 @@ import pandas as pd
 from .._base.constraints import check_option
 from .._base.scaling import SCALINGS
 from .._base.validation import RandomState, check_k
+from .attack_step import AttackRequest, attack_request
 from ..aggregate.aggregators import AGGREGATORS, is_noisy
 from ..aggregate.aggregators import aggregation_params as checked_aggregation_params
 from ..aggregate.dp import check_epsilon
@@ -132,6 +133,8 @@ class Request:
     """When the request was made (``Release.timings["validate"]`` counts from it)."""
     plan: Plan | None = None
     """The steps (:class:`~microagg.steps.Plan`): given, or the one step of the shorthand."""
+    attacks: AttackRequest | None = None
+    """The attacks tried on the release (:mod:`.attack_step`); ``None``: opted out."""
     replay: Any = field(default=None, repr=False)
     """``replay(plan)`` runs the face's call again with another plan (for
     :meth:`~microagg._pipeline.result.Release.without_last_step`); ``None``: not offered."""
@@ -174,6 +177,7 @@ class Request:
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"anonymize expects a pandas DataFrame. Got {type(df).__name__} "
                             "instead.")
+        attacks = attack_request(df, options.pop("attacks", True), options.pop("control", None))
         if schema is not None:  # its names as the table spells them
             schema = schema.spelled_as(df.columns)
         df = row_positions(df, _named_columns(quasi_identifiers, options, schema))
@@ -217,7 +221,7 @@ class Request:
                                                for step in plan.steps))
         fields["plan"] = plan if plan is not None else shorthand_plan(fields, options)
         return cls(data=df, started=started, engine=runner.name, replay=replay, **fields,
-                   **published_as)
+                   **published_as, attacks=attacks)
 
     def check_rows(self, n_rows: int) -> None:
         """For an engine that counts the rows as it reads them: at least one row, and at

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Predicates", "count_matches", "multivariate", "random_predicates", "univariate"]
+__all__ = ["Predicates", "count_matches", "first_matches", "holds_on", "multivariate",
+           "random_predicates", "univariate"]
 
 EQ, LE, GE = 0, 1, 2
 _BATCH_CELLS = 2_000_000
@@ -31,17 +32,23 @@ class Predicates:
         return Predicates(self.columns[keep], self.ops[keep], self.values[keep])
 
 
-def count_matches(X: NDArray[np.float64], pred: Predicates) -> NDArray[np.intp]:
-    """How many rows of ``X`` each predicate matches (a NaN cell matches no condition).
-
-    Each condition is an interval ``[low, high]`` (``==`` is ``[v, v]``, ``<=`` is
-    ``[-inf, v]``, ``>=`` is ``[v, inf]``), so one pass makes two comparisons per cell."""
-    m = len(pred)
-    out = np.zeros(m, dtype=np.intp)
-    if m == 0:
-        return out
+def _bounds(pred: Predicates) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each condition as an interval ``[low, high]`` (``==`` is ``[v, v]``, ``<=`` is
+    ``[-inf, v]``, ``>=`` is ``[v, inf]``): two comparisons per cell."""
     low = np.where(pred.ops == LE, -np.inf, pred.values)
     high = np.where(pred.ops == GE, np.inf, pred.values)
+    return low, high
+
+
+def _scan(X: NDArray[np.float64], pred: Predicates
+          ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """How many rows of ``X`` each predicate matches, and the first row it matches (0 when
+    none), in batches of :data:`_BATCH_CELLS` cells."""
+    m = len(pred)
+    count, first = np.zeros(m, dtype=np.intp), np.zeros(m, dtype=np.intp)
+    if m == 0:
+        return count, first
+    low, high = _bounds(pred)
     n, c = X.shape[0], pred.columns.shape[1]
     step = max(1, _BATCH_CELLS // max(1, n))
     for start in range(0, m, step):
@@ -51,8 +58,27 @@ def count_matches(X: NDArray[np.float64], pred: Predicates) -> NDArray[np.intp]:
             cells = X[:, pred.columns[start:stop, k]]           # (n, b)
             hit &= cells >= low[start:stop, k]
             hit &= cells <= high[start:stop, k]
-        out[start:stop] = hit.sum(axis=0)
-    return out
+        count[start:stop] = hit.sum(axis=0)
+        first[start:stop] = hit.argmax(axis=0)
+    return count, first
+
+
+def count_matches(X: NDArray[np.float64], pred: Predicates) -> NDArray[np.intp]:
+    """How many rows of ``X`` each predicate matches (a NaN cell matches no condition)."""
+    return _scan(X, pred)[0]
+
+
+def first_matches(X: NDArray[np.float64], pred: Predicates) -> NDArray[np.intp]:
+    """The first row of ``X`` each predicate matches (0 for a predicate matching none): for
+    a predicate that singles out one row, that row."""
+    return _scan(X, pred)[1]
+
+
+def holds_on(rows: NDArray[np.float64], pred: Predicates) -> NDArray[np.bool_]:
+    """Whether predicate ``i`` holds for row ``i`` of ``rows`` (shape (m, p))."""
+    low, high = _bounds(pred)
+    cells = np.take_along_axis(rows, pred.columns, axis=1)
+    return np.asarray(((cells >= low) & (cells <= high)).all(axis=1), dtype=bool)
 
 
 def univariate(X: NDArray[np.float64], categorical: NDArray[np.bool_]) -> Predicates:
@@ -104,12 +130,15 @@ def multivariate(X: NDArray[np.float64], categorical: NDArray[np.bool_], n_predi
                  max_rounds: int = 10) -> Predicates:
     """Up to ``n_predicates`` distinct predicates of ``n_conditions`` conditions, each built
     from one row of ``X`` and singling out exactly that row in ``X`` (anonymeter's
-    multivariate queries), drawn in rounds of ``n_predicates`` candidates."""
+    multivariate queries), drawn in rounds of ``n_predicates`` candidates (at most twice
+    the rows of ``X``: a small file has few distinct predicates); a round that finds no new
+    one ends the search."""
     kept: list[Predicates] = []
     seen: set[bytes] = set()
     total = 0
+    size = max(1, min(n_predicates, 2 * X.shape[0]))
     for _ in range(max_rounds):
-        cand = _draw(X, categorical, n_predicates, n_conditions, rng, marginal=False)
+        cand = _draw(X, categorical, size, n_conditions, rng, marginal=False)
         cand = cand.take(np.flatnonzero(count_matches(X, cand) == 1))
         keys = [cand.columns[i].tobytes() + cand.ops[i].tobytes() + cand.values[i].tobytes()
                 for i in range(len(cand))]
@@ -121,7 +150,7 @@ def multivariate(X: NDArray[np.float64], categorical: NDArray[np.bool_], n_predi
         cand = cand.take(np.asarray(fresh[:n_predicates - total], dtype=np.intp))
         kept.append(cand)
         total += len(cand)
-        if total >= n_predicates:
+        if total >= n_predicates or not len(cand):
             break
     return Predicates(np.concatenate([k.columns for k in kept]),
                       np.concatenate([k.ops for k in kept]),

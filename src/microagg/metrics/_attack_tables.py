@@ -82,17 +82,20 @@ def _check_names(names: list[str], tables: dict[str, Any], *, parameter: str) ->
                          f"{[c for c in tables['original'].columns if all(c in t.columns for t in tables.values())]}.")
 
 
-def encode_tables(original: Any, release: Any, control: Any,
+def encode_tables(original: Any, release: Any, control: Any | None,
                   columns: Sequence[str]) -> AttackTables:
     """The three DataFrames' ``columns`` as :class:`~.attacks.AttackTables`: a column
     numeric in all three stays a number (missing as NaN), any other is coded (the same
     value, the same code, in the three; a missing value is a code of its own). A value the
     release generalized ("20-29") therefore never matches an original value (25): the
-    attacks do not read intervals."""
+    attacks do not read intervals. ``control=None``: no held-out records (a control of no
+    rows, :data:`~.attacks.LEAVE_ONE_OUT`)."""
     import pandas as pd
 
     from .attacks import AttackTables
 
+    if control is None:  # no held-out records: the leave-one-out control
+        control = original.iloc[:0]
     frames = (original, release, control)
     out = [np.empty((len(f), len(columns)), dtype=np.float64) for f in frames]
     categorical = np.zeros(len(columns), dtype=bool)
@@ -114,7 +117,7 @@ def encode_tables(original: Any, release: Any, control: Any,
     return AttackTables(out[0], out[1], out[2], categorical=categorical, columns=tuple(columns))
 
 
-def attack_release(original: Any, release: Any, control: Any, *,
+def attack_release(original: Any, release: Any, control: Any | None = None, *,
                    secret: str | Sequence[str] | None = None,
                    known: Sequence[str] | None = None,
                    link: tuple[Sequence[str], Sequence[str]] | None = None,
@@ -129,9 +132,11 @@ def attack_release(original: Any, release: Any, control: Any, *,
         The records the release was made from: the same rows in the same order.
     release : pandas.DataFrame
         The published table.
-    control : pandas.DataFrame
+    control : pandas.DataFrame, optional
         Original records held out BEFORE the release was made (:func:`.attacks.hold_out`),
-        no more rows than ``original``.
+        no more rows than ``original``. ``None`` (every record released): each attack is
+        judged against itself with the attacked person's own released record left out
+        (:data:`~.attacks.LEAVE_ONE_OUT`, which says why and its limit).
     secret : str or sequence of str, optional
         Columns guessed by the inference attack, one attack each; none by default.
     known : sequence of str, optional
@@ -148,7 +153,8 @@ def attack_release(original: Any, release: Any, control: Any, *,
     -------
     dict
         ``{"singling_out": ..., "singling_out_multivariate": ..., "linkability": ...,
-        "inference": {column: ...}, "n_control": int, "columns": [...]}``, each attack as
+        "inference": {column: ...}, "n_control": int (0 without), "compared_with": str,
+        "columns": [...]}``, each attack as
         :meth:`.attacks.AttackResult.as_dict`.
 
     References
@@ -159,11 +165,14 @@ def attack_release(original: Any, release: Any, control: Any, *,
     from . import attacks
 
     opts = options or AttackOptions()
-    frames = {"original": original, "release": release, "control": control}
     if len(release) != len(original):
         raise ValueError(f"attack_release: the release has {len(release)} rows and the "
                          f"original {len(original)}; pass the records it was made from.")
-    if not 1 <= len(control) <= len(original):
+    held_out = control is not None
+    if not held_out:
+        control = original.iloc[:0]
+    frames = {"original": original, "release": release, "control": control}
+    if held_out and not 1 <= len(control) <= len(original):
         raise ValueError(f"The 'control' parameter of attack_release must hold 1 to "
                          f"{len(original)} rows (at most the original's). Got {len(control)} "
                          "rows instead.")
@@ -177,10 +186,12 @@ def attack_release(original: Any, release: Any, control: Any, *,
     pair = link if link is not None else (know[: len(know) // 2], know[len(know) // 2:])
     _check_names([*pair[0], *pair[1]], frames, parameter="link")
     cols += [c for c in [*know, *pair[0], *pair[1]] if c not in cols]
-    tables = encode_tables(original, release, control, cols)
+    tables = encode_tables(original, release, control if held_out else None, cols)
     rng = check_random_state(random_state)
     where = {c: j for j, c in enumerate(cols)}
-    out: dict[str, Any] = {"columns": cols, "n_control": len(control)}
+    out: dict[str, Any] = {"columns": cols, "n_control": len(control),
+                           "compared_with": attacks.HELD_OUT if held_out
+                           else attacks.LEAVE_ONE_OUT}
     out["singling_out"] = attacks.singling_out(
         tables, n_attacks=opts.n_attacks, n_columns=1, max_rows=opts.singling_out_rows,
         confidence=opts.confidence, random_state=rng).as_dict()
