@@ -45,18 +45,20 @@ class Findings:
     warnings: list[str]
     """Every warning of the release, privacy-relevant ones first (one list, appended to)."""
     timings: dict[str, float]
+    attacked: pd.DataFrame | None = None
+    """The published table row for row with the original, when ``data`` is not (a release
+    that shuffles its rows): the attacks' (:mod:`.attack_step`)."""
 
 
 def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], seed: int,
              params: Mapping[str, Any], findings: Findings,
              partitions: Mapping[str, NDArray[np.intp]] | None = None,
-             steps: tuple[StepRecord, ...] = (), attacked: pd.DataFrame | None = None
-             ) -> Release:
+             steps: tuple[StepRecord, ...] = ()) -> Release:
     """The Release of ``request``: ``data`` is the published table (dates back, rounded,
     rows in their published order), ``findings`` what the stage derived from it; the
     published-columns check, the survey risk and the homogeneity warning are added here,
     and ``params`` completed with how the table was published and the survey roles. The
-    attacks (:mod:`.attack_step`) are tried on ``attacked`` (default ``data``): the
+    attacks (:mod:`.attack_step`) are tried on ``findings.attacked`` (default ``data``): the
     published table row for row with the original, before a release shuffles its rows.
     """
     checks, metrics, warnings = findings.checks, findings.metrics, findings.warnings
@@ -76,7 +78,8 @@ def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], 
         metrics["survey_risk"] = risk
     warn_homogeneity(metrics, warnings)
     t = time.perf_counter()
-    attacks = release_attacks(request, data if attacked is None else attacked, seed)
+    attacked = data if findings.attacked is None else findings.attacked
+    attacks = release_attacks(request, attacked, seed)
     if attacks is not None:
         metrics["attacks"] = attacks
         timings["attacks"] = time.perf_counter() - t

@@ -168,9 +168,9 @@ def run_numeric(request: Request) -> Release:
         labels = labels[order]
     return assemble(request, data=data, labels=labels, seed=seed,
                     params={**_params(request, outcome), "missing": record.params()},
-                    findings=Findings(checks, metrics, notes, timings),
-                    partitions=outcome.partitions, steps=steps_of(request, raw, outcome),
-                    attacked=published.data)
+                    findings=Findings(checks, metrics, notes, timings,
+                                      attacked=published.data),
+                    partitions=outcome.partitions, steps=steps_of(request, raw, outcome))
 
 
 def steps_of(request: Request, raw: NDArray[np.float64], outcome: Outcome) -> tuple[Any, ...]:

@@ -20,7 +20,6 @@ import pandas as pd
 from .._base.constraints import check_option
 from .._base.scaling import SCALINGS
 from .._base.validation import RandomState, check_k
-from .attack_step import AttackRequest, attack_request
 from ..aggregate.aggregators import AGGREGATORS, is_noisy
 from ..aggregate.aggregators import aggregation_params as checked_aggregation_params
 from ..aggregate.dp import check_epsilon
@@ -33,6 +32,7 @@ from ..partition import PARTITIONERS, Partitioner, get_partitioner
 from ..schema._steps import roles_from
 from ..schema.schema_file import Schema
 from ..steps import Plan
+from .attack_step import AttackRequest, attack_request
 from .certify import certify_option
 from .household_relink import check_relinking_weight
 from .missing import check_missing, kind_with_missing

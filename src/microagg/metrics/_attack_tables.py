@@ -169,8 +169,8 @@ def attack_release(original: Any, release: Any, control: Any | None = None, *,
         raise ValueError(f"attack_release: the release has {len(release)} rows and the "
                          f"original {len(original)}; pass the records it was made from.")
     held_out = control is not None
-    if not held_out:
-        control = original.iloc[:0]
+    control_rows: Any = control if held_out else original.iloc[:0]
+    control = control_rows
     frames = {"original": original, "release": release, "control": control}
     if held_out and not 1 <= len(control) <= len(original):
         raise ValueError(f"The 'control' parameter of attack_release must hold 1 to "
@@ -186,7 +186,7 @@ def attack_release(original: Any, release: Any, control: Any | None = None, *,
     pair = link if link is not None else (know[: len(know) // 2], know[len(know) // 2:])
     _check_names([*pair[0], *pair[1]], frames, parameter="link")
     cols += [c for c in [*know, *pair[0], *pair[1]] if c not in cols]
-    tables = encode_tables(original, release, control if held_out else None, cols)
+    tables = encode_tables(original, release, control, cols)
     rng = check_random_state(random_state)
     where = {c: j for j, c in enumerate(cols)}
     out: dict[str, Any] = {"columns": cols, "n_control": len(control),
