@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Predicates", "count_matches", "first_matches", "holds_on", "multivariate",
-           "random_predicates", "univariate"]
+from ._attack_kernel import PARALLEL_WORK, SortedColumns, count_first, count_first_serial
+
+__all__ = ["Predicates", "SortedColumns", "Table", "count_matches", "first_matches",
+           "holds_on", "multivariate", "random_predicates", "sort_columns", "univariate"]
 
 EQ, LE, GE = 0, 1, 2
-_BATCH_CELLS = 2_000_000
-"""Cells (rows x predicates) compared per batch and condition: about 16 MB of floats."""
 
 
 class Predicates:
@@ -40,38 +40,47 @@ def _bounds(pred: Predicates) -> tuple[NDArray[np.float64], NDArray[np.float64]]
     return low, high
 
 
-def _scan(X: NDArray[np.float64], pred: Predicates
+Table = NDArray[np.float64] | SortedColumns
+"""A table predicates are counted on: its float array, or its columns sorted once
+(:class:`SortedColumns`, for a table counted on several times)."""
+
+
+def sort_columns(X: Table) -> SortedColumns:
+    """``X``'s columns sorted once (``X`` itself when it already is)."""
+    return X if isinstance(X, SortedColumns) else SortedColumns(X)
+
+
+def _scan(X: Table, pred: Predicates, at_most: int | None
           ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """How many rows of ``X`` each predicate matches, and the first row it matches (0 when
-    none), in batches of :data:`_BATCH_CELLS` cells."""
-    m = len(pred)
-    count, first = np.zeros(m, dtype=np.intp), np.zeros(m, dtype=np.intp)
-    if m == 0:
-        return count, first
+    """How many rows of ``X`` each predicate matches (up to ``at_most``; all with
+    ``None``), and the first row it matches (0 when none; exact when the count is below
+    ``at_most``): :func:`._attack_kernel.count_first` on the columns sorted once (on
+numba's threads for large work only, :data:`._attack_kernel.PARALLEL_WORK`)."""
+    table = sort_columns(X)
+    if len(pred) == 0:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
     low, high = _bounds(pred)
-    n, c = X.shape[0], pred.columns.shape[1]
-    step = max(1, _BATCH_CELLS // max(1, n))
-    for start in range(0, m, step):
-        stop = min(m, start + step)
-        hit = np.ones((n, stop - start), dtype=bool)
-        for k in range(c):
-            cells = X[:, pred.columns[start:stop, k]]           # (n, b)
-            hit &= cells >= low[start:stop, k]
-            hit &= cells <= high[start:stop, k]
-        count[start:stop] = hit.sum(axis=0)
-        first[start:stop] = hit.argmax(axis=0)
-    return count, first
+    limit = table.table.shape[0] + 1 if at_most is None else max(1, int(at_most))
+    kernel = count_first if len(pred) * table.table.shape[0] > PARALLEL_WORK \
+        else count_first_serial
+    count, first = kernel(table.table, table.values, table.order, table.n_valid,
+                          np.ascontiguousarray(pred.columns, dtype=np.intp),
+                          np.ascontiguousarray(low), np.ascontiguousarray(high), limit)
+    return np.asarray(count, dtype=np.intp), np.asarray(first, dtype=np.intp)
 
 
-def count_matches(X: NDArray[np.float64], pred: Predicates) -> NDArray[np.intp]:
-    """How many rows of ``X`` each predicate matches (a NaN cell matches no condition)."""
-    return _scan(X, pred)[0]
+def count_matches(X: Table, pred: Predicates, at_most: int | None = None) -> NDArray[np.intp]:
+    """How many rows of ``X`` each predicate matches (a NaN cell matches no condition);
+    with ``at_most``, the counts stop there (``min(count, at_most)``: whether a predicate
+    singles out one row needs ``at_most=2``, and the search of a predicate stops at its
+    second match)."""
+    return _scan(X, pred, at_most)[0]
 
 
-def first_matches(X: NDArray[np.float64], pred: Predicates) -> NDArray[np.intp]:
+def first_matches(X: Table, pred: Predicates) -> NDArray[np.intp]:
     """The first row of ``X`` each predicate matches (0 for a predicate matching none): for
     a predicate that singles out one row, that row."""
-    return _scan(X, pred)[1]
+    return _scan(X, pred, None)[1]
 
 
 def holds_on(rows: NDArray[np.float64], pred: Predicates) -> NDArray[np.bool_]:
@@ -137,9 +146,10 @@ def multivariate(X: NDArray[np.float64], categorical: NDArray[np.bool_], n_predi
     seen: set[bytes] = set()
     total = 0
     size = max(1, min(n_predicates, 2 * X.shape[0]))
+    table = sort_columns(X)
     for _ in range(max_rounds):
         cand = _draw(X, categorical, size, n_conditions, rng, marginal=False)
-        cand = cand.take(np.flatnonzero(count_matches(X, cand) == 1))
+        cand = cand.take(np.flatnonzero(count_matches(table, cand, at_most=2) == 1))
         keys = [cand.columns[i].tobytes() + cand.ops[i].tobytes() + cand.values[i].tobytes()
                 for i in range(len(cand))]
         fresh = []

@@ -253,14 +253,15 @@ def singling_out(tables: AttackTables, *, n_attacks: int = 2000, n_columns: int 
         preds = _pred.multivariate(release, tables.categorical, n_attacks, n_columns, rng)
     n = len(preds)
     base = _pred.random_predicates(release, tables.categorical, max(n, 1), n_columns, rng)
-    on_original = _pred.count_matches(original, preds)
+    counted = _pred.sort_columns(original)
+    on_original = _pred.count_matches(counted, preds, at_most=3)  # 1, 2 or more
     n_main = int((on_original == 1).sum())
     if control is not None:
-        n_ctl = int((_pred.count_matches(control, preds) == 1).sum())
+        n_ctl = int((_pred.count_matches(control, preds, at_most=2) == 1).sum())
     else:  # the originals less the person the predicate was built from
         source = original[_pred.first_matches(release, preds)]
         n_ctl = int((on_original - _pred.holds_on(source, preds) == 1).sum())
-    n_base = int((_pred.count_matches(original, base.take(np.arange(n))) == 1).sum())
+    n_base = int((_pred.count_matches(counted, base.take(np.arange(n)), at_most=2) == 1).sum())
     name = "singling out" + ("" if n_columns == 1 else f" ({n_columns} columns)")
     return _result(name, n_main, n_ctl, n_base, n, confidence,
                    HELD_OUT if control is not None else LEAVE_ONE_OUT)
