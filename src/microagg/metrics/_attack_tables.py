@@ -16,7 +16,7 @@ from .._base.validation import RandomState, check_random_state
 if TYPE_CHECKING:
     from .attacks import AttackTables
 
-__all__ = ["AttackOptions", "attack_release", "encode_tables", "gower_embedding"]
+__all__ = ["AttackOptions", "GowerSpace", "attack_release", "encode_tables", "gower_embedding"]
 
 
 @dataclass(frozen=True)
@@ -35,35 +35,62 @@ class AttackOptions:
     confidence: float = 0.95
 
 
-def gower_embedding(X: NDArray[np.float64], tables: AttackTables,
-                    cols: NDArray[np.intp]) -> NDArray[np.float64]:
-    """Columns ``cols`` of ``X`` placed so that the city-block distance is Gower's sum: a
-    number divided by its range in the originals and the control (a missing number at 0
-    with an indicator: 1 to 2 away from any present value), a code as one-hot halves (a
-    mismatch costs 1).
+class GowerSpace:
+    """Columns ``cols`` of the attack tables placed so that the city-block distance is
+    Gower's sum: a number divided by its range in the originals and the control (a missing
+    number at 0 with an indicator: 1 to 2 away from any present value), a code as one-hot
+    halves (a mismatch costs 1). The ranges and the codes are read once; :meth:`embed`
+    places any rows, :meth:`tree` is the k-d tree of the release, built once.
 
     References
     ----------
     Gower, J. C. "A general coefficient of similarity and some of its properties."
     Biometrics 27 (1971), 857-871; the distance anonymeter's attacks search with.
     """
-    parts: list[NDArray[np.float64]] = []
-    for j in cols:
-        column = X[:, j]
-        if tables.categorical[j]:
-            seen = np.unique(np.concatenate([tables.original[:, j], tables.release[:, j],
-                                             tables.control[:, j]]))
-            parts.append(0.5 * (column[:, None] == seen[None, :]))
-            continue
-        ref = np.concatenate([tables.original[:, j], tables.control[:, j]])
-        low, high = np.nanmin(ref), np.nanmax(ref)
-        span = high - low if np.isfinite(high - low) and high > low else 1.0
-        missing = np.isnan(column)
-        parts.append(np.where(missing, 0.0, (column - low) / span)[:, None])
-        if (np.isnan(tables.release[:, j]).any() or np.isnan(tables.original[:, j]).any()
-                or np.isnan(tables.control[:, j]).any()):
-            parts.append(missing[:, None].astype(np.float64))
-    return np.ascontiguousarray(np.hstack(parts), dtype=np.float64)
+
+    def __init__(self, tables: AttackTables, cols: NDArray[np.intp]) -> None:
+        self._tables = tables
+        self._parts: list[tuple[int, NDArray[np.float64] | None, float, float, bool]] = []
+        for j in cols:
+            if tables.categorical[j]:
+                seen = np.unique(np.concatenate([tables.original[:, j], tables.release[:, j],
+                                                 tables.control[:, j]]))
+                self._parts.append((int(j), seen, 0.0, 1.0, False))
+                continue
+            ref = np.concatenate([tables.original[:, j], tables.control[:, j]])
+            low, high = np.nanmin(ref), np.nanmax(ref)
+            span = high - low if np.isfinite(high - low) and high > low else 1.0
+            flag = bool(np.isnan(tables.release[:, j]).any() or np.isnan(ref).any())
+            self._parts.append((int(j), None, float(low), float(span), flag))
+        self._tree: Any = None
+
+    def embed(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Rows of ``X`` (the attack tables' columns) in the space."""
+        parts: list[NDArray[np.float64]] = []
+        for j, seen, low, span, flag in self._parts:
+            column = X[:, j]
+            if seen is not None:
+                parts.append(0.5 * (column[:, None] == seen[None, :]))
+                continue
+            missing = np.isnan(column)
+            parts.append(np.where(missing, 0.0, (column - low) / span)[:, None])
+            if flag:
+                parts.append(missing[:, None].astype(np.float64))
+        return np.ascontiguousarray(np.hstack(parts), dtype=np.float64)
+
+    def tree(self) -> Any:
+        """The release's records in a ``scipy.spatial.cKDTree`` (built on the first call)."""
+        if self._tree is None:
+            from scipy.spatial import cKDTree
+
+            self._tree = cKDTree(self.embed(self._tables.release))
+        return self._tree
+
+
+def gower_embedding(X: NDArray[np.float64], tables: AttackTables,
+                    cols: NDArray[np.intp]) -> NDArray[np.float64]:
+    """Columns ``cols`` of ``X`` in :class:`GowerSpace` (city-block distance = Gower's)."""
+    return GowerSpace(tables, cols).embed(X)
 
 
 def _names(value: str | Sequence[str] | None) -> list[str]:

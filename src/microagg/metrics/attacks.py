@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 
 from .._base.validation import RandomState, check_random_state
 from . import _attack_predicates as _pred
-from ._attack_tables import attack_release, gower_embedding
+from ._attack_tables import GowerSpace, attack_release
 
 __all__ = ["HELD_OUT", "LEAVE_ONE_OUT", "AttackResult", "AttackTables", "attack_release",
            "hold_out", "inference", "linkability", "risk_from_rates", "singling_out", "wilson"]
@@ -267,17 +267,15 @@ def singling_out(tables: AttackTables, *, n_attacks: int = 2000, n_columns: int 
                    HELD_OUT if control is not None else LEAVE_ONE_OUT)
 
 
-def _neighbours(tables: AttackTables, cols: NDArray[np.intp], targets: NDArray[np.float64],
-                n_neighbors: int, own: NDArray[np.intp] | None = None) -> NDArray[np.intp]:
-    """The ``n_neighbors`` release records nearest each target (city-block distance on the
-    Gower embedding, a k-d tree); with ``own``, target ``i``'s own record ``own[i]`` is
+def _neighbours(space: GowerSpace, targets: NDArray[np.float64], n_neighbors: int,
+                own: NDArray[np.intp] | None = None) -> NDArray[np.intp]:
+    """The ``n_neighbors`` release records nearest each target (city-block distance in the
+    Gower ``space``, its k-d tree); with ``own``, target ``i``'s own record ``own[i]`` is
     left out (one more neighbour is asked for and hers dropped)."""
-    from scipy.spatial import cKDTree
-
+    tree = space.tree()
     extra = 0 if own is None else 1
-    ask = min(n_neighbors + extra, tables.release.shape[0])
-    tree = cKDTree(gower_embedding(tables.release, tables, cols))
-    _, found = tree.query(gower_embedding(targets, tables, cols), k=ask, p=1)
+    ask = min(n_neighbors + extra, tree.n)
+    _, found = tree.query(space.embed(targets), k=ask, p=1)
     found = np.asarray(found, dtype=np.intp).reshape(len(targets), ask)
     if own is None:
         return found
@@ -286,11 +284,10 @@ def _neighbours(tables: AttackTables, cols: NDArray[np.intp], targets: NDArray[n
     return found[keep].reshape(len(targets), ask - 1)
 
 
-def _linked(tables: AttackTables, a: NDArray[np.intp], b: NDArray[np.intp],
-            targets: NDArray[np.float64], n_neighbors: int,
-            own: NDArray[np.intp] | None = None) -> int:
-    left = _neighbours(tables, a, targets, n_neighbors, own)
-    right = _neighbours(tables, b, targets, n_neighbors, own)
+def _linked(spaces: tuple[GowerSpace, GowerSpace], targets: NDArray[np.float64],
+            n_neighbors: int, own: NDArray[np.intp] | None = None) -> int:
+    left = _neighbours(spaces[0], targets, n_neighbors, own)
+    right = _neighbours(spaces[1], targets, n_neighbors, own)
     return int((left[:, :, None] == right[:, None, :]).any(axis=(1, 2)).sum())
 
 
@@ -360,9 +357,10 @@ def linkability(tables: AttackTables, columns_a: Any, columns_b: Any, *,
     rows, ctl = _targets(tables, n_attacks, rng)
     n = rows.size
     main = tables.original[rows]
-    n_main = _linked(tables, a, b, main, n_neighbors)
-    n_ctl = (_linked(tables, a, b, ctl, n_neighbors) if ctl is not None
-             else _linked(tables, a, b, main, n_neighbors, own=rows))
+    spaces = GowerSpace(tables, a), GowerSpace(tables, b)  # each tree built once
+    n_main = _linked(spaces, main, n_neighbors)
+    n_ctl = (_linked(spaces, ctl, n_neighbors) if ctl is not None
+             else _linked(spaces, main, n_neighbors, own=rows))
     left, right = (rng.choice(n_rel, size=(n, n_neighbors)) for _ in range(2))
     n_base = int((left[:, :, None] == right[:, None, :]).any(axis=(1, 2)).sum())
     return _result("linkability", n_main, n_ctl, n_base, n, confidence,
@@ -428,8 +426,9 @@ def inference(tables: AttackTables, known: Any, secret: int, *, n_attacks: int =
     released = tables.release[:, secret]
     code = bool(tables.categorical[secret])
     counts = []
+    space = GowerSpace(tables, cols)
     for targets, own in ((main, None), (main, rows) if ctl is None else (ctl, None)):
-        guess = released[_neighbours(tables, cols, targets, 1, own)[:, 0]]
+        guess = released[_neighbours(space, targets, 1, own)[:, 0]]
         counts.append(_correct(guess, targets[:, secret], code, float(tolerance)))
     base = released[rng.integers(0, released.size, size=n)]
     counts.append(_correct(base, main[:, secret], code, float(tolerance)))
