@@ -43,10 +43,12 @@ class SortedColumns:
 
 @njit(cache=True)
 def _run(values, n_valid, j, low, high):
-    """The run ``[a, b)`` of column ``j``'s sorted values within ``[low, high]``."""
+    """The run ``[a, b)`` of column ``j``'s sorted values within ``[low, high]`` (an
+    infinite bound of ``<=`` / ``>=`` needs no search)."""
     column = values[j, :n_valid[j]]
-    return (np.searchsorted(column, low, side="left"),
-            np.searchsorted(column, high, side="right"))
+    a = 0 if low == -np.inf else np.searchsorted(column, low, side="left")
+    b = column.shape[0] if high == np.inf else np.searchsorted(column, high, side="right")
+    return a, b
 
 
 @njit(cache=True)
