@@ -63,6 +63,8 @@ def anonymize(
     households: str | None = None,
     strata: str | None = None,
     refine: float | None = None,
+    attacks: bool = True,
+    control: pd.DataFrame | None = None,
 ) -> Release:
     """Mask the quasi-identifiers of ``df`` by microaggregation and return a verified release.
 
@@ -186,6 +188,17 @@ def anonymize(
     refine : float, default=None
         The quality mode: seconds of local search (``> 0``) improving ``method``'s partition
         (``mdav-ls``; on large inputs ``mdav-scale`` with its refinement).
+    attacks : bool, default=True
+        Try singling out, linkability and the inference of each sensitive column on the
+        release (anonymeter's attacks, Giomi et al. 2023), the quasi-identifiers known, on
+        a sample of 2,000 attacked records: ``metrics["attacks"]``
+        (:mod:`microagg._pipeline.attack_step`; their seed, drawn from ``random_state``,
+        recorded). ``False``: none, and no ``attacks`` key. Without ``control`` each attack
+        is compared with itself with the person's own released record left out.
+    control : pandas.DataFrame, default=None
+        Original records held out before the release (:func:`microagg.metrics.attacks.hold_out`;
+        the columns of ``df``, at most its rows): what the attacks compare with, as in
+        anonymeter.
 
     Returns
     -------
@@ -219,7 +232,8 @@ def anonymize(
             categorical_aggregation=categorical_aggregation, clustering_il=clustering_il,
             certify=certify, blocking=blocking, block_size=block_size, n_jobs=n_jobs,
             missing=missing, schema=again, keep=kept, dates=dates,
-            rounding=rounding, weights=weights, households=households, strata=strata)
+            rounding=rounding, weights=weights, households=households, strata=strata,
+            attacks=attacks, control=control)
 
     release = run(Request.build(
         df, quasi_identifiers=quasi_identifiers, k=k, plan=plan, replay=replay,
@@ -232,6 +246,7 @@ def anonymize(
         categorical_aggregation=categorical_aggregation, clustering_il=clustering_il,
         certify=certify, blocking=blocking, block_size=block_size, n_jobs=n_jobs,
         missing=missing, schema=schema, keep=keep, dates=dates, rounding=rounding,
-        weights=weights, households=households, strata=strata, refine=refine))
+        weights=weights, households=households, strata=strata, refine=refine,
+        attacks=attacks, control=control))
     return release
 

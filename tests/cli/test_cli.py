@@ -110,7 +110,7 @@ def test_options_reach_the_library(tmp_path: pathlib.Path, people: pathlib.Path,
         "clustering_il": None, "blocking": None, "block_size": None, "n_jobs": None,
         "refine": None, "certify": None, "schema": None, "engine": "memory", "keep": (),
         "missing": "pattern", "dates": None, "rounding": None, "weights": None,
-        "households": None, "strata": None,
+        "households": None, "strata": None, "attacks": True, "control": None,
     }
     seen.clear()
     _invoke("anonymize", people, "-q", "age,income", "--aggregation", "rho", "--rho", "0.8",

@@ -154,6 +154,8 @@ OPTIONS: dict[str, Option] = {
                    extra={"random_state": 0}),
     "schema": Option({}, (), lambda r: r.params["rounding"]["a"] == 1, base=False,
                      extra={"k": 3, "random_state": 0}),
+    "control": Option({"control": _frame().loc[:9, ["a", "b"]]}, (),
+                      lambda r: r.metrics["attacks"]["compared_with"] == "held-out records"),
 }
 
 

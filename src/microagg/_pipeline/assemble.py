@@ -23,6 +23,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from .analysis_step import analysis_utility_figures
+from .attack_step import release_attacks
 from .homogeneous import warn_homogeneity
 from .household_relink import household_relinking_check, warn_relinking
 from .publish import published_params
@@ -45,6 +46,9 @@ class Findings:
     warnings: list[str]
     """Every warning of the release, privacy-relevant ones first (one list, appended to)."""
     timings: dict[str, float]
+    attacked: pd.DataFrame | None = None
+    """The published table row for row with the original, when ``data`` is not (a release
+    that shuffles its rows): the attacks' (:mod:`.attack_step`)."""
 
 
 def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], seed: int,
@@ -54,7 +58,9 @@ def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], 
     """The Release of ``request``: ``data`` is the published table (dates back, rounded,
     rows in their published order), ``findings`` what the stage derived from it; the
     published-columns check, the survey risk and the homogeneity warning are added here,
-    and ``params`` completed with how the table was published and the survey roles.
+    and ``params`` completed with how the table was published and the survey roles. The
+    attacks (:mod:`.attack_step`) are tried on ``findings.attacked`` (default ``data``): the
+    published table row for row with the original, before a release shuffles its rows.
     """
     checks, metrics, warnings = findings.checks, findings.metrics, findings.warnings
     timings = findings.timings
@@ -77,6 +83,12 @@ def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], 
         metrics["analysis_utility"] = analysis
         timings["analysis_utility"] = time.perf_counter() - started
     warn_homogeneity(metrics, warnings)
+    t = time.perf_counter()
+    attacked = data if findings.attacked is None else findings.attacked
+    attacks = release_attacks(request, attacked, seed)
+    if attacks is not None:
+        metrics["attacks"] = attacks
+        timings["attacks"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - request.started
     return Release.of(
         data=data, labels=labels, seed=seed,

@@ -168,7 +168,8 @@ def run_numeric(request: Request) -> Release:
         labels = labels[order]
     return assemble(request, data=data, labels=labels, seed=seed,
                     params={**_params(request, outcome), "missing": record.params()},
-                    findings=Findings(checks, metrics, notes, timings),
+                    findings=Findings(checks, metrics, notes, timings,
+                                      attacked=published.data),
                     partitions=outcome.partitions, steps=steps_of(request, raw, outcome))
 
 

@@ -32,6 +32,7 @@ from ..partition import PARTITIONERS, Partitioner, get_partitioner
 from ..schema._steps import roles_from
 from ..schema.schema_file import Schema
 from ..steps import Plan
+from .attack_step import AttackRequest, attack_request
 from .certify import certify_option
 from .kept import kept_on_purpose, weight_treated
 from .missing import check_missing, kind_with_missing
@@ -131,6 +132,8 @@ class Request:
     """When the request was made (``Release.timings["validate"]`` counts from it)."""
     plan: Plan | None = None
     """The steps (:class:`~microagg.steps.Plan`): given, or the one step of the shorthand."""
+    attacks: AttackRequest | None = None
+    """The attacks tried on the release (:mod:`.attack_step`); ``None``: opted out."""
     replay: Any = field(default=None, repr=False)
     """``replay(plan)`` runs the face's call again with another plan (for
     :meth:`~microagg._pipeline.result.Release.without_last_step`); ``None``: not offered."""
@@ -173,6 +176,7 @@ class Request:
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"anonymize expects a pandas DataFrame. Got {type(df).__name__} "
                             "instead.")
+        attacks = attack_request(df, options.pop("attacks", True), options.pop("control", None))
         if schema is not None:  # its names as the table spells them
             schema = schema.spelled_as(df.columns)
         df = row_positions(df, _named_columns(quasi_identifiers, options, schema))
@@ -213,7 +217,7 @@ class Request:
                                            treated=weight_treated(plan, fields.get("weight")))
         fields["plan"] = plan if plan is not None else shorthand_plan(fields, options)
         return cls(data=df, started=started, engine=runner.name, replay=replay, **fields,
-                   **published_as)
+                   **published_as, attacks=attacks)
 
     def check_rows(self, n_rows: int) -> None:
         """For an engine that counts the rows as it reads them: at least one row, and at

@@ -68,7 +68,7 @@ FLAGS = {
     "certify": "--certify",
     "n_jobs": "--jobs", "method": "-m/--method (it generalizes)",
     "dates": "--dates", "rounding": "--round", "weights": "--weight",
-    "households": "--household", "plan": "--step",
+    "households": "--household", "plan": "--step", "control": "--control",
     "schema": "--schema with hierarchies, ordinal columns, categorical quasi-identifiers "
               "(their codes would be averaged), date quasi-identifiers or round digits",
 }
@@ -348,6 +348,8 @@ def run_in_memory(runner: Engine, input_path: str | None, dataset: str | None,
                 schema.text_columns if schema is not None else ()),
                 missing=options["missing_codes"]), str(input_path)
             options = columns_as_spelled(options, list(df.columns))
+        if options.get("control") is not None:  # the held-out records the attacks compare with
+            options = {**options, "control": read_table(options["control"], sep=sep)}
         progress.stage("anonymize", done=1)
         request = Request.build(df, schema=schema, engine=runner.name,
                                 **request_keywords(options))

@@ -176,6 +176,11 @@ def _risk_rows(metrics: Mapping[str, Any]) -> Rows:
     if "intersection_attack_reidentified" in metrics:
         rows.append(("intersection attack, re-identified (%)",
                      _format_float(metrics["intersection_attack_reidentified"], scale=100.0)))
+    from microagg.report._attacks import attacks_line
+
+    attacked = attacks_line(metrics)
+    if attacked is not None:
+        rows.append(("attacks, highest risk", attacked))
     if "il_ari" in metrics:
         rows.append(("IL_RI / IL_ARI / IL_Jaccard / IL_fuzzy",
                      " / ".join(f"{metrics[m]:.4f}"

@@ -325,6 +325,22 @@ def anonymize(
                           "to .sav / .dta where the cell is unchanged (the schema's "
                           "missing).")
     ] = None,
+    no_attacks: Annotated[
+        bool,
+        typer.Option("--no-attacks",
+                     help="Do not attack the release (by default singling out, linkability "
+                          "and the inference of each sensitive column are tried on 2,000 of "
+                          "its records, the quasi-identifiers known: the JSON's and the "
+                          "reports' attacks)."),
+    ] = False,
+    control_path: Annotated[
+        pathlib.Path | None,
+        typer.Option("--control", metavar="FILE", show_default=False,
+                     help="Original records held out before the release (the input's "
+                          "columns, at most its rows): what the attacks compare with. "
+                          "Without it each attack is compared with itself, the attacked "
+                          "person's own released record left out."),
+    ] = None,
     summary_json: Annotated[
         pathlib.Path | None,
         typer.Option("--summary-json", show_default=False,
@@ -370,7 +386,8 @@ def anonymize(
             blocking=blocking, block_size=block_size, n_jobs=jobs, refine=refine_seconds,
             certify=certify_seconds, missing=missing,
             dates=parse_dates(dates), rounding=parse_rounding(round_digits),
-            missing_codes=codes_for(loaded_schema, missing_codes, runner), plan=plan)
+            missing_codes=codes_for(loaded_schema, missing_codes, runner), plan=plan,
+            attacks=not no_attacks, control=control_path)
         if input_path is not None and not options["quasi_identifiers"] \
                 and loaded_schema is None and plan is None:
             raise UsageError("-q/--quasi-identifiers (or --schema) is required with an INPUT "

@@ -35,7 +35,8 @@ REFUSABLE = ("sensitive", "identifiers", "keep", "method_params", "aggregation",
              "diversity", "diversity_c", "t", "t_distance", "intruder_knows",
              "attribute_groups", "n_attribute_groups", "categorical_aggregation",
              "clustering_il", "refine", "blocking", "block_size", "n_jobs", "missing", "dates",
-             "rounding", "certify", "weights", "households", "strata", "plan", "schema")
+             "rounding", "certify", "weights", "households", "strata", "plan", "schema",
+             "control")
 """Every Request option an engine may not run, in the order a refusal lists them: every
 keyword of :func:`microagg.anonymize` but the three every engine runs (``quasi_identifiers``,
 ``k``, ``random_state``) and ``method`` (a method an engine cannot run is refused on its own,
@@ -43,7 +44,10 @@ keyword of :func:`microagg.anonymize` but the three every engine runs (``quasi_i
 when it asks for something: not ``None``, not empty, not its default (:data:`ASKS_NOTHING`).
 ``weights``, ``households`` and ``strata``: the survey roles, given as options or by a
 schema, for the survey disclosure risk; ``plan``: a plan of more than one step (a plan of one
-step is the same request as its step's options); ``schema``: a schema with hierarchies,
+step is the same request as its step's options); ``control``: the records the attacks
+compare with (only the in-memory engine attacks a release; ``attacks``, which asks for
+them, is refused by nobody: a release read from files is not attacked, and has no
+``metrics["attacks"]``); ``schema``: a schema with hierarchies,
 ordinal columns, categorical or date quasi-identifiers, or round digits. ``rounding`` counts
 only when columns are named: the engines that read files themselves publish unrounded means
 (no integer rounding by default), so ``rounding=False`` asks nothing of them."""

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Predicates", "count_matches", "multivariate", "random_predicates", "univariate"]
+from ._attack_kernel import PARALLEL_WORK, SortedColumns, count_first, count_first_serial
+
+__all__ = ["Predicates", "SortedColumns", "Table", "count_matches", "first_matches",
+           "holds_on", "multivariate", "random_predicates", "sort_columns", "univariate"]
 
 EQ, LE, GE = 0, 1, 2
-_BATCH_CELLS = 2_000_000
-"""Cells (rows x predicates) compared per batch and condition: about 16 MB of floats."""
 
 
 class Predicates:
@@ -31,28 +32,62 @@ class Predicates:
         return Predicates(self.columns[keep], self.ops[keep], self.values[keep])
 
 
-def count_matches(X: NDArray[np.float64], pred: Predicates) -> NDArray[np.intp]:
-    """How many rows of ``X`` each predicate matches (a NaN cell matches no condition).
-
-    Each condition is an interval ``[low, high]`` (``==`` is ``[v, v]``, ``<=`` is
-    ``[-inf, v]``, ``>=`` is ``[v, inf]``), so one pass makes two comparisons per cell."""
-    m = len(pred)
-    out = np.zeros(m, dtype=np.intp)
-    if m == 0:
-        return out
+def _bounds(pred: Predicates) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each condition as an interval ``[low, high]`` (``==`` is ``[v, v]``, ``<=`` is
+    ``[-inf, v]``, ``>=`` is ``[v, inf]``): two comparisons per cell."""
     low = np.where(pred.ops == LE, -np.inf, pred.values)
     high = np.where(pred.ops == GE, np.inf, pred.values)
-    n, c = X.shape[0], pred.columns.shape[1]
-    step = max(1, _BATCH_CELLS // max(1, n))
-    for start in range(0, m, step):
-        stop = min(m, start + step)
-        hit = np.ones((n, stop - start), dtype=bool)
-        for k in range(c):
-            cells = X[:, pred.columns[start:stop, k]]           # (n, b)
-            hit &= cells >= low[start:stop, k]
-            hit &= cells <= high[start:stop, k]
-        out[start:stop] = hit.sum(axis=0)
-    return out
+    return low, high
+
+
+Table = NDArray[np.float64] | SortedColumns
+"""A table predicates are counted on: its float array, or its columns sorted once
+(:class:`SortedColumns`, for a table counted on several times)."""
+
+
+def sort_columns(X: Table) -> SortedColumns:
+    """``X``'s columns sorted once (``X`` itself when it already is)."""
+    return X if isinstance(X, SortedColumns) else SortedColumns(X)
+
+
+def _scan(X: Table, pred: Predicates, at_most: int | None
+          ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """How many rows of ``X`` each predicate matches (up to ``at_most``; all with
+    ``None``), and the first row it matches (0 when none; exact when the count is below
+    ``at_most``): :func:`._attack_kernel.count_first` on the columns sorted once (on
+numba's threads for large work only, :data:`._attack_kernel.PARALLEL_WORK`)."""
+    table = sort_columns(X)
+    if len(pred) == 0:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    low, high = _bounds(pred)
+    limit = table.table.shape[0] + 1 if at_most is None else max(1, int(at_most))
+    kernel = count_first if len(pred) * table.table.shape[0] > PARALLEL_WORK \
+        else count_first_serial
+    count, first = kernel(table.table, table.values, table.order, table.n_valid,
+                          np.ascontiguousarray(pred.columns, dtype=np.intp),
+                          np.ascontiguousarray(low), np.ascontiguousarray(high), limit)
+    return np.asarray(count, dtype=np.intp), np.asarray(first, dtype=np.intp)
+
+
+def count_matches(X: Table, pred: Predicates, at_most: int | None = None) -> NDArray[np.intp]:
+    """How many rows of ``X`` each predicate matches (a NaN cell matches no condition);
+    with ``at_most``, the counts stop there (``min(count, at_most)``: whether a predicate
+    singles out one row needs ``at_most=2``, and the search of a predicate stops at its
+    second match)."""
+    return _scan(X, pred, at_most)[0]
+
+
+def first_matches(X: Table, pred: Predicates) -> NDArray[np.intp]:
+    """The first row of ``X`` each predicate matches (0 for a predicate matching none): for
+    a predicate that singles out one row, that row."""
+    return _scan(X, pred, None)[1]
+
+
+def holds_on(rows: NDArray[np.float64], pred: Predicates) -> NDArray[np.bool_]:
+    """Whether predicate ``i`` holds for row ``i`` of ``rows`` (shape (m, p))."""
+    low, high = _bounds(pred)
+    cells = np.take_along_axis(rows, pred.columns, axis=1)
+    return np.asarray(((cells >= low) & (cells <= high)).all(axis=1), dtype=bool)
 
 
 def univariate(X: NDArray[np.float64], categorical: NDArray[np.bool_]) -> Predicates:
@@ -104,13 +139,17 @@ def multivariate(X: NDArray[np.float64], categorical: NDArray[np.bool_], n_predi
                  max_rounds: int = 10) -> Predicates:
     """Up to ``n_predicates`` distinct predicates of ``n_conditions`` conditions, each built
     from one row of ``X`` and singling out exactly that row in ``X`` (anonymeter's
-    multivariate queries), drawn in rounds of ``n_predicates`` candidates."""
+    multivariate queries), drawn in rounds of ``n_predicates`` candidates (at most twice
+    the rows of ``X``: a small file has few distinct predicates); a round that finds no new
+    one ends the search."""
     kept: list[Predicates] = []
     seen: set[bytes] = set()
     total = 0
+    size = max(1, min(n_predicates, 2 * X.shape[0]))
+    table = sort_columns(X)
     for _ in range(max_rounds):
-        cand = _draw(X, categorical, n_predicates, n_conditions, rng, marginal=False)
-        cand = cand.take(np.flatnonzero(count_matches(X, cand) == 1))
+        cand = _draw(X, categorical, size, n_conditions, rng, marginal=False)
+        cand = cand.take(np.flatnonzero(count_matches(table, cand, at_most=2) == 1))
         keys = [cand.columns[i].tobytes() + cand.ops[i].tobytes() + cand.values[i].tobytes()
                 for i in range(len(cand))]
         fresh = []
@@ -121,7 +160,7 @@ def multivariate(X: NDArray[np.float64], categorical: NDArray[np.bool_], n_predi
         cand = cand.take(np.asarray(fresh[:n_predicates - total], dtype=np.intp))
         kept.append(cand)
         total += len(cand)
-        if total >= n_predicates:
+        if total >= n_predicates or not len(cand):
             break
     return Predicates(np.concatenate([k.columns for k in kept]),
                       np.concatenate([k.ops for k in kept]),

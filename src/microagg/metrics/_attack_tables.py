@@ -16,7 +16,7 @@ from .._base.validation import RandomState, check_random_state
 if TYPE_CHECKING:
     from .attacks import AttackTables
 
-__all__ = ["AttackOptions", "attack_release", "encode_tables", "gower_embedding"]
+__all__ = ["AttackOptions", "GowerSpace", "attack_release", "encode_tables", "gower_embedding"]
 
 
 @dataclass(frozen=True)
@@ -35,35 +35,62 @@ class AttackOptions:
     confidence: float = 0.95
 
 
-def gower_embedding(X: NDArray[np.float64], tables: AttackTables,
-                    cols: NDArray[np.intp]) -> NDArray[np.float64]:
-    """Columns ``cols`` of ``X`` placed so that the city-block distance is Gower's sum: a
-    number divided by its range in the originals and the control (a missing number at 0
-    with an indicator: 1 to 2 away from any present value), a code as one-hot halves (a
-    mismatch costs 1).
+class GowerSpace:
+    """Columns ``cols`` of the attack tables placed so that the city-block distance is
+    Gower's sum: a number divided by its range in the originals and the control (a missing
+    number at 0 with an indicator: 1 to 2 away from any present value), a code as one-hot
+    halves (a mismatch costs 1). The ranges and the codes are read once; :meth:`embed`
+    places any rows, :meth:`tree` is the k-d tree of the release, built once.
 
     References
     ----------
     Gower, J. C. "A general coefficient of similarity and some of its properties."
     Biometrics 27 (1971), 857-871; the distance anonymeter's attacks search with.
     """
-    parts: list[NDArray[np.float64]] = []
-    for j in cols:
-        column = X[:, j]
-        if tables.categorical[j]:
-            seen = np.unique(np.concatenate([tables.original[:, j], tables.release[:, j],
-                                             tables.control[:, j]]))
-            parts.append(0.5 * (column[:, None] == seen[None, :]))
-            continue
-        ref = np.concatenate([tables.original[:, j], tables.control[:, j]])
-        low, high = np.nanmin(ref), np.nanmax(ref)
-        span = high - low if np.isfinite(high - low) and high > low else 1.0
-        missing = np.isnan(column)
-        parts.append(np.where(missing, 0.0, (column - low) / span)[:, None])
-        if (np.isnan(tables.release[:, j]).any() or np.isnan(tables.original[:, j]).any()
-                or np.isnan(tables.control[:, j]).any()):
-            parts.append(missing[:, None].astype(np.float64))
-    return np.ascontiguousarray(np.hstack(parts), dtype=np.float64)
+
+    def __init__(self, tables: AttackTables, cols: NDArray[np.intp]) -> None:
+        self._tables = tables
+        self._parts: list[tuple[int, NDArray[np.float64] | None, float, float, bool]] = []
+        for j in cols:
+            if tables.categorical[j]:
+                seen = np.unique(np.concatenate([tables.original[:, j], tables.release[:, j],
+                                                 tables.control[:, j]]))
+                self._parts.append((int(j), seen, 0.0, 1.0, False))
+                continue
+            ref = np.concatenate([tables.original[:, j], tables.control[:, j]])
+            low, high = np.nanmin(ref), np.nanmax(ref)
+            span = high - low if np.isfinite(high - low) and high > low else 1.0
+            flag = bool(np.isnan(tables.release[:, j]).any() or np.isnan(ref).any())
+            self._parts.append((int(j), None, float(low), float(span), flag))
+        self._tree: Any = None
+
+    def embed(self, X: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Rows of ``X`` (the attack tables' columns) in the space."""
+        parts: list[NDArray[np.float64]] = []
+        for j, seen, low, span, flag in self._parts:
+            column = X[:, j]
+            if seen is not None:
+                parts.append(0.5 * (column[:, None] == seen[None, :]))
+                continue
+            missing = np.isnan(column)
+            parts.append(np.where(missing, 0.0, (column - low) / span)[:, None])
+            if flag:
+                parts.append(missing[:, None].astype(np.float64))
+        return np.ascontiguousarray(np.hstack(parts), dtype=np.float64)
+
+    def tree(self) -> Any:
+        """The release's records in a ``scipy.spatial.cKDTree`` (built on the first call)."""
+        if self._tree is None:
+            from scipy.spatial import cKDTree
+
+            self._tree = cKDTree(self.embed(self._tables.release))
+        return self._tree
+
+
+def gower_embedding(X: NDArray[np.float64], tables: AttackTables,
+                    cols: NDArray[np.intp]) -> NDArray[np.float64]:
+    """Columns ``cols`` of ``X`` in :class:`GowerSpace` (city-block distance = Gower's)."""
+    return GowerSpace(tables, cols).embed(X)
 
 
 def _names(value: str | Sequence[str] | None) -> list[str]:
@@ -82,17 +109,20 @@ def _check_names(names: list[str], tables: dict[str, Any], *, parameter: str) ->
                          f"{[c for c in tables['original'].columns if all(c in t.columns for t in tables.values())]}.")
 
 
-def encode_tables(original: Any, release: Any, control: Any,
+def encode_tables(original: Any, release: Any, control: Any | None,
                   columns: Sequence[str]) -> AttackTables:
     """The three DataFrames' ``columns`` as :class:`~.attacks.AttackTables`: a column
     numeric in all three stays a number (missing as NaN), any other is coded (the same
     value, the same code, in the three; a missing value is a code of its own). A value the
     release generalized ("20-29") therefore never matches an original value (25): the
-    attacks do not read intervals."""
+    attacks do not read intervals. ``control=None``: no held-out records (a control of no
+    rows, :data:`~.attacks.LEAVE_ONE_OUT`)."""
     import pandas as pd
 
     from .attacks import AttackTables
 
+    if control is None:  # no held-out records: the leave-one-out control
+        control = original.iloc[:0]
     frames = (original, release, control)
     out = [np.empty((len(f), len(columns)), dtype=np.float64) for f in frames]
     categorical = np.zeros(len(columns), dtype=bool)
@@ -114,7 +144,7 @@ def encode_tables(original: Any, release: Any, control: Any,
     return AttackTables(out[0], out[1], out[2], categorical=categorical, columns=tuple(columns))
 
 
-def attack_release(original: Any, release: Any, control: Any, *,
+def attack_release(original: Any, release: Any, control: Any | None = None, *,
                    secret: str | Sequence[str] | None = None,
                    known: Sequence[str] | None = None,
                    link: tuple[Sequence[str], Sequence[str]] | None = None,
@@ -129,9 +159,11 @@ def attack_release(original: Any, release: Any, control: Any, *,
         The records the release was made from: the same rows in the same order.
     release : pandas.DataFrame
         The published table.
-    control : pandas.DataFrame
+    control : pandas.DataFrame, optional
         Original records held out BEFORE the release was made (:func:`.attacks.hold_out`),
-        no more rows than ``original``.
+        no more rows than ``original``. ``None`` (every record released): each attack is
+        judged against itself with the attacked person's own released record left out
+        (:data:`~.attacks.LEAVE_ONE_OUT`, which says why and its limit).
     secret : str or sequence of str, optional
         Columns guessed by the inference attack, one attack each; none by default.
     known : sequence of str, optional
@@ -148,7 +180,8 @@ def attack_release(original: Any, release: Any, control: Any, *,
     -------
     dict
         ``{"singling_out": ..., "singling_out_multivariate": ..., "linkability": ...,
-        "inference": {column: ...}, "n_control": int, "columns": [...]}``, each attack as
+        "inference": {column: ...}, "n_control": int (0 without), "compared_with": str,
+        "columns": [...]}``, each attack as
         :meth:`.attacks.AttackResult.as_dict`.
 
     References
@@ -159,11 +192,14 @@ def attack_release(original: Any, release: Any, control: Any, *,
     from . import attacks
 
     opts = options or AttackOptions()
-    frames = {"original": original, "release": release, "control": control}
     if len(release) != len(original):
         raise ValueError(f"attack_release: the release has {len(release)} rows and the "
                          f"original {len(original)}; pass the records it was made from.")
-    if not 1 <= len(control) <= len(original):
+    held_out = control is not None
+    control_rows: Any = control if held_out else original.iloc[:0]
+    control = control_rows
+    frames = {"original": original, "release": release, "control": control}
+    if held_out and not 1 <= len(control) <= len(original):
         raise ValueError(f"The 'control' parameter of attack_release must hold 1 to "
                          f"{len(original)} rows (at most the original's). Got {len(control)} "
                          "rows instead.")
@@ -180,7 +216,9 @@ def attack_release(original: Any, release: Any, control: Any, *,
     tables = encode_tables(original, release, control, cols)
     rng = check_random_state(random_state)
     where = {c: j for j, c in enumerate(cols)}
-    out: dict[str, Any] = {"columns": cols, "n_control": len(control)}
+    out: dict[str, Any] = {"columns": cols, "n_control": len(control),
+                           "compared_with": attacks.HELD_OUT if held_out
+                           else attacks.LEAVE_ONE_OUT}
     out["singling_out"] = attacks.singling_out(
         tables, n_attacks=opts.n_attacks, n_columns=1, max_rows=opts.singling_out_rows,
         confidence=opts.confidence, random_state=rng).as_dict()

@@ -1,6 +1,19 @@
 """Attacks tried on a release: singling out, linkability and attribute inference, each
 judged against a control set of original records held out of the release (the anonymeter
-methodology of Giomi et al. 2023).
+methodology of Giomi et al. 2023) or, when every record was released, against the same
+attack with the person's own released record left out (:data:`LEAVE_ONE_OUT`).
+
+Without held-out records there is nobody the release was not made from, so no control in
+anonymeter's sense. Comparing with random guessing only would count what the release
+teaches about everyone (a rare value of a column, a pattern shared by many) as a risk to the
+people in it, and an independent sample of the same population would "beat" it. The
+leave-one-out control asks instead what the same attack achieves on a person once her own
+released record is taken out of the release, every other record kept: the part of the
+success owed to her being in the file is the risk, the part the others' records give away
+about her is what the release teaches about anyone. Its limit: the other records were made
+with her in the file (a group mean includes her values), so the control is at least as
+successful as one of truly held-out persons would be, and the risk can read lower than
+anonymeter's; hold out a control set (:func:`hold_out`) for anonymeter's figure.
 
 The numeric core works on :class:`AttackTables` (float arrays, categorical columns coded as
 numbers); :func:`attack_release` builds them from tables (pandas is imported only there)
@@ -21,10 +34,16 @@ from numpy.typing import NDArray
 
 from .._base.validation import RandomState, check_random_state
 from . import _attack_predicates as _pred
-from ._attack_tables import attack_release, gower_embedding
+from ._attack_tables import GowerSpace, attack_release
 
-__all__ = ["AttackResult", "AttackTables", "attack_release", "hold_out", "inference",
-           "linkability", "risk_from_rates", "singling_out", "wilson"]
+__all__ = ["HELD_OUT", "LEAVE_ONE_OUT", "AttackResult", "AttackTables", "attack_release",
+           "hold_out", "inference", "linkability", "risk_from_rates", "singling_out", "wilson"]
+
+HELD_OUT = "held-out records"
+"""``AttackResult.compared_with`` of an attack judged against a control set."""
+LEAVE_ONE_OUT = "leave-one-out"
+"""``AttackResult.compared_with`` of an attack judged, without held-out records, against the
+same attack on each person with her own released record left out of the release."""
 
 
 @dataclass(frozen=True)
@@ -34,7 +53,9 @@ class AttackTables:
     ``original`` are the records the release was made from (row ``i`` need not be row ``i``
     of ``release``), ``control`` original records held out of the release, ``categorical``
     which columns hold codes (compared for equality only). Cells may be NaN (missing or
-    suppressed); a NaN matches no predicate and is at distance 1 from every value.
+    suppressed); a NaN matches no predicate and is at distance 1 from every value. A
+    ``control`` of no rows asks for the leave-one-out control (:data:`LEAVE_ONE_OUT`):
+    ``release`` row ``i`` must then be the release of ``original`` row ``i``.
     """
 
     original: NDArray[np.float64]
@@ -48,7 +69,8 @@ class AttackTables:
 class AttackResult:
     """One attack's outcome: success rates (Wilson centres, with their ``confidence``
     intervals) of the main attack (on the release's own originals), the control attack (the
-    same guesses on held-out originals) and the baseline (random guesses), and the risk
+    same guesses on held-out originals, or with each person's own record left out:
+    ``compared_with``) and the baseline (random guesses), and the risk
     ``(main - control) / (1 - control)`` with its interval, clipped to [0, 1]."""
 
     attack: str
@@ -62,6 +84,7 @@ class AttackResult:
     risk: float
     risk_ci: tuple[float, float]
     confidence: float
+    compared_with: str = HELD_OUT
 
     @property
     def beats_baseline(self) -> bool:
@@ -127,7 +150,7 @@ def _clip(x: float) -> float:
 
 
 def _result(attack: str, n_main: int, n_ctl: int, n_base: int, n_total: int,
-            confidence: float) -> AttackResult:
+            confidence: float, compared_with: str) -> AttackResult:
     rates = [wilson(n, n_total, confidence) for n in (n_main, n_ctl, n_base)]
     (m, dm), (c, dc), (b, db) = rates
     risk, err = risk_from_rates(rates[0], rates[1])
@@ -137,7 +160,7 @@ def _result(attack: str, n_main: int, n_ctl: int, n_base: int, n_total: int,
         control=float(c), control_ci=(_clip(c - dc), _clip(c + dc)),
         baseline=float(b), baseline_ci=(_clip(b - db), _clip(b + db)),
         risk=_clip(risk), risk_ci=(_clip(risk - err), _clip(risk + err)),
-        confidence=float(confidence))
+        confidence=float(confidence), compared_with=compared_with)
 
 
 def _check_count(value: Any, *, name: str, caller: str, low: int = 1) -> int:
@@ -175,7 +198,9 @@ def singling_out(tables: AttackTables, *, n_attacks: int = 2000, n_columns: int 
     sample of ``m = min(len(control), max_rows)`` originals and is tried on those originals
     (main) and on ``m`` control records; the baseline tries predicates of independently
     drawn values on the same originals. The rates are those of an intruder facing a file of
-    ``m`` records.
+    ``m`` records. Without control records (``m = min(len(original), max_rows)``), the
+    control tries each predicate on the ``m`` originals less the one whose released record
+    it was built from: it succeeds when it singles out somebody else.
 
     Parameters
     ----------
@@ -214,10 +239,12 @@ def singling_out(tables: AttackTables, *, n_attacks: int = 2000, n_columns: int 
                          f"original {tables.original.shape[0]}; they must be the same records.")
     max_rows = _check_count(max_rows, name="max_rows", caller=caller)
     rng = check_random_state(random_state)
-    m = min(tables.control.shape[0], tables.original.shape[0], max_rows)
+    held_out = tables.control.shape[0] > 0
+    m = min(tables.control.shape[0] if held_out else max_rows, tables.original.shape[0],
+            max_rows)
     rows = _sample(tables.original.shape[0], m, rng)
     release, original = tables.release[rows], tables.original[rows]
-    control = tables.control[_sample(tables.control.shape[0], m, rng)]
+    control = tables.control[_sample(tables.control.shape[0], m, rng)] if held_out else None
     if n_columns == 1:
         preds = _pred.univariate(release, tables.categorical)
         if len(preds) > n_attacks:
@@ -226,28 +253,57 @@ def singling_out(tables: AttackTables, *, n_attacks: int = 2000, n_columns: int 
         preds = _pred.multivariate(release, tables.categorical, n_attacks, n_columns, rng)
     n = len(preds)
     base = _pred.random_predicates(release, tables.categorical, max(n, 1), n_columns, rng)
-    n_main = int((_pred.count_matches(original, preds) == 1).sum())
-    n_ctl = int((_pred.count_matches(control, preds) == 1).sum())
-    n_base = int((_pred.count_matches(original, base.take(np.arange(n))) == 1).sum())
+    counted = _pred.sort_columns(original)
+    on_original = _pred.count_matches(counted, preds, at_most=3)  # 1, 2 or more
+    n_main = int((on_original == 1).sum())
+    if control is not None:
+        n_ctl = int((_pred.count_matches(control, preds, at_most=2) == 1).sum())
+    else:  # the originals less the person the predicate was built from
+        source = original[_pred.first_matches(release, preds)]
+        n_ctl = int((on_original - _pred.holds_on(source, preds) == 1).sum())
+    n_base = int((_pred.count_matches(counted, base.take(np.arange(n)), at_most=2) == 1).sum())
     name = "singling out" + ("" if n_columns == 1 else f" ({n_columns} columns)")
-    return _result(name, n_main, n_ctl, n_base, n, confidence)
+    return _result(name, n_main, n_ctl, n_base, n, confidence,
+                   HELD_OUT if control is not None else LEAVE_ONE_OUT)
 
 
-def _neighbours(tables: AttackTables, cols: NDArray[np.intp], targets: NDArray[np.float64],
-                n_neighbors: int) -> NDArray[np.intp]:
-    from sklearn.neighbors import NearestNeighbors
+def _neighbours(space: GowerSpace, targets: NDArray[np.float64], n_neighbors: int,
+                own: NDArray[np.intp] | None = None) -> NDArray[np.intp]:
+    """The ``n_neighbors`` release records nearest each target (city-block distance in the
+    Gower ``space``, its k-d tree); with ``own``, target ``i``'s own record ``own[i]`` is
+    left out (one more neighbour is asked for and hers dropped)."""
+    tree = space.tree()
+    extra = 0 if own is None else 1
+    ask = min(n_neighbors + extra, tree.n)
+    _, found = tree.query(space.embed(targets), k=ask, p=1)
+    found = np.asarray(found, dtype=np.intp).reshape(len(targets), ask)
+    if own is None:
+        return found
+    keep = found != own[:, None]
+    keep[keep.all(axis=1), -1] = False   # her record was not among them: drop the farthest
+    return found[keep].reshape(len(targets), ask - 1)
 
-    nn = NearestNeighbors(n_neighbors=n_neighbors, metric="manhattan")
-    nn.fit(gower_embedding(tables.release, tables, cols))
-    return np.asarray(nn.kneighbors(gower_embedding(targets, tables, cols),
-                                    return_distance=False), dtype=np.intp)
+
+def _linked(spaces: tuple[GowerSpace, GowerSpace], targets: NDArray[np.float64],
+            n_neighbors: int, own: NDArray[np.intp] | None = None) -> int:
+    left = _neighbours(spaces[0], targets, n_neighbors, own)
+    right = _neighbours(spaces[1], targets, n_neighbors, own)
+    return int((left[:, :, None] == right[:, None, :]).any(axis=(1, 2)).sum())
 
 
-def _linked(tables: AttackTables, a: NDArray[np.intp], b: NDArray[np.intp],
-            targets: NDArray[np.float64], n_neighbors: int) -> int:
-    left = _neighbours(tables, a, targets, n_neighbors)
-    right = _neighbours(tables, b, targets, n_neighbors)
-    return int(sum(bool(np.intersect1d(x, y).size) for x, y in zip(left, right, strict=True)))
+def _targets(tables: AttackTables, n_attacks: int, rng: np.random.Generator
+             ) -> tuple[NDArray[np.intp], NDArray[np.float64] | None]:
+    """The originals attacked (their rows) and the control records (``None`` without:
+    the same persons, their own record left out)."""
+    held_out = tables.control.shape[0] > 0
+    if not held_out and tables.release.shape[0] != tables.original.shape[0]:
+        raise ValueError(f"Without control records the release ({tables.release.shape[0]} "
+                         f"rows) must be the original's records ({tables.original.shape[0]} "
+                         "rows), row for row: each person's own record is left out.")
+    n = min(n_attacks, tables.original.shape[0],
+            tables.control.shape[0] if held_out else n_attacks)
+    rows = _sample(tables.original.shape[0], n, rng)
+    return rows, tables.control[_sample(tables.control.shape[0], n, rng)] if held_out else None
 
 
 def linkability(tables: AttackTables, columns_a: Any, columns_b: Any, *,
@@ -260,8 +316,9 @@ def linkability(tables: AttackTables, columns_a: Any, columns_b: Any, *,
     nearest (Gower distance) to what one source says (``columns_a``) and those nearest to
     what the other says (``columns_b``); the two pieces are linked when the lists share a
     record. The main attack is on originals that went into the release, the control on
-    held-out originals, the baseline draws both lists at random. A link counts when the
-    person's own two pieces meet; wrong links between different persons are not counted.
+    held-out originals (without: on the same persons, their own released record left out),
+    the baseline draws both lists at random. A link counts when the person's own two pieces
+    meet; wrong links between different persons are not counted.
 
     Parameters
     ----------
@@ -297,15 +354,17 @@ def linkability(tables: AttackTables, columns_a: Any, columns_b: Any, *,
         raise ValueError(f"The 'n_neighbors' parameter of {caller} must be in 1..{n_rel} "
                          f"(the release's rows). Got {n_neighbors} instead.")
     rng = check_random_state(random_state)
-    n = min(n_attacks, tables.original.shape[0], tables.control.shape[0])
-    main = tables.original[_sample(tables.original.shape[0], n, rng)]
-    ctl = tables.control[_sample(tables.control.shape[0], n, rng)]
-    n_main = _linked(tables, a, b, main, n_neighbors)
-    n_ctl = _linked(tables, a, b, ctl, n_neighbors)
-    guesses = [rng.choice(n_rel, size=(n, n_neighbors)) for _ in range(2)]
-    n_base = int(sum(bool(np.intersect1d(x, y).size)
-                     for x, y in zip(guesses[0], guesses[1], strict=True)))
-    return _result("linkability", n_main, n_ctl, n_base, n, confidence)
+    rows, ctl = _targets(tables, n_attacks, rng)
+    n = rows.size
+    main = tables.original[rows]
+    spaces = GowerSpace(tables, a), GowerSpace(tables, b)  # each tree built once
+    n_main = _linked(spaces, main, n_neighbors)
+    n_ctl = (_linked(spaces, ctl, n_neighbors) if ctl is not None
+             else _linked(spaces, main, n_neighbors, own=rows))
+    left, right = (rng.choice(n_rel, size=(n, n_neighbors)) for _ in range(2))
+    n_base = int((left[:, :, None] == right[:, None, :]).any(axis=(1, 2)).sum())
+    return _result("linkability", n_main, n_ctl, n_base, n, confidence,
+                   HELD_OUT if ctl is not None else LEAVE_ONE_OUT)
 
 
 def _correct(guess: NDArray[np.float64], truth: NDArray[np.float64], categorical: bool,
@@ -325,7 +384,8 @@ def inference(tables: AttackTables, known: Any, secret: int, *, n_attacks: int =
     ``tolerance`` times the secret's magnitude (a number). The main attack guesses the
     secrets of originals that went into the release, the control those of held-out
     originals (what the release teaches about anyone, the part that is not a privacy
-    risk), the baseline guesses the secret of a random release record.
+    risk; without held-out records: the same persons' secrets guessed with their own
+    released record left out), the baseline guesses the secret of a random release record.
 
     Parameters
     ----------
@@ -360,18 +420,20 @@ def inference(tables: AttackTables, known: Any, secret: int, *, n_attacks: int =
                          f"Got {tolerance!r} instead.")
     n_attacks = _check_count(n_attacks, name="n_attacks", caller=caller)
     rng = check_random_state(random_state)
-    n = min(n_attacks, tables.original.shape[0], tables.control.shape[0])
-    main = tables.original[_sample(tables.original.shape[0], n, rng)]
-    ctl = tables.control[_sample(tables.control.shape[0], n, rng)]
+    rows, ctl = _targets(tables, n_attacks, rng)
+    n = rows.size
+    main = tables.original[rows]
     released = tables.release[:, secret]
     code = bool(tables.categorical[secret])
     counts = []
-    for targets in (main, ctl):
-        guess = released[_neighbours(tables, cols, targets, 1)[:, 0]]
+    space = GowerSpace(tables, cols)
+    for targets, own in ((main, None), (main, rows) if ctl is None else (ctl, None)):
+        guess = released[_neighbours(space, targets, 1, own)[:, 0]]
         counts.append(_correct(guess, targets[:, secret], code, float(tolerance)))
     base = released[rng.integers(0, released.size, size=n)]
     counts.append(_correct(base, main[:, secret], code, float(tolerance)))
-    return _result(f"inference of {tables.columns[secret]}", *counts, n, confidence)
+    return _result(f"inference of {tables.columns[secret]}", *counts, n, confidence,
+                   LEAVE_ONE_OUT if ctl is None else HELD_OUT)
 
 
 def hold_out(table: Any, fraction: float, *, random_state: RandomState = None) -> tuple[Any, Any]:
