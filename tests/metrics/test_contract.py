@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import microagg.metrics as metrics
@@ -86,6 +87,19 @@ def _p_s(s: Scene) -> float:
     return metrics.privacy_of_sensitive(s.labels, s.sensitive)
 
 
+def _pmse(s: Scene) -> dict[str, float]:
+    """The pMSE figures of :func:`~microagg.metrics.utility_by_analysis` (the analyses named
+    by the user are tested in ``test_analysis_utility.py``)."""
+    columns = [f"x{j}" for j in range(s.original.shape[1])]
+    result = metrics.utility_by_analysis(pd.DataFrame(s.original, columns=columns),
+                                         pd.DataFrame(s.masked, columns=columns),
+                                         random_state=0)["pmse"]
+    return {key: result[key] for key in ("pmse", "null", "ratio")}
+
+
+OPTIONS = {"Analyses"}
+"""The options classes :mod:`microagg.metrics` exports beside its metrics."""
+
 CASES: dict[str, Case] = {
     "clustering_information_loss": Case(
         lambda s: metrics.clustering_information_loss(s.original, s.masked, n_clusters=3),
@@ -124,6 +138,8 @@ CASES: dict[str, Case] = {
          "mean_anonymized": (0, 24), "small_queries": (0, 50)}),
     "sse": Case(lambda s: metrics.sse(s.original, s.labels), {"*": (0, INF)}),
     "sst": Case(lambda s: metrics.sst(s.original), {"*": (0, INF)}),
+    "utility_by_analysis": Case(_pmse, {"pmse": (0, 0.25), "null": (0, 0.25),
+                                        "ratio": (0, INF)}),
     "utility_loss": Case(lambda s: metrics.utility_loss(s.labels, s.original,
                                                         [s.codes[:, 0], s.codes[:, 1]]),
                          {"*": (0, 1)}),
@@ -137,7 +153,7 @@ def _values(result: Any) -> dict[str, Any]:
 
 
 def test_every_metric_has_a_case() -> None:
-    assert set(CASES) == set(metrics.__all__)
+    assert set(CASES) | OPTIONS == set(metrics.__all__)
 
 
 # one class gives k-means a single distinct point to cluster: expected, not a failure

@@ -58,8 +58,10 @@ class GowerSpace:
                 self._parts.append((int(j), seen, 0.0, 1.0, False))
                 continue
             ref = np.concatenate([tables.original[:, j], tables.control[:, j]])
-            low, high = np.nanmin(ref), np.nanmax(ref)
-            span = high - low if np.isfinite(high - low) and high > low else 1.0
+            # halves: (x/2 - low/2) / (span/2) is (x - low) / span bit for bit, and cannot
+            # overflow for finite values near the float limit (1e308 - -1e308)
+            low, high = 0.5 * np.nanmin(ref), 0.5 * np.nanmax(ref)
+            span = high - low if high > low else 0.5
             flag = bool(np.isnan(tables.release[:, j]).any() or np.isnan(ref).any())
             self._parts.append((int(j), None, float(low), float(span), flag))
         self._tree: Any = None
@@ -73,7 +75,7 @@ class GowerSpace:
                 parts.append(0.5 * (column[:, None] == seen[None, :]))
                 continue
             missing = np.isnan(column)
-            parts.append(np.where(missing, 0.0, (column - low) / span)[:, None])
+            parts.append(np.where(missing, 0.0, (0.5 * column - low) / span)[:, None])
             if flag:
                 parts.append(missing[:, None].astype(np.float64))
         return np.ascontiguousarray(np.hstack(parts), dtype=np.float64)

@@ -116,8 +116,9 @@ def linearised(y: NDArray[np.float64], design: Design, x: NDArray[np.float64] | 
     Examples
     --------
     >>> d = Design(np.array([1.0, 1.0, 2.0]), np.arange(3))
-    >>> linearised(np.array([1.0, 2.0, 3.0]), d)
-    (9.0, 4.0)
+    >>> total, se = linearised(np.array([1.0, 2.0, 3.0]), d)
+    >>> total, round(se ** 2, 12)  # (3 / 2) * ((1 - 3)^2 + (2 - 3)^2 + (6 - 3)^2)
+    (9.0, 21.0)
     """
     w = design.weights  # sums of products, not np.dot: BLAS threads thrash on a busy machine
     wy = w * y
