@@ -182,8 +182,13 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,  # noqa: 
     if schema is not None and schema.plan is not None:
         params.setdefault("plan", schema.plan.to_records())
     roles = survey_roles_of(SurveyRoles(weight, household, strata), params, schema)
+    k_entry = None
+    if summary is not None and not steps and (schema is None or schema.plan is None):
+        k_entry, steps = _summary_plan(summary, original, published, qi, params, roles)
+    if k is not None and k_entry is not None:  # -k replaces the k the plan promised
+        k_entry = {**k_entry, "required": params["k"]}
     checks, params["keep"], _ = review_checks(
-        published, qi, sens, required_k, steps=steps,
+        published, qi, sens, required_k, steps=steps, k_entry=k_entry,
         known=_unmasked(original, published, params, roles, required_k, schema))
     for col in sens:
         checks[f"l_diversity ({col})"] = {"required": None,
@@ -225,6 +230,27 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,  # noqa: 
     return Release.of(data=published, labels=labels, params=params, layout="assessed",
                       seed=int(seed) if isinstance(seed, int) else UNKNOWN_SEED,
                       checks=checks, metrics=metrics, warnings=warnings)
+
+
+def _summary_plan(summary: Mapping[str, Any], original: pd.DataFrame,
+                  published: pd.DataFrame, qi: list[str], params: Mapping[str, Any],
+                  roles: SurveyRoles) -> tuple[Mapping[str, Any] | None, tuple[Any, ...]]:
+    """The k check and step checks of the plan the summary recorded (``params["plan"]``:
+    ``microagg anonymize --step``), judged as the release judged them
+    (:func:`~microagg._pipeline.plan_review.summary_plan_checks`); ``(None, ())`` for a
+    release made without a plan of steps."""
+    from .._pipeline.plan_review import summary_plan, summary_plan_checks
+    from ..steps._state import StepRoles
+
+    plan = summary_plan(params)
+    if plan is None:
+        return None, ()
+    step_roles = StepRoles(
+        quasi_identifiers=tuple(qi), sensitive=tuple(params.get("sensitive") or ()),
+        identifiers=tuple(params.get("identifiers") or ()), weight=roles.weight,
+        household=roles.household, strata=() if roles.strata is None else (roles.strata,),
+        dates=tuple(str(c) for c in params.get("dates") or ()))
+    return summary_plan_checks(plan, summary, original, published, step_roles)
 
 
 def _ncp_measures(original: pd.DataFrame, published: pd.DataFrame, qi: list[str],
