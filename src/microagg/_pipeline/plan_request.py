@@ -38,7 +38,8 @@ from ..steps import Microaggregate, Plan
 if TYPE_CHECKING:  # pragma: no cover
     from ..steps._state import StepRoles
 
-__all__ = ["PLAN_REPLACES", "check_microaggregate_step", "check_plan_steps",
+__all__ = ["PLAN_REPLACES", "check_household_order", "check_microaggregate_step",
+           "check_plan_steps",
            "check_publication", "promised_k", "runs_as_plan", "shorthand_of",
            "shorthand_plan"]
 
@@ -136,6 +137,7 @@ def check_plan_steps(df: pd.DataFrame, plan: Plan, fields: Mapping[str, Any]) ->
         if checker is not None:
             extra = {"roles": roles} if entry.takes(checker, "roles") else {}
             checker(step, df, position, plan, **extra)
+    check_household_order(df, plan, roles)
     keys = df.loc[:, list(fields["quasi_identifiers"])]
     numeric = all(pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
                   for t in keys.dtypes)
@@ -144,6 +146,55 @@ def check_plan_steps(df: pd.DataFrame, plan: Plan, fields: Mapping[str, Any]) ->
                     and not step.counts_households for step in plan.steps):
         return "plan"
     return "plan-table"
+
+
+def check_household_order(df: pd.DataFrame, plan: Plan, roles: StepRoles) -> None:
+    """Refuse a step that changes, per person, a column an earlier step made the same for
+    every member of a household (:attr:`microagg.steps.Step.household_level`), before any
+    step runs: a household step, then a microaggregation of ``household_size`` per person.
+
+    The earlier step promises, on the published table, that every member of a household
+    publishes the same value of that column; the later step would publish different values
+    within households, so the promise would not hold on the output (the release would
+    report its own earlier step as "does not hold", the file re-linking nothing less). The
+    promise is about the published file, so judging the earlier step on the column as it
+    left it (the chained steps' snapshots, :func:`~.plan_stage.step_checks`) would call
+    protected a file that is not: the plan is refused instead, naming both steps, the
+    column and what to do. A later step that is itself per household on the column (its
+    own :attr:`~microagg.steps.Step.household_level` holds it: a per-household
+    microaggregation, a suppression's ``household_keys``) keeps the promise and runs; so
+    does any step put before the household one.
+    """
+    from ..steps import STEPS
+
+    earlier: list[tuple[int, str, tuple[str, ...]]] = []
+    for position, step in enumerate(plan.steps, start=1):
+        entry = STEPS[step.name]
+        level = entry.load_household_level()
+        own = tuple(level(step, df, roles)) if level is not None else ()
+        changes = [c for c in dict.fromkeys((*step.columns, *own)) if c not in own]
+        for first, name, columns in earlier:
+            broken = [c for c in changes if c in columns]
+            if broken:
+                raise SchemaError(_order_refusal(step, position, (first, name), broken))
+        if own:
+            earlier.append((position, step.name, own))
+
+
+def _order_refusal(step: Any, position: int, first: tuple[int, str], broken: list[str]
+                   ) -> str:
+    """The words of :func:`check_household_order`'s refusal."""
+    at, name = first
+    cols = ", ".join(map(repr, broken))
+    option = step.household_option
+    fix = (f"make step {position} per household on it "
+           f"({option.format(column=','.join(broken))}), or put it" if option is not None
+           else "put it")
+    return (f"Step {position} of the plan ({step.name}) changes {cols} per person, which step "
+            f"{at} ({name}) makes the same for every member of a household: the published "
+            f"file would give members of one household different {cols} values and step "
+            f"{at}'s promise would not hold. {fix[0].upper()}{fix[1:]} before step {at} "
+            "(where it keeps the column the same within households, as a recoding does).")
 
 
 def promised_k(plan: Plan) -> tuple[int, int, tuple[str, ...]] | None:

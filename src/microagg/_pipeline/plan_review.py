@@ -13,6 +13,13 @@ The review reads the plan as the release did (:mod:`.plan_request`):
 A step that promises a k is checked from the published table alone (the smallest class of
 identical published values of its columns); a step without one (noise, PRAM, ...) needs the
 original, and is left unchecked by ``microagg check``, which has only the published file.
+
+A plan given another way (``microagg anonymize --step``, ``plan=`` in Python) is recorded in
+the release's summary (``params["plan"]``, each step's options as a record): without a
+schema plan, ``microagg report --summary-json`` rebuilds it through the steps' own options
+(:meth:`~microagg.steps.Plan.from_records`) and judges it as the release did, with the same
+functions (:func:`summary_plan_checks`: :func:`~.plan_stage.judge_steps` and
+:func:`~.plan_table.release_k`).
 """
 
 from __future__ import annotations
@@ -32,7 +39,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..steps import Plan, StepOptions
     from ..steps._state import StepRoles
 
-__all__ = ["STEP_K_MODEL", "plan_checks", "plan_k", "review_steps", "step_roles"]
+__all__ = ["STEP_K_MODEL", "plan_checks", "plan_k", "review_steps", "step_roles",
+           "summary_plan", "summary_plan_checks"]
 
 STEP_K_MODEL = ("k-anonymity of the step's quasi-identifiers on the published table "
                 "(re-derived from the file)")
@@ -151,3 +159,47 @@ def plan_checks(schema: Schema | None, published: pd.DataFrame, keys: list[str],
     steps, unchecked = review_steps(schema.plan, published, step_roles(schema, keys),
                                     original)
     return plan_k(schema.plan)[1], steps, unchecked
+
+
+def summary_plan(params: Mapping[str, Any]) -> Plan | None:
+    """The plan of steps a release recorded (``params["plan"]`` of its summary), rebuilt by
+    the steps' own options (:meth:`~microagg.steps.Plan.from_records`); ``None`` when it
+    recorded none, or the one-step shorthand (judged by its k alone, :func:`plan_k`)."""
+    from ..steps import Plan
+    from .plan_request import runs_as_plan
+
+    records = params.get("plan")
+    if not records:
+        return None
+    plan = Plan.from_records([dict(r) for r in records])
+    return plan if runs_as_plan(plan) else None
+
+
+def summary_plan_checks(plan: Plan, summary: Mapping[str, Any], original: pd.DataFrame,
+                        published: pd.DataFrame, roles: StepRoles
+                        ) -> tuple[Mapping[str, Any], tuple[Mapping[str, Any], ...]]:
+    """``(checks["k_anonymity"], checks["steps"])`` of a published file made by ``plan`` (a
+    plan of steps, :func:`summary_plan`), as the release made them: each step's verifier on
+    the two tables with what the summary recorded of each step (its details, the columns it
+    changed; :func:`~.plan_stage.judge_steps`), then k as the release counts it
+    (:func:`~.plan_table.release_k`).
+
+    A step whose check reads a column as another step left it (a PRAM after a suppression
+    of the same column) cannot be re-derived from the two files: its check is the one the
+    summary recorded, marked ``"re_derived": False``.
+    """
+    from .plan_stage import judge_steps
+    from .plan_table import release_k
+
+    records = list(summary.get("steps") or ())
+    if len(records) != len(plan.steps):
+        records = []
+    recorded = tuple((summary.get("checks") or {}).get("steps") or ())
+    steps = judge_steps(plan, roles, original, published,
+                        details=[r.get("details") for r in records],
+                        changed=[tuple(r.get("columns_changed") or ()) for r in records],
+                        recorded=recorded)
+    keys = list(roles.quasi_identifiers)
+    sizes = np.bincount(published_classes(published, keys))
+    achieved = int(sizes[sizes > 0].min()) if sizes.size else 0
+    return release_k(plan, published, steps, achieved), steps

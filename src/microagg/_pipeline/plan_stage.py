@@ -19,13 +19,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from ..steps import STEPS
+from ..steps import STEPS, Plan
 from ..steps._state import PlanState, StepRoles
 from .numeric import Outcome, standard_scaling
 from .request import Request
 from .result import StepRecord
 
-__all__ = ["plan_stage", "step_checks"]
+__all__ = ["judge_steps", "plan_stage", "step_checks"]
 
 
 def plan_stage(request: Request, values: NDArray[np.float64], rng: np.random.Generator,
@@ -73,28 +73,51 @@ def step_checks(request: Request, original: pd.DataFrame, published: pd.DataFram
                 records: Sequence[StepRecord] = (),
                 snapshots: Sequence[pd.DataFrame] = ()) -> tuple[Mapping[str, Any], ...]:
     """``checks["steps"]``: each step's verifier (:attr:`microagg.steps.Step.verifier`) on
-    the published table, once: ``{"step": position, "quasi_identifiers": its columns,
-    "holds": ..., "model": ..., its achieved figures}``. A check that does not hold makes
-    the verdict "not protected", naming the step (:func:`~.verdict.decide`). A step that
-    reads its record (:attr:`~microagg.steps.Step.reads_details`) is given
-    ``details=records[i].details`` (``None`` when ``records`` is empty).
+    the published table, once (:func:`judge_steps` with the request's plan and roles and
+    what the run recorded: each step's details and columns changed, ``records``, and the
+    columns as each step left them, ``snapshots``)."""
+    assert request.plan is not None
+    return judge_steps(request.plan, StepRoles.of(request), original, published,
+                       details=[r.details for r in records],
+                       changed=[r.columns_changed for r in records], snapshots=snapshots)
+
+
+def judge_steps(plan: Plan, roles: StepRoles, original: pd.DataFrame, published: pd.DataFrame,
+                *, details: Sequence[Mapping[str, Any] | None] = (),
+                changed: Sequence[Sequence[str]] = (),
+                snapshots: Sequence[pd.DataFrame] = (),
+                recorded: Sequence[Mapping[str, Any]] = ()) -> tuple[Mapping[str, Any], ...]:
+    """``checks["steps"]`` of a release made by ``plan``: ``{"step": position,
+    "quasi_identifiers": its columns, "holds": ..., "model": ..., its achieved figures}``.
+    A check that does not hold makes the verdict "not protected", naming the step
+    (:func:`~.verdict.decide`). A step that reads its record
+    (:attr:`~microagg.steps.Step.reads_details`) is given ``details[i]`` (``None`` when
+    ``details`` is empty). The release calls it through :func:`step_checks`, the review of
+    two files with what the release's summary recorded
+    (:func:`~.plan_review.summary_step_checks`): one function, one verdict.
 
     Each verifier compares with the table as the step found it: the original, with the
-    columns an earlier step changed as that step left them. A step that promises no k whose
-    columns a later step changes too (a recoding, then a
+    columns an earlier step changed (``changed[i]``) as that step left them. A step that
+    promises no k whose columns a later step changes too (a recoding, then a
     suppression of the same column) is checked on the published table with its columns as
     it left them (``snapshots``, :attr:`~microagg.steps._state.PlanState.snapshots`), and
     says so (``"checked_on"``); a step that promises a k is always checked on the published
-    table itself: what it promises must hold on the output."""
-    assert request.plan is not None
-    roles = StepRoles.of(request)
+    table itself: what it promises must hold on the output. Where such a step needs a
+    snapshot that was not kept (a review has the two files only), its check is the one the
+    release recorded (``recorded[i]``, marked ``"re_derived": False`` with the reason), or,
+    without one, it is left out and named in ``"unchecked"`` of the entry.
+    """
     out = []
-    for position, step in enumerate(request.plan.steps, start=1):
+    for position, step in enumerate(plan.steps, start=1):
         entry = STEPS[step.name]
-        extra = ({"details": records[position - 1].details if records else None}
+        needs = _needs_snapshots(step, position, changed)
+        if needs and len(snapshots) < len(plan.steps):
+            out.append(_recorded(step, position, needs, recorded))
+            continue
+        extra = ({"details": details[position - 1] if details else None}
                  if entry.reads_details else {})
-        table, later = _as_left(step, position, published, records, snapshots)
-        before = _before(step, position, original, records, snapshots)
+        table, later = _as_left(step, position, published, changed, snapshots)
+        before = _before(step, position, original, changed, snapshots)
         result = dict(entry.load_verifier()(step, before, table, roles, **extra))
         if later:
             result["checked_on"] = (f"the published table with {', '.join(later)} as this "
@@ -110,13 +133,36 @@ def step_checks(request: Request, original: pd.DataFrame, published: pd.DataFram
     return tuple(out)
 
 
+def _needs_snapshots(step: Any, position: int, changed: Sequence[Sequence[str]]) -> list[str]:
+    """The step's columns its verifier reads as another step left them: changed by an
+    earlier step, or (a step that promises no k) by a later one."""
+    earlier = {c for columns in changed[:position - 1] for c in columns}
+    later = {c for columns in changed[position:] for c in columns} \
+        if step.required_k is None else set()
+    return [c for c in step.columns if c in earlier | later]
+
+
+def _recorded(step: Any, position: int, needs: list[str],
+              recorded: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
+    """The release's own check of a step whose verifier needs a table neither file holds."""
+    why = (f"its check reads {', '.join(needs)} as a step of the plan left them, which "
+           "neither file holds")
+    found = next((r for r in recorded if r.get("step") == position), None)
+    if found is None:
+        return MappingProxyType({"step": position, "name": step.name,
+                                 "quasi_identifiers": step.columns, "unchecked": why})
+    return MappingProxyType({**found, "re_derived": False,
+                             "checked_on": f"as the release recorded it: {why}"})
+
+
 def _before(step: Any, position: int, original: pd.DataFrame,
-            records: Sequence[StepRecord], snapshots: Sequence[pd.DataFrame]) -> pd.DataFrame:
+            changed: Sequence[Sequence[str]], snapshots: Sequence[pd.DataFrame]
+            ) -> pd.DataFrame:
     """The table as the step at ``position`` found it: ``original`` with each of its
     columns an earlier step changed as the last such step left it."""
     found: dict[str, pd.Series] = {}
-    for record, snapshot in zip(records[:position - 1], snapshots, strict=False):
-        for column in record.columns_changed:
+    for columns, snapshot in zip(changed[:position - 1], snapshots, strict=False):
+        for column in columns:
             if column in step.columns and column in snapshot.columns:
                 found[column] = snapshot[column]
     if not found:
@@ -128,13 +174,13 @@ def _before(step: Any, position: int, original: pd.DataFrame,
 
 
 def _as_left(step: Any, position: int, published: pd.DataFrame,
-             records: Sequence[StepRecord], snapshots: Sequence[pd.DataFrame]
+             changed: Sequence[Sequence[str]], snapshots: Sequence[pd.DataFrame]
              ) -> tuple[pd.DataFrame, list[str]]:
     """The table a step's verifier reads: the published one, with the step's columns as
     the step left them where a later step changed them and the step promises no k."""
     if step.required_k is not None or len(snapshots) < position:
         return published, []
-    changed_later = {c for record in records[position:] for c in record.columns_changed}
+    changed_later = {c for columns in changed[position:] for c in columns}
     later = [c for c in step.columns if c in changed_later]
     if not later:
         return published, []

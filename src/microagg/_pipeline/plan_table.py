@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -35,10 +35,13 @@ from .assemble import Findings, assemble
 from .plan_stage import run_steps, step_checks
 from .publish import publish
 from .request import Request
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..steps import Plan
 from .result import Release
 from .verify import k_check
 
-__all__ = ["as_published", "run_plan_table"]
+__all__ = ["as_published", "release_k", "run_plan_table"]
 
 
 def run_plan_table(request: Request) -> Release:
@@ -59,8 +62,8 @@ def run_plan_table(request: Request) -> Release:
     sizes = np.bincount(classes)
     steps = step_checks(request, request.data, final.data, records=state.history,
                         snapshots=state.snapshots)
-    checks: dict[str, Any] = {"k_anonymity": _release_k(request, final.data, steps,
-                                                        int(sizes.min())),
+    checks: dict[str, Any] = {"k_anonymity": release_k(request.plan, final.data, steps,
+                                                       int(sizes.min())),
                               "steps": steps}
     if final.rounding is not None:
         checks["rounding"] = final.rounding
@@ -80,24 +83,25 @@ def run_plan_table(request: Request) -> Release:
                     partitions=partitions or None, steps=state.history)
 
 
-def _release_k(request: Request, published: Any, steps: Any, achieved: int
-               ) -> Mapping[str, Any]:
-    """``checks["k_anonymity"]``: k over the columns one step's promise covers
-    (:func:`~.plan_request.promised_k`), as that step's verifier counted it on the published
-    table (under its own rule for missing values: a suppression's "missing matches any
-    value"); else k over the plan's keys, reported."""
+def release_k(plan: Plan, published: Any, steps: Any, achieved: int) -> Mapping[str, Any]:
+    """``checks["k_anonymity"]`` of a release made by ``plan`` (its step checks ``steps``,
+    ``achieved``: k over the plan's keys counted on the published table): k over the
+    columns one step's promise covers (:func:`~.plan_request.promised_k`), as that step's
+    verifier counted it on the published table (under its own rule for missing values: a
+    suppression's "missing matches any value"); else k over the plan's keys, reported. The
+    review of two files counts it with the same function
+    (:func:`microagg.audit.assess.assess_release`)."""
     from .plan_request import promised_k
     from .verify import published_classes
 
-    assert request.plan is not None
-    promise = promised_k(request.plan)
+    promise = promised_k(plan)
     if promise is None:
         return k_check(None, achieved)
     position, k, columns = promise
     own = steps[position - 1]
     counted = int(own["achieved"]) if isinstance(own.get("achieved"), (int, np.integer)) \
         else int(np.bincount(published_classes(published, list(columns))).min())
-    within = [c for c in columns if c not in request.plan.steps[position - 1].columns]
+    within = [c for c in columns if c not in plan.steps[position - 1].columns]
     return MappingProxyType({
         "required": k, "achieved": counted, "columns": columns,
         "model": f"k-anonymity of {', '.join(columns)} (promised by step {position} of the "

@@ -165,7 +165,7 @@ def _kept(published: pd.DataFrame, as_is: list[str], known: Unmasked | None
 
 def review_checks(published: pd.DataFrame, qi: Sequence[str], sens: Sequence[str],
                   k_required: int | None, *, steps: Sequence[Mapping[str, Any]] = (),
-                  known: Unmasked | None = None
+                  known: Unmasked | None = None, k_entry: Mapping[str, Any] | None = None
                   ) -> tuple[dict[str, Any], tuple[str, ...], Verdict]:
     """The release's checks re-derived from a published table, and its verdict.
 
@@ -186,6 +186,10 @@ def review_checks(published: pd.DataFrame, qi: Sequence[str], sens: Sequence[str
         What the review knows of the release (its k, weight, households): the columns kept
         on purpose are then judged as the release judged them, and the columns that
         re-link households are checked (``checks["household_relinking"]``).
+    k_entry : mapping, optional
+        ``checks["k_anonymity"]`` as the release's plan counts it
+        (:func:`~.plan_review.summary_plan_checks`); by default k over ``qi`` on the
+        published table.
 
     Returns
     -------
@@ -208,6 +212,8 @@ def review_checks(published: pd.DataFrame, qi: Sequence[str], sens: Sequence[str
     checks: dict[str, Any] = {"k_anonymity": MappingProxyType({
         "required": k_required, "achieved": achieved,
         "model": "k-anonymity of the published quasi-identifiers (re-derived from the file)"})}
+    if k_entry is not None:
+        checks["k_anonymity"] = MappingProxyType(dict(k_entry))
     as_is = published_as_is(published, qi, sens)
     broken = published_column_checks(published, list(qi), as_is,
                                      achieved if k_required is None else k_required)

@@ -182,8 +182,11 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,  # noqa: 
     if schema is not None and schema.plan is not None:
         params.setdefault("plan", schema.plan.to_records())
     roles = survey_roles_of(SurveyRoles(weight, household, strata), params, schema)
+    k_entry, steps = _summary_plan(summary, (original, published), qi, params, roles,
+                                   k is not None) if not (steps or plan_required) \
+        else (None, steps)
     checks, params["keep"], _ = review_checks(
-        published, qi, sens, required_k, steps=steps,
+        published, qi, sens, required_k, steps=steps, k_entry=k_entry,
         known=_unmasked(original, published, params, roles, required_k, schema))
     for col in sens:
         checks[f"l_diversity ({col})"] = {"required": None,
@@ -225,6 +228,32 @@ def assess_release(original: pd.DataFrame, published: pd.DataFrame, *,  # noqa: 
     return Release.of(data=published, labels=labels, params=params, layout="assessed",
                       seed=int(seed) if isinstance(seed, int) else UNKNOWN_SEED,
                       checks=checks, metrics=metrics, warnings=warnings)
+
+
+def _summary_plan(summary: Mapping[str, Any] | None, tables: tuple[pd.DataFrame, pd.DataFrame],
+                  qi: list[str], params: Mapping[str, Any], roles: SurveyRoles,
+                  k_given: bool) -> tuple[Mapping[str, Any] | None, tuple[Any, ...]]:
+    """The k check and step checks of the plan the summary recorded (``params["plan"]``:
+    ``microagg anonymize --step``), judged as the release judged them
+    (:func:`~microagg._pipeline.plan_review.summary_plan_checks`) on ``tables`` (the
+    original, the published); ``(None, ())`` without a summary, or for a release made
+    without a plan of steps.
+    With ``k_given`` (``-k``), the k required is ``params["k"]``, not the plan's."""
+    from .._pipeline.plan_review import summary_plan, summary_plan_checks
+    from ..steps._state import StepRoles
+
+    plan = None if summary is None else summary_plan(params)
+    if summary is None or plan is None:
+        return None, ()
+    step_roles = StepRoles(
+        quasi_identifiers=tuple(qi), sensitive=tuple(params.get("sensitive") or ()),
+        identifiers=tuple(params.get("identifiers") or ()), weight=roles.weight,
+        household=roles.household, strata=() if roles.strata is None else (roles.strata,),
+        dates=tuple(str(c) for c in params.get("dates") or ()))
+    k_entry, steps = summary_plan_checks(plan, summary, *tables, step_roles)
+    if k_given:
+        k_entry = {**k_entry, "required": params["k"]}
+    return k_entry, steps
 
 
 def _ncp_measures(original: pd.DataFrame, published: pd.DataFrame, qi: list[str],

@@ -74,6 +74,13 @@ class Step:
     """Whether it treats one row per household and copies the result to every member (its
     ``apply`` reads ``state.roles.household``; its verifier checks that every member of a
     household has the same published values)."""
+    household_level: str | None = None
+    """``"module:function"`` of ``columns(options, table, roles) -> tuple of str``: the
+    columns the step makes (or needs) the same for every member of a household and its
+    verifier checks so on the published table (a household step's household-level columns,
+    a per-household microaggregation's); ``None``: none. A later step of the plan that
+    changes one of them, and is not itself per household on it, is refused before any step
+    runs (:func:`microagg._pipeline.plan_request.check_household_order`)."""
     reads_details: bool = False
     """Whether its verifier is also given the details the step recorded (a keyword
     ``details``: the :class:`~microagg._pipeline.result.StepRecord`'s ``details``, or
@@ -95,6 +102,10 @@ class Step:
         """The step's ``check`` function (imported on first use), or ``None``."""
         return None if self.checker is None else _load(self.checker)
 
+    def load_household_level(self) -> Callable[..., Any] | None:
+        """The step's ``household_level`` function (imported on first use), or ``None``."""
+        return None if self.household_level is None else _load(self.household_level)
+
 
 _REGISTRY: dict[str, Step] = {
     "microaggregate": Step(
@@ -108,6 +119,7 @@ _REGISTRY: dict[str, Step] = {
         target="microagg.steps.microaggregate:apply",
         verifier="microagg.steps.microaggregate:verify",
         checker="microagg._pipeline.plan_request:check_microaggregate_step",
+        household_level="microagg.steps._grouped:household_level_of",
         randomized=True),
     "pram": Step(
         name="pram", options=Pram,
@@ -169,6 +181,7 @@ _REGISTRY: dict[str, Step] = {
         target="microagg.steps.household.step:apply_household_step",
         verifier="microagg.steps.household.step:verify_household_step",
         checker="microagg.steps.household.step:check_household_step",
+        household_level="microagg.steps.household.step:household_level_of",
         per_household=True),
     "swap_households": Step(
         name="swap_households", options=SwapHouseholds,
@@ -185,6 +198,7 @@ _REGISTRY: dict[str, Step] = {
         target="microagg.steps.record_swap.step:apply_swap_households_step",
         verifier="microagg.steps.record_swap.step:verify_swap_households_step",
         checker="microagg.steps.record_swap.step:check_swap_households_step",
+        household_level="microagg.steps.record_swap.step:household_level_of",
         randomized=True, per_household=True, reads_details=True),
     # the recoding steps (microagg.steps.recode): deterministic, one record at a time
     **{name: Step(name=name, options=options, summary=summary, reference=reference,
@@ -242,7 +256,8 @@ _REGISTRY: dict[str, Step] = {
                  "household",
         target="microagg.steps.suppress.step:apply_suppress_step",
         verifier="microagg.steps.suppress.step:verify_suppress_step",
-        checker="microagg.steps.suppress.step:check_suppress_step"),
+        checker="microagg.steps.suppress.step:check_suppress_step",
+        household_level="microagg.steps.suppress.step:household_level_of"),
     "suppress_risk": Step(
         name="suppress_risk", options=SuppressRisk,
         summary="in every record whose individual risk on the keys is above the threshold, "

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._plan import Microaggregate
     from ._state import PlanState, StepRoles
 
-__all__ = ["apply_grouped", "check_grouped", "verify_grouped"]
+__all__ = ["apply_grouped", "check_grouped", "household_level_of", "verify_grouped"]
 
 
 def check_grouped(step: Microaggregate, df: pd.DataFrame, position: int,
@@ -51,6 +51,15 @@ def check_grouped(step: Microaggregate, df: pd.DataFrame, position: int,
         household_level_columns(df, roles.household, [*step.quasi_identifiers, *step.within])
     except SchemaError as error:
         raise SchemaError(f"{where} runs per household: {error}") from None
+
+
+def household_level_of(step: Microaggregate, table: pd.DataFrame, roles: StepRoles
+                       ) -> tuple[str, ...]:
+    """The columns a per-household step keeps the same within every household and its
+    verifier checks so (its quasi-identifiers and ``within`` columns); ``()`` for a step
+    that runs per person."""
+    del table, roles  # the columns are the step's own
+    return (*step.quasi_identifiers, *step.within) if step.per_household else ()
 
 
 def _units(table: pd.DataFrame, options: Microaggregate, roles: StepRoles

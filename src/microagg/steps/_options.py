@@ -63,6 +63,10 @@ class StepOptions:
     makes_type: ClassVar[str | None] = None
     """The schema type of the columns the step leaves, where it changes it (bands: text
     categories); ``None``: their type as it was."""
+    household_option: ClassVar[str | None] = None
+    """How to write the option that makes the step keep a column the same for every member
+    of a household (``"per_household=true"``), ``{column}`` standing for the column; ``None``:
+    the step has none (it runs per person)."""
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -66,6 +66,7 @@ class Microaggregate(StepOptions):
 
     name: ClassVar[str] = "microaggregate"
     column_types: ClassVar[frozenset[str]] = frozenset({"numeric"})
+    household_option: ClassVar[str | None] = "per_household=true"
     quasi_identifiers: tuple[str, ...]
     """The columns this step masks (at least one)."""
     k: int

@@ -22,7 +22,8 @@ from .._state import PlanState, StepRoles
 from ._apply import _roles, apply_household, verify_household
 from .options import Household
 
-__all__ = ["apply_household_step", "check_household_step", "verify_household_step"]
+__all__ = ["apply_household_step", "check_household_step", "household_level_of",
+           "verify_household_step"]
 
 
 def apply_household_step(state: PlanState, options: Household, rng: np.random.Generator
@@ -67,3 +68,13 @@ def check_household_step(options: Household, table: pd.DataFrame, position: int,
                           f"{list(table.columns)}.")
     keywords = roles.keywords(options.name)
     _roles(table, options, roles.household, roles.weight, keywords["strata"])
+
+
+def household_level_of(options: Household, table: pd.DataFrame, roles: StepRoles
+                       ) -> tuple[str, ...]:
+    """The columns the step makes the same for every member of a household, as its verifier
+    finds them (:func:`~._apply._roles`: the weight, the strata, then the declared
+    household-level columns or, without any, those constant within every household of
+    ``table``)."""
+    keywords = roles.keywords(options.name)
+    return _roles(table, options, roles.household, roles.weight, keywords["strata"])[1]

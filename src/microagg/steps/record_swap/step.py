@@ -29,6 +29,7 @@ __all__ = [
     "apply_swap_households_step",
     "check_swap_households_step",
     "donor_notes",
+    "household_level_of",
     "verify_swap_households_step",
 ]
 
@@ -89,3 +90,12 @@ def check_swap_households_step(options: SwapHouseholds, table: pd.DataFrame, pos
         check_donors(table, options, hh, roles.household)
     except ValueError as error:
         raise SchemaError(f"{where}: {error}") from None
+
+
+def household_level_of(options: SwapHouseholds, table: pd.DataFrame, roles: StepRoles
+                       ) -> tuple[str, ...]:
+    """The columns that move with whole households (the geography, the carried-along
+    columns) and those a donor must match (the similarity profile): the same for every
+    member of a household, as the verifier checks."""
+    del table, roles  # the step's own options
+    return tuple(dict.fromkeys((*options.hierarchy, *options.carry_along, *options.similar)))

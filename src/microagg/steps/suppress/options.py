@@ -104,6 +104,7 @@ class SuppressToK(StepOptions):
 
     name: ClassVar[str] = "suppress"
     column_types: ClassVar[frozenset[str]] = frozenset({"categorical", "ordinal"})
+    household_option: ClassVar[str | None] = "household_keys={column}"
     keys: tuple[str, ...]
     """The categorical key columns the step may blank (a list, or a,b,c)."""
     k: tuple[int, ...]

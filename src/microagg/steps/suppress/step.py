@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .._state import PlanState, StepRoles
 
 __all__ = ["apply_suppress_risk_step", "apply_suppress_step", "check_suppress_risk_step",
-           "check_suppress_step", "verify_suppress_risk_step", "verify_suppress_step"]
+           "check_suppress_step", "household_level_of", "verify_suppress_risk_step",
+           "verify_suppress_step"]
 
 _JOINED = "\x1fstrata"
 """The name of the column that joins several strata columns into one (the cores take one)."""
@@ -122,6 +123,14 @@ def check_suppress_step(options: SuppressToK, table: pd.DataFrame, position: int
         _check_households(table, options, household)
     except ValueError as error:
         raise SchemaError(f"{_where(options, position)}: {error}") from None
+
+
+def household_level_of(options: SuppressToK, table: pd.DataFrame, roles: StepRoles
+                       ) -> tuple[str, ...]:
+    """The household-level keys, blanked for every member of a household at once (the
+    verifier checks them constant within each household)."""
+    del table, roles  # the step's own option
+    return options.household_keys
 
 
 def check_suppress_risk_step(options: SuppressRisk, table: pd.DataFrame, position: int,
