@@ -216,16 +216,17 @@ def pitman_uniques(classes: ClassSizes, population_size: float) -> float:
     return _valid(value, N)
 
 
-def _hypergeom_one(N: float, sizes: NDArray[np.float64], n: float) -> NDArray[np.float64]:
-    """P(exactly 1 of a class of ``sizes`` records is drawn) when ``n`` of ``N`` are drawn
-    without replacement: ``s C(N-s, n-1) / C(N, n)``, through log-gamma."""
-    from scipy.special import gammaln
-
-    s = sizes
-    ok = N - s >= n - 1
-    log_p = (np.log(s) + gammaln(N - s + 1) - gammaln(n) - gammaln(N - s - n + 2)
-             - (gammaln(N + 1) - gammaln(n + 1) - gammaln(N - n + 1)))
-    return np.where(ok, np.exp(np.where(ok, log_p, 0.0)), 0.0)
+def _hypergeom_ratio(N: float, sizes: NDArray[np.int64], n: float) -> NDArray[np.float64]:
+    """``h(s) / h(1)``, with ``h(s) = s C(N-s, n-1) / C(N, n)`` the probability that exactly
+    1 of a class of ``s`` records is drawn when ``n`` of ``N`` are drawn without replacement:
+    ``s prod_{j<s} (1 - (n-1)/(N-j))``, summed in logs with ``log1p``, so that it keeps full
+    precision at ``N`` in the hundreds of millions (log-gamma differences of numbers near
+    ``N log N`` lose about 7 digits there); 0 where ``N - s < n - 1``."""
+    j = np.arange(1, int(sizes.max()), dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(N - n + 1 - j > 0, np.log1p(-(n - 1) / (N - j)), -np.inf)
+    logs = np.concatenate([[0.0], np.cumsum(terms)])
+    return sizes.astype(np.float64) * np.exp(logs[sizes - 1])
 
 
 def zayatz_uniques(classes: ClassSizes, population_size: float) -> float:
@@ -256,9 +257,8 @@ def zayatz_uniques(classes: ClassSizes, population_size: float) -> float:
     c1 = classes.count(1)
     if c1 == 0:
         return 0.0
-    h = _hypergeom_one(float(population_size), classes.sizes.astype(np.float64), float(n))
-    total = float(np.dot(classes.counts, h))
-    share = c1 * float(h[classes.sizes == 1][0]) / total
+    ratio = _hypergeom_ratio(float(population_size), classes.sizes, float(n))
+    share = c1 / float(np.dot(classes.counts, ratio))  # c_1 h(1) / sum_s c_s h(s)
     return _valid(c1 * share / f, float(population_size))
 
 
