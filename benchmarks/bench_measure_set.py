@@ -4,7 +4,8 @@ and ``microagg risk``'s figures on the same raw file with and without its attack
 
     python benchmarks/bench_measure_set.py [--eusilc PATH] [--rows 1000000] [--runs 2]
 
-The measure set of one in-memory release with a sampling weight and a household id:
+The measure set of one in-memory release with a sampling weight and a household id (beside
+it, ``validate``, and the masking: a plan's ``steps``, or ``partition`` and ``aggregate``):
 
 - ``measure``: the information-loss metrics (SSE/SST, IL1s, NCP, moments, group sizes,
   homogeneity of the sensitive column); a release whose keys have missing values measures
@@ -50,7 +51,7 @@ from microagg.steps import Plan, SuppressToK
 
 KEYS = ["db040", "hsize", "rb090", "pb220a", "pl030"]
 EUSILC = [*KEYS, "db030", "eqIncome", "rb050"]
-PARTS = ("validate", "partition", "aggregate", "partition_and_aggregate", "publish",
+PARTS = ("validate", "steps", "partition", "aggregate", "partition_and_aggregate", "publish",
          "verify", "measure", "survey_risk", "analysis_utility", "attacks")
 
 
