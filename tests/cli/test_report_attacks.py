@@ -1,15 +1,20 @@
-"""``microagg report --attacks --control C``: the attacks of a review in a CLI process, their
-figures in the HTML report, and the refusal of a control set that is not held-out records."""
+"""``microagg report --attacks [--control C]``: the attacks of a review in a CLI process, their
+figures in the HTML report, the release's own figures repeated from its seed (with and
+without a control), and the refusal of a control set that is not held-out records."""
 
 from __future__ import annotations
 
+import json
+import math
 import subprocess
 import sys
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from microagg._pipeline.attack_step import attack_seed
 from microagg.audit.assess import assess_release
 from microagg.audit.attacks_review import check_control, with_attacks
 from microagg.metrics.attacks import attack_release, hold_out
@@ -51,8 +56,9 @@ def test_an_unchanged_release_is_linkable_and_its_report_says_so(files):
     assert done.returncode == 0, done.stderr
     html = page.read_text()
     section = html[html.index("<h2>Attacks</h2>"):html.index("<h2>Group sizes")]
-    # the same figures as attack_release on the three tables, the same seed
-    direct = attack_release(kept, kept, control, secret=["health"], known=QI, random_state=3)
+    # the same figures as attack_release on the three tables, the attacks' stream of seed 3
+    direct = attack_release(kept, kept, control, secret=["health"], known=QI,
+                            random_state=attack_seed(3))
     link = direct["linkability"]
     assert link["risk_ci"][0] > 0.8  # an unchanged release: nearly everyone linked
     assert f"<b>linkability</b>: risk {link['risk']:.2f} [{link['risk_ci'][0]:.2f}, " \
@@ -60,7 +66,7 @@ def test_an_unchanged_release_is_linkable_and_its_report_says_so(files):
     inference = direct["inference"]["health"]
     assert inference["risk_ci"][0] > 0.8  # the nearest record is the person's own
     assert f"{100 * inference['baseline']:.3g} % by random guessing" in section
-    assert "inference of health" in section and "Seed 3" in section
+    assert "inference of health" in section and f"Seed {attack_seed(3)}" in section
 
 
 def test_the_review_carries_the_attacks_in_its_metrics(files):
@@ -90,5 +96,41 @@ def test_a_control_set_that_is_not_held_out_records_is_refused(files):
         in " ".join(bad.stderr.split())
     big = _cli(*base, "--attacks", "--control", str(paths["big"]))
     assert big.returncode == 2 and "must hold 1 to 400 rows" in " ".join(big.stderr.split())
-    alone = _cli(*base, "--attacks")
-    assert alone.returncode == 2 and "--attacks and --control go together" in alone.stderr
+    alone = _cli(*base, "--control", str(paths["control"]))
+    assert alone.returncode == 2 and "--control is read only by --attacks" in alone.stderr
+
+
+def _close(a: Any, b: Any, tol: float = 1e-12) -> bool:
+    """Equal figure for figure, numbers to ``tol``."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(
+            _close(a[k], b[k], tol) for k in a)
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_close(x, y, tol) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) or isinstance(b, float):
+        return math.isclose(float(a), float(b), rel_tol=0.0, abs_tol=tol)
+    return bool(a == b)
+
+
+@pytest.mark.parametrize("held_out", [False, True])
+def test_a_review_repeats_the_release_attacks_from_its_seed(files, held_out):
+    """anonymize attacks its release (leave-one-out, or the control file); a review of the
+    two files in another process, given only the release's summary, gets the same figures."""
+    paths, _, _ = files
+    root = paths["orig"].parent
+    name = "held" if held_out else "loo"
+    control = ["--control", str(paths["control"])] if held_out else []
+    made = _cli("anonymize", str(paths["orig"]), "-q", ",".join(QI), "-k", "5", "-s",
+                "health", "--random-state", "7", "-o", str(root / f"{name}.csv"),
+                "--summary-json", str(root / f"{name}.json"), *control)
+    assert made.returncode == 0, made.stderr
+    review = _cli("report", str(paths["orig"]), str(root / f"{name}.csv"), "-o",
+                  str(root / f"{name}.html"), "--summary-json", str(root / f"{name}.json"),
+                  "--attacks", *control, "--review-json", str(root / f"{name}-review.json"))
+    assert review.returncode == 0, review.stderr
+    released = json.loads((root / f"{name}.json").read_text())["metrics"]["attacks"]
+    reviewed = json.loads((root / f"{name}-review.json").read_text())["metrics"]["attacks"]
+    assert released["random_state"] == attack_seed(7)
+    assert released["compared_with"] == ("held-out records" if held_out else "leave-one-out")
+    assert _close(released, reviewed)
+    assert "<h2>Attacks</h2>" in (root / f"{name}.html").read_text()

@@ -185,4 +185,4 @@ def test_microagg_risk_gives_the_release_s_before_side(files: Path, tmp_path: Pa
     _same(figures["survey_risk"], before)
     _same(figures["suda"], suda)
     _same(figures["population_risk"], population)
-    assert set(figures) == {"survey_risk", "suda", "population_risk", "risky_cells"}
+    assert set(figures) == {"survey_risk", "suda", "population_risk", "risky_cells", "attacks"}

@@ -74,9 +74,11 @@ def assemble(request: Request, *, data: pd.DataFrame, labels: NDArray[np.intp], 
     if relinked is not None:
         warn_relinking(relinked, warnings)
         checks["household_relinking"] = relinked
+    started = time.perf_counter()
     risk = survey_risk_figures(data, request)
     if risk is not None:
         metrics["survey_risk"] = risk
+        timings["survey_risk"] = time.perf_counter() - started
     started = time.perf_counter()
     analysis = analysis_utility_figures(data, request, seed)
     if analysis is not None:

@@ -16,6 +16,7 @@ without them, and the seed they used is recorded.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .request import Request
 
-__all__ = ["ATTACK_ROWS", "AttackRequest", "attack_request", "attack_seed", "release_attacks",
-           "sentence"]
+__all__ = ["ATTACK_ROWS", "AttackRequest", "attack_figures", "attack_request", "attack_seed",
+           "release_attacks", "sentence"]
 
 ATTACK_ROWS = 2_000
 """Persons attacked by linkability and each inference, and the rows of the file the
@@ -104,26 +105,70 @@ def release_attacks(request: Request, attacked: pd.DataFrame, seed: int
                     ) -> dict[str, Any] | None:
     """``metrics["attacks"]`` of a release: ``attacked`` is the published table, row ``i``
     the release of ``request.data`` row ``i`` (a shuffled release before its rows are
-    shuffled: the attacks read no row order). ``None`` when the request opts out, when no
-    quasi-identifier is published as a number or a code (date quasi-identifiers are left
-    out: published as dates, they are compared with their day numbers nowhere), or when the
-    tables do not hold the same records."""
+    shuffled: the attacks read no row order). ``None`` when the request opts out, or as
+    :func:`attack_figures` says."""
+    asked = getattr(request, "attacks", None)
+    if asked is None:
+        return None
+    return attack_figures(request.data, attacked, asked.control,
+                          quasi_identifiers=request.quasi_identifiers,
+                          sensitive=request.sensitive, dates=request.dates,
+                          random_state=attack_seed(seed))
+
+
+def attack_figures(original: pd.DataFrame, attacked: pd.DataFrame,
+                   control: pd.DataFrame | None, *, quasi_identifiers: Sequence[str],
+                   sensitive: Sequence[str] = (), dates: Collection[str] = (),
+                   random_state: int) -> dict[str, Any] | None:
+    """The attacks' figures as every face reports them (``metrics["attacks"]`` of a release
+    and of a review, ``microagg risk``'s ``attacks``): one call, one layout.
+
+    The intruder knows the quasi-identifiers published as a number or a code (``dates``
+    are left out: published as dates, they are compared with their day numbers nowhere);
+    each sensitive column in ``attacked`` is a secret.
+
+    Parameters
+    ----------
+    original : pandas.DataFrame
+        The records ``attacked`` was made from, row for row (``attacked`` itself for the
+        raw file's baseline: the file attacked as if published unchanged).
+    attacked : pandas.DataFrame
+        The published table.
+    control : pandas.DataFrame or None
+        Original records held out before the release (checked by the caller,
+        :func:`~microagg.audit.attacks_review.check_control`); ``None``: the leave-one-out
+        control.
+    quasi_identifiers, sensitive : sequence of str
+    dates : collection of str
+        Date columns, left out of the known columns.
+    random_state : int >= 0
+        The attacks' own seed (a release's: :func:`attack_seed` of its seed), recorded.
+
+    Returns
+    -------
+    dict or None
+        :func:`~microagg.metrics.attacks.attack_release`'s figures on :data:`ATTACK_ROWS`
+        attacked records, with ``random_state``, ``known``, ``n_attacked`` and
+        ``sentence``; ``None`` when no quasi-identifier is known, the tables do not hold
+        the same records, or there are fewer than 2.
+
+    References
+    ----------
+    Giomi et al. (2023), "A Unified Framework for Quantifying Privacy Risk in Synthetic
+    Data", PoPETs 2023(2) (anonymeter's three attacks).
+    """
     from ..metrics._attack_tables import AttackOptions, attack_release
 
-    asked = getattr(request, "attacks", None)
-    original = request.data
-    if asked is None or len(attacked) != len(original) or len(original) < 2:
+    if len(attacked) != len(original) or len(original) < 2:
         return None
-    known = [c for c in request.quasi_identifiers
-             if c in attacked.columns and c not in request.dates]
-    secrets = [c for c in request.sensitive if c in attacked.columns and c not in known]
+    known = [c for c in quasi_identifiers if c in attacked.columns and c not in dates]
+    secrets = [c for c in sensitive if c in attacked.columns and c not in known]
     if not known:
         return None
-    random_state = attack_seed(seed)
     options = AttackOptions(n_attacks=ATTACK_ROWS, singling_out_rows=ATTACK_ROWS)
-    result = attack_release(original, attacked, asked.control, secret=secrets or None,
+    result = attack_release(original, attacked, control, secret=secrets or None,
                             known=known, options=options, random_state=random_state)
-    result.update(random_state=random_state, known=known,
+    result.update(random_state=int(random_state), known=known,
                   n_attacked=min(ATTACK_ROWS, len(original)),
                   sentence=sentence(result["compared_with"]))
     return result

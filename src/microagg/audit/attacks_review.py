@@ -1,7 +1,8 @@
-"""The attacks of a review (``microagg report --attacks --control C``): singling out,
-linkability and inference (:func:`microagg.metrics.attacks.attack_release`) tried on the
-published table against a control set held out before the release was made, put in the
-review's metrics as ``metrics["attacks"]``.
+"""The attacks of a review (``microagg report --attacks [--control C]``): singling out,
+linkability and inference, the release's own (:func:`microagg._pipeline.attack_step.
+attack_figures`), tried on the published table against a control set held out before the
+release was made, or without one against the leave-one-out control, put in the review's
+metrics as ``metrics["attacks"]``.
 
 The intruder knows the quasi-identifiers (the known columns); each sensitive column is a
 secret the inference attack guesses. pandas is loaded by the caller's tables only.
@@ -10,7 +11,7 @@ secret the inference attack guesses. pandas is loaded by the caller's tables onl
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,44 +51,53 @@ def check_control(original: pd.DataFrame, control: pd.DataFrame, *,
                          "microagg.metrics.attacks.hold_out(df, 0.2).")
 
 
-def with_attacks(release: Release, original: pd.DataFrame, control: pd.DataFrame, *,
+def with_attacks(release: Release, original: pd.DataFrame, control: pd.DataFrame | None, *,
                  quasi_identifiers: Sequence[str], sensitive: Sequence[str] = (),
-                 random_state: int | None = None) -> Release:
-    """``release`` with ``metrics["attacks"]``: :func:`~microagg.metrics.attacks.attack_release`
-    on ``original`` (the records the release was made from, row for row), the published
-    table and ``control``, the quasi-identifiers known, each sensitive column a secret.
+                 dates: Collection[str] = (), random_state: int | None = None) -> Release:
+    """``release`` with ``metrics["attacks"]``: the release's own attacks
+    (:func:`~microagg._pipeline.attack_step.attack_figures`: the same columns known, the
+    same sample of attacked records, the same layout) on ``original`` (the records the
+    release was made from, row for row) and the published table, each sensitive column a
+    secret.
 
     Parameters
     ----------
     release : Release
         An assessed release (:func:`~microagg.audit.assess.assess_release`); its ``data`` is
         the published table.
-    original, control : pandas.DataFrame
-        ``control``: original records held out before the release (the original's columns,
-        1 to ``len(original)`` rows).
+    original : pandas.DataFrame
+    control : pandas.DataFrame or None
+        Original records held out before the release (the original's columns, 1 to
+        ``len(original)`` rows); ``None``: the leave-one-out control, as a release without
+        one.
     quasi_identifiers, sensitive : sequence of str
+    dates : collection of str
+        Date quasi-identifiers, not attacked (as the release leaves them out).
     random_state : int >= 0, default=None
-        ``None``: drawn; recorded in ``metrics["attacks"]["random_state"]``.
+        The attacks' seed (a release's is :func:`~microagg._pipeline.attack_step.attack_seed`
+        of its seed); ``None``: drawn. Recorded in ``metrics["attacks"]["random_state"]``.
 
     Returns
     -------
     Release
+        Unchanged when nothing can be attacked (no known column, or the two tables do not
+        hold the same number of records).
 
     References
     ----------
     Giomi et al. (2023), "A Unified Framework for Quantifying Privacy Risk in Synthetic
     Data", PoPETs 2023(2) (anonymeter's three attacks).
     """
-    from ..metrics.attacks import attack_release
+    from .._pipeline.attack_step import attack_figures
 
-    check_control(original, control)
+    if control is not None:
+        check_control(original, control)
     if random_state is None:
         random_state = int(np.random.default_rng().integers(2**31))
-    published = release.data
-    secrets = [c for c in sensitive if c in published.columns and c not in quasi_identifiers]
-    result = attack_release(original, published, control, secret=secrets or None,
-                            known=list(quasi_identifiers), random_state=random_state)
-    result["random_state"] = int(random_state)
-    result["known"] = list(quasi_identifiers)
+    result = attack_figures(original, release.data, control,
+                            quasi_identifiers=list(quasi_identifiers), sensitive=sensitive,
+                            dates=dates, random_state=int(random_state))
+    if result is None:
+        return release
     metrics: dict[str, Any] = {**release.metrics, "attacks": result}
     return dataclasses.replace(release, metrics=metrics)

@@ -60,6 +60,13 @@ def report(
                           "whether it does. Without it (and without a k in --summary-json) "
                           "the achieved level is only stated."),
     ] = None,
+    review_json: Annotated[
+        pathlib.Path | None,
+        typer.Option("--review-json", show_default=False,
+                     help="Also write the review's figures as JSON (the release summary's "
+                          "layout: verdict, checks, metrics with the attacks and the "
+                          "analyses, warnings)."),
+    ] = None,
     sweep_csv: Annotated[
         pathlib.Path | None,
         typer.Option("--sweep", show_default=False,
@@ -70,16 +77,19 @@ def report(
     ] = "microagg release report",
     attacks: Annotated[
         bool,
-        typer.Option("--attacks", help="Attack the release (singling out, linkability, "
-                                       "inference of each sensitive column) against "
-                                       "--control: adds the section \"Attacks\"."),
+        typer.Option("--attacks", help="Attack the release as the release attacks itself "
+                                       "(singling out, linkability, inference of each "
+                                       "sensitive column), against --control or, without "
+                                       "it, the leave-one-out control: adds the section "
+                                       "\"Attacks\"; with the --summary-json's seed, the "
+                                       "release's own figures."),
     ] = False,
     control_path: Annotated[
         str | None,
         typer.Option("--control", show_default=False,
                      help="Original records held out BEFORE the release was made (the "
                           "original's columns, at most its rows): what the attacks compare "
-                          "with. Needed by --attacks."),
+                          "with (with --attacks)."),
     ] = None,
     estimate: Annotated[
         str | None,
@@ -146,18 +156,20 @@ def report(
     the records violating k, SUDA2; with a weight k-map, the journalist and marketer risks
     and the log-linear tau1 / tau2): the same figures as the release's summary.
 
-    With --attacks and --control, the release is attacked as an intruder who knows the
-    quasi-identifiers would (anonymeter's singling out, linkability and inference, Giomi et
-    al. 2023) and each attack's risk, against the held-out records, is reported.
+    With --attacks, the release is attacked as an intruder who knows the quasi-identifiers
+    would (anonymeter's singling out, linkability and inference, Giomi et al. 2023) and each
+    attack's risk is reported: against the held-out records of --control, else against the
+    same attack with the person's own released record left out, as the release does. The
+    attacks draw from their own stream of the seed (--random-state, else the --summary-json's):
+    with the release's seed they repeat its figures.
 
     With --estimate, --by, --model or --target (or a weight, --weight or the summary's), the
     analyses are repeated on both files (weighted estimates against the original's
     confidence intervals, Karr et al.'s interval overlap, pMSE, a classifier's accuracy)."""
     with user_errors():
-        if attacks != (control_path is not None):
-            raise UsageError("--attacks and --control go together: --attacks needs the "
-                             "held-out records (--control FILE), and --control is read only "
-                             "by --attacks.")
+        if control_path is not None and not attacks:
+            raise UsageError("--control is read only by --attacks (the records the attacks "
+                             "compare with): add --attacks, or drop --control.")
 
         from microagg.audit.assess import assess_release, load_summary
         from microagg.io.tables import check_output_path, read_table
@@ -168,6 +180,9 @@ def report(
             *(p for p in (summary_json, sweep_csv, schema, control_path) if p is not None)]
         out = check_output_path(output, inputs=inputs, extensions=(".html", ".htm"),
                                 parameter="--output")
+        out_json = None if review_json is None else check_output_path(
+            review_json, inputs=inputs, extensions=(".json",), parameter="--review-json",
+            outputs={"--output": out})
         summary = load_summary(summary_json) if summary_json is not None else None
         qi, sens = split_names(quasi_identifiers), split_names(sensitive)
         hierarchies: dict[str, str] = {}
@@ -204,14 +219,20 @@ def report(
                                  hierarchies={c: h for c, h in hierarchies.items() if c in qi}
                                  or None, schema=loaded, weight=survey[0],
                                  household=survey[1], strata=survey[2])
-        if control_path is not None:
-            release = _attacked(release, original, read_table(control_path, sep=sep,
-                                                              text_columns=text),
-                                qi, sens or [], random_state)
+        if attacks:
+            control = None if control_path is None else read_table(control_path, sep=sep,
+                                                                   text_columns=text)
+            release = _attacked(release, original, control, (qi, sens or []),
+                                _seed(random_state, summary),
+                                dates=() if loaded is None else loaded.dates)
         release = _analysed(release, original, _Asked(estimate, by, model or [], target,
                                                       survey[0]), summary, random_state)
         sweep = None if sweep_csv is None else _read_sweep(sweep_csv)
         write_report(release, original, out, title=title, sweep=sweep)
+        if out_json is not None:
+            from microagg.io.tables import write_text_atomic
+
+            write_text_atomic(release.to_json() + "\n", out_json)
     stdout().print(Text(release.verdict.headline,
                         style="bold green" if release.verdict.protected else "bold red"),
                    soft_wrap=True)
@@ -250,14 +271,31 @@ def _read_sweep(sweep_csv: pathlib.Path) -> Any:
     return sweep
 
 
-def _attacked(release: Any, original: Any, control: Any, qi: list[str], sens: list[str],
-              random_state: int | None) -> Any:
-    """The review with ``metrics["attacks"]`` (--attacks --control)."""
+def _seed(random_state: int | None, summary: Any) -> int | None:
+    """The release's seed the review's attacks draw from: --random-state, else the
+    --summary-json's, else ``None`` (drawn)."""
+    if random_state is not None:
+        return random_state
+    seed = None if summary is None else summary.get("seed")
+    return int(seed) if isinstance(seed, int) and not isinstance(seed, bool) else None
+
+
+def _attacked(release: Any, original: Any, control: Any, roles: tuple[list[str], list[str]],
+              seed: int | None, *, dates: Any) -> Any:
+    """The review with ``metrics["attacks"]`` (--attacks [--control]): the release's
+    attacks, drawn from their stream of ``seed`` (:func:`~microagg._pipeline.attack_step.
+    attack_seed`; drawn without one)."""
+    from microagg._pipeline.attack_step import attack_seed
     from microagg.audit.attacks_review import check_control, with_attacks
 
-    check_control(original, control, parameter="--control")
-    return with_attacks(release, original, control, quasi_identifiers=qi, sensitive=sens,
-                        random_state=random_state)
+    if control is not None:
+        check_control(original, control, parameter="--control")
+    if seed is None:
+        import numpy as np
+
+        seed = int(np.random.default_rng().integers(2**31))
+    return with_attacks(release, original, control, quasi_identifiers=roles[0],
+                        sensitive=roles[1], dates=dates, random_state=attack_seed(seed))
 
 
 @dataclass(frozen=True)
