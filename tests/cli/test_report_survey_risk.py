@@ -175,7 +175,7 @@ def test_microagg_risk_gives_the_release_s_before_side(files: Path, tmp_path: Pa
     --loglinear (the release fits it on key tables up to 20,000 cells)."""
     out = tmp_path / "risk.json"
     result = CliRunner().invoke(app, [
-        "risk", str(files / "survey.csv"), "-q", ",".join(KEYS), "--weight", "weight",
+        "risk", "--attacks", str(files / "survey.csv"), "-q", ",".join(KEYS), "--weight", "weight",
         "--household", "household_id", "--strata", "region", "-k", "2,3,5", "--loglinear",
         "--summary-json", str(out)])
     assert result.exit_code == 0, result.output

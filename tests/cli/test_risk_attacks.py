@@ -55,7 +55,7 @@ def folder(tmp_path_factory):
 
 
 def _risk(folder, name: str, *extra: str) -> subprocess.CompletedProcess[str]:
-    return _cli("risk", str(folder / "in.csv"), "-q", ",".join(KEYS), "-s", "health",
+    return _cli("risk", "--attacks", str(folder / "in.csv"), "-q", ",".join(KEYS), "-s", "health",
                 "--no-suda", "--summary-json", str(folder / f"{name}.json"), *extra)
 
 
