@@ -65,7 +65,7 @@ def missingness(patterns: pd.DataFrame, counts: NDArray[np.int64], keys: Sequenc
     """Per key: cells suppressed, their share, missing before and after, and the chi-square
     test of "suppressed here" against each other key's categories (p-value, Cramér's V),
     every pattern weighted by its records (sdcMicro-style missingness report)."""
-    from scipy.stats import chi2_contingency
+    from ...steps.suppress.core import blank_association
 
     n = int(counts.sum())
     out: dict[str, Any] = {}
@@ -79,12 +79,9 @@ def missingness(patterns: pd.DataFrame, counts: NDArray[np.int64], keys: Sequenc
             cats = pd.factorize(patterns[other], use_na_sentinel=False)[0]
             cross = np.zeros((2, int(cats.max(initial=-1)) + 1))
             np.add.at(cross, (here.astype(np.intp), cats), counts)
-            cross = cross[:, cross.sum(axis=0) > 0]
-            if cross.shape[1] < 2:
-                continue
-            chi2, p, _, _ = chi2_contingency(cross, correction=False)
-            v = float(np.sqrt(chi2 / (n * (min(cross.shape) - 1))))
-            association[other] = {"p_value": float(p), "cramers_v": round(v, 4)}
+            found = blank_association(cross, n)
+            if found is not None:
+                association[other] = found
         before = int(counts[patterns[key].isna().to_numpy()].sum())
         out[key] = {"cells_suppressed": cells, "share": cells / n if n else 0.0,
                     "missing_before": before, "missing_after": before + cells,

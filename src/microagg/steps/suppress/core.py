@@ -212,7 +212,6 @@ def missingness_details(table: pd.DataFrame, keys: tuple[str, ...],
     each other key the chi-square test of "suppressed here" against its original categories
     (p-value and Cramér's V): a small p-value says the new missing values are not at random
     with respect to that key."""
-    from scipy.stats import chi2_contingency
 
     n = len(table)
     out: dict[str, Any] = {}
@@ -223,15 +222,25 @@ def missingness_details(table: pd.DataFrame, keys: tuple[str, ...],
             if other == key or not blank[:, j].any() or blank[:, j].all():
                 continue
             cats = pd.factorize(table[other], use_na_sentinel=False)[0]
-            cross = pd.crosstab(blank[:, j], cats).to_numpy()
-            cross = cross[:, cross.sum(axis=0) > 0]
-            if cross.shape[1] < 2:
-                continue
-            chi2, p, _, _ = chi2_contingency(cross, correction=False)
-            v = float(np.sqrt(chi2 / (n * (min(cross.shape) - 1))))
-            association[other] = {"p_value": float(p), "cramers_v": round(v, 4)}
+            found = blank_association(pd.crosstab(blank[:, j], cats).to_numpy(), n)
+            if found is not None:
+                association[other] = found
         cells = int(blank[:, j].sum())
         out[key] = {"cells_suppressed": cells, "share": cells / n if n else 0.0,
                     "missing_before": before, "missing_after": before + cells,
                     "association": association}
     return out
+
+
+def blank_association(cross: Any, n: int) -> dict[str, float] | None:
+    """The chi-square test and Cramer's V of a key's blanked cells against another key's
+    categories (``cross``: 2 x categories counts of ``n`` records; empty categories left out),
+    or ``None`` when fewer than two categories remain."""
+    from scipy.stats import chi2_contingency
+
+    cross = cross[:, cross.sum(axis=0) > 0]
+    if cross.shape[1] < 2:
+        return None
+    chi2, p, _, _ = chi2_contingency(cross, correction=False)
+    v = float(np.sqrt(chi2 / (n * (min(cross.shape) - 1))))
+    return {"p_value": float(p), "cramers_v": round(v, 4)}
